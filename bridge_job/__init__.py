@@ -1,0 +1,1 @@
+"""The bridge job: JMS -> journal -> Spark -> Kafka, and Kafka -> JMS."""

@@ -1,0 +1,456 @@
+"""The bridge's configuration: one pydantic model shared by the operator and the job.
+
+These models are the contract between the two halves of the product. The operator validates
+`JmsBridge` and `JmsBridgeRoute` resources with them, generates the CRD schemas from them, and renders a
+`JobConfig` into the bridge's ConfigMap; the job reads that `JobConfig` back (or builds it from the same
+YAML a user applies, when run from the command line). Field names are camelCase on the wire (Kubernetes
+style) and snake_case in Python.
+
+Unknown fields are rejected (`extra="forbid"`) so that a typo in a resource is an error that names the
+field rather than a setting silently ignored.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+API_GROUP = "jmsbridge.dev"
+API_VERSION = "v1alpha1"
+BRIDGE_KIND = "JmsBridge"
+ROUTE_KIND = "JmsBridgeRoute"
+
+# Kafka's own rule for topic names (kafka.common.internals.Topic).
+TOPIC_PATTERN = r"^[a-zA-Z0-9._-]{1,249}$"
+# A JMS destination name: no whitespace; providers differ on the rest.
+DESTINATION_PATTERN = r"^\S{1,255}$"
+# Route address patterns add ActiveMQ-style wildcards: `*` one segment, `>` the rest.
+ADDRESS_PATTERN = r"^\S{1,255}$"
+# A JMS property or header name is a Java identifier.
+IDENTIFIER_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*$"
+# Kubernetes object names (RFC 1123 subdomain).
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
+# The bridge id lands in transactional ids, lease names and object names: keep it a DNS label.
+BRIDGE_ID_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$"
+
+TopicName = Annotated[str, Field(pattern=TOPIC_PATTERN)]
+DestinationName = Annotated[str, Field(pattern=DESTINATION_PATTERN)]
+Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
+ScalarValue = str | int | float | bool
+
+
+class CamelModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_enum_values=False,
+    )
+
+    def dump(self) -> dict[str, Any]:
+        """The wire form: camelCase, enums as values, unset optionals left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SoftFailurePolicy(enum.StrEnum):
+    FAIL = "fail"
+    SKIP = "skip"
+    DEAD_LETTER = "deadLetter"
+
+
+class Delivery(enum.StrEnum):
+    AT_LEAST_ONCE = "atLeastOnce"
+    EXACTLY_ONCE = "exactlyOnce"
+
+
+class Direction(enum.StrEnum):
+    JMS_TO_KAFKA = "jmsToKafka"
+    KAFKA_TO_JMS = "kafkaToJms"
+
+
+class Format(enum.StrEnum):
+    NATIVE = "native"
+    BASIC = "basic"
+    JSON = "json"
+    ENVELOPE = "envelope"
+
+
+class SecurityProtocol(enum.StrEnum):
+    PLAINTEXT = "PLAINTEXT"
+    SSL = "SSL"
+    SASL_PLAINTEXT = "SASL_PLAINTEXT"
+    SASL_SSL = "SASL_SSL"
+
+
+class SaslMechanism(enum.StrEnum):
+    PLAIN = "PLAIN"
+    SCRAM_SHA_256 = "SCRAM-SHA-256"
+    SCRAM_SHA_512 = "SCRAM-SHA-512"
+
+
+# ---------------------------------------------------------------------------------------------------
+# JmsBridge
+
+
+class SecretRef(CamelModel):
+    """A Secret holding a username and a password; the values never leave the Secret."""
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    username_key: str = "username"
+    password_key: str = "password"
+
+
+class ConnectionFactorySpec(CamelModel):
+    """Any JMS provider: the ConnectionFactory class and the bean properties to set on it."""
+
+    class_name: Annotated[str, Field(pattern=r"^[A-Za-z_$][A-Za-z0-9_$.]*$")]
+    properties: dict[str, ScalarValue] = Field(default_factory=dict)
+
+
+class JndiSpec(CamelModel):
+    """Look the ConnectionFactory up in JNDI instead of constructing it."""
+
+    initial_context_factory: str
+    provider_url: str
+    connection_factory_name: str = "ConnectionFactory"
+    environment: dict[str, str] = Field(default_factory=dict)
+
+
+class JmsSource(CamelModel):
+    """One JMS destination the bridge consumes: a queue, or a topic through a durable subscription."""
+
+    queue: DestinationName | None = None
+    topic: DestinationName | None = None
+    durable_subscription: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+    selector: str | None = None
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> Self:
+        if (self.queue is None) == (self.topic is None):
+            raise ValueError("set exactly one of `queue` or `topic`")
+        if self.topic is not None and self.durable_subscription is None:
+            raise ValueError(
+                f"topic {self.topic!r} needs `durableSubscription`: without one, messages published while "
+                "the bridge is down would be lost"
+            )
+        if self.queue is not None and self.durable_subscription is not None:
+            raise ValueError("`durableSubscription` applies to topics only")
+        return self
+
+    @property
+    def address(self) -> str:
+        return self.queue or self.topic or ""
+
+
+class IngestSpec(CamelModel):
+    """How the driver takes messages off JMS: one transaction per batch."""
+
+    max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 500
+    max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
+
+
+class JmsSpec(CamelModel):
+    connection_factory: ConnectionFactorySpec | None = None
+    jndi: JndiSpec | None = None
+    credentials_secret_ref: SecretRef | None = None
+    client_id: str | None = None
+    classpath: list[str] = Field(
+        default_factory=list,
+        description="Jars (globs allowed) holding the provider's JMS client; empty means the image default.",
+    )
+    sources: Annotated[list[JmsSource], Field(min_length=1)]
+    ingest: IngestSpec = Field(default_factory=IngestSpec)
+
+    @model_validator(mode="after")
+    def _one_factory(self) -> Self:
+        if (self.connection_factory is None) == (self.jndi is None):
+            raise ValueError("set exactly one of `connectionFactory` or `jndi`")
+        addresses = [s.address for s in self.sources]
+        duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
+        if duplicates:
+            raise ValueError(f"sources list {', '.join(duplicates)} more than once")
+        return self
+
+
+class SaslSpec(CamelModel):
+    mechanism: SaslMechanism = SaslMechanism.SCRAM_SHA_512
+    credentials_secret_ref: SecretRef
+
+
+class KafkaSpec(CamelModel):
+    bootstrap_servers: Annotated[str, Field(min_length=1)]
+    security_protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
+    sasl: SaslSpec | None = None
+    journal_topic: TopicName | None = Field(
+        default=None, description="Defaults to `<bridgeId>.jms-bridge.journal`."
+    )
+    create_journal_topic: bool = False
+    journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    properties: dict[str, str] = Field(
+        default_factory=dict, description="Extra librdkafka settings for every client of the bridge."
+    )
+
+    @model_validator(mode="after")
+    def _sasl_needs_protocol(self) -> Self:
+        uses_sasl = self.security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+        if uses_sasl and self.sasl is None:
+            raise ValueError(f"securityProtocol {self.security_protocol.value} needs `sasl`")
+        if self.sasl is not None and not uses_sasl:
+            raise ValueError("`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL")
+        return self
+
+
+class RoutingSpec(CamelModel):
+    dead_letter_topic: TopicName | None = None
+    on_soft_failure: SoftFailurePolicy = SoftFailurePolicy.FAIL
+
+
+class FailoverSpec(CamelModel):
+    standby: bool = False
+    lease_duration_seconds: Annotated[int, Field(ge=2, le=300)] = 10
+
+
+class ResourcesSpec(CamelModel):
+    cores: Annotated[int, Field(ge=1, le=64)] = 1
+    memory: Annotated[str, Field(pattern=r"^[0-9]+[kmgt]?$")] = "1g"
+
+
+class ExecutorSpec(ResourcesSpec):
+    instances: Annotated[int, Field(ge=1, le=100)] = 1
+
+
+class CheckpointSpec(CamelModel):
+    path: str = "/var/lib/jmsbridge/checkpoints"
+    persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+
+
+class SparkSpec(CamelModel):
+    image: str = "ghcr.io/jmsbridge/bridge-job:0.1.0"
+    spark_version: str = "4.0.0"
+    service_account: str | None = None
+    driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    checkpoint: CheckpointSpec = Field(default_factory=CheckpointSpec)
+    trigger_interval_ms: Annotated[int, Field(ge=0, le=600_000)] = 500
+    max_records_per_batch: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
+    dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 600
+
+
+class TelemetrySpec(CamelModel):
+    port: Annotated[int, Field(ge=0, le=65535)] = 9464
+
+
+class JmsBridgeSpec(CamelModel):
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
+        default=None, description="Defaults to metadata.name."
+    )
+    jms: JmsSpec
+    kafka: KafkaSpec
+    routing: RoutingSpec = Field(default_factory=RoutingSpec)
+    delivery: Delivery = Delivery.AT_LEAST_ONCE
+    failover: FailoverSpec = Field(default_factory=FailoverSpec)
+    spark: SparkSpec = Field(default_factory=SparkSpec)
+    telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    suspend: bool = False
+
+
+# ---------------------------------------------------------------------------------------------------
+# JmsBridgeRoute
+
+
+class BridgeRef(CamelModel):
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+
+
+class RouteMatch(CamelModel):
+    """Which messages a route takes. Every given condition must hold; an empty match takes everything."""
+
+    address: Annotated[str, Field(pattern=ADDRESS_PATTERN)] | None = Field(
+        default=None,
+        description="JMS destination name (jmsToKafka) or Kafka topic (kafkaToJms); `*` matches one "
+        "dot-separated segment, `>` the rest.",
+    )
+    destination_type: Literal["queue", "topic"] | None = None
+    headers: dict[Identifier, str] = Field(
+        default_factory=dict,
+        description="JMS header or property values the message must carry (compared as text).",
+    )
+
+
+class KeySpec(CamelModel):
+    """Where the Kafka key comes from: a JMS header (JMSCorrelationID, ...) or a property."""
+
+    header: Identifier | None = None
+    property: Identifier | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.header is None) == (self.property is None):
+            raise ValueError("set exactly one of `header` or `property`")
+        return self
+
+
+class JmsDestination(CamelModel):
+    queue: DestinationName | None = None
+    topic: DestinationName | None = None
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> Self:
+        if (self.queue is None) == (self.topic is None):
+            raise ValueError("set exactly one of `queue` or `topic`")
+        return self
+
+
+class JmsBridgeRouteSpec(CamelModel):
+    bridge_ref: BridgeRef
+    order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    direction: Direction = Direction.JMS_TO_KAFKA
+    match: RouteMatch = Field(default_factory=RouteMatch)
+    kafka_topic: TopicName = Field(description="Destination (jmsToKafka) or source (kafkaToJms) topic.")
+    jms_destination: JmsDestination | None = Field(
+        default=None, description="Where kafkaToJms messages are sent."
+    )
+    key: KeySpec | None = Field(default=None, description="Defaults to the JMSMessageID header.")
+    format: Format = Format.NATIVE
+    on_soft_failure: SoftFailurePolicy | None = Field(
+        default=None, description="Overrides the bridge's routing.onSoftFailure for this route."
+    )
+
+    @model_validator(mode="after")
+    def _direction_fields(self) -> Self:
+        if self.direction is Direction.KAFKA_TO_JMS and self.jms_destination is None:
+            raise ValueError("direction kafkaToJms needs `jmsDestination`")
+        if self.direction is Direction.JMS_TO_KAFKA and self.jms_destination is not None:
+            raise ValueError("`jmsDestination` applies to direction kafkaToJms only")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------------
+# Resources as a user writes them
+
+
+class ObjectMeta(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    namespace: str | None = None
+
+
+class JmsBridge(CamelModel):
+    model_config = ConfigDict(extra="ignore")  # status and the like are not ours to validate
+    api_version: Literal["jmsbridge.dev/v1alpha1"]
+    kind: Literal["JmsBridge"]
+    metadata: ObjectMeta
+    spec: JmsBridgeSpec
+
+
+class JmsBridgeRoute(CamelModel):
+    model_config = ConfigDict(extra="ignore")
+    api_version: Literal["jmsbridge.dev/v1alpha1"]
+    kind: Literal["JmsBridgeRoute"]
+    metadata: ObjectMeta
+    spec: JmsBridgeRouteSpec
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the job runs
+
+
+class Route(CamelModel):
+    """A route in effect: its resource name plus its spec."""
+
+    name: str
+    spec: JmsBridgeRouteSpec
+
+
+class JobConfig(CamelModel):
+    """What the operator renders into the bridge's ConfigMap and the job reads: one bridge, its routes."""
+
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)]
+    namespace: str | None = None
+    bridge: JmsBridgeSpec
+    routes: list[Route] = Field(default_factory=list)
+
+    @property
+    def journal_topic(self) -> str:
+        return self.bridge.kafka.journal_topic or f"{self.bridge_id}.jms-bridge.journal"
+
+    def routes_for(self, direction: Direction) -> list[Route]:
+        return [r for r in self.routes if r.spec.direction is direction]
+
+    @model_validator(mode="after")
+    def _routes_runnable(self) -> Self:
+        ordered = sorted(self.routes, key=route_sort_key)
+        if ordered != self.routes:
+            raise ValueError("routes must be in (order, name) order")
+        dead_letter = self.bridge.routing.dead_letter_topic
+        for route in self.routes:
+            policy = route.spec.on_soft_failure or self.bridge.routing.on_soft_failure
+            if policy is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:
+                raise ValueError(
+                    f"route {route.name!r} dead-letters soft failures but the bridge sets no "
+                    "routing.deadLetterTopic"
+                )
+        return self
+
+
+def route_sort_key(route: Route) -> tuple[int, str]:
+    return (route.spec.order, route.name)
+
+
+def bridge_id_of(bridge: JmsBridge) -> str:
+    return bridge.spec.bridge_id or bridge.metadata.name
+
+
+def job_config(bridge: JmsBridge, routes: Iterable[JmsBridgeRoute]) -> JobConfig:
+    """The JobConfig for a bridge and the routes that reference it (others are ignored)."""
+    mine = [
+        Route(name=r.metadata.name, spec=r.spec)
+        for r in routes
+        if r.spec.bridge_ref.name == bridge.metadata.name
+        and (r.metadata.namespace or None) == (bridge.metadata.namespace or None)
+    ]
+    return JobConfig(
+        bridge_id=bridge_id_of(bridge),
+        namespace=bridge.metadata.namespace,
+        bridge=bridge.spec,
+        routes=sorted(mine, key=route_sort_key),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors a user can act on
+
+
+class ConfigError(Exception):
+    """A resource or config file is invalid; the message says where and what to fix."""
+
+
+def describe_validation_error(error: ValidationError, where: str) -> str:
+    """One line per problem: `<where>: <field path>: <message>`."""
+    lines = []
+    for item in error.errors():
+        path = ".".join(str(p) for p in item["loc"]) or "(document)"
+        message = item["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {path}: {message}")
+    return "\n".join(lines)
+
+
+def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBridgeRoute:
+    """Validate one YAML document as a JmsBridge or JmsBridgeRoute."""
+    kind = document.get("kind")
+    model: type[JmsBridge] | type[JmsBridgeRoute]
+    if kind == BRIDGE_KIND:
+        model = JmsBridge
+    elif kind == ROUTE_KIND:
+        model = JmsBridgeRoute
+    else:
+        raise ConfigError(f"{where}: kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}")
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error, where)) from None

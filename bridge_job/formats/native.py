@@ -1,0 +1,211 @@
+"""The `native` format: JMS headers and properties as Kafka headers, the body as-is.
+
+Encoding (documented in docs/formats.md):
+
+- every JMS header and property becomes a Kafka header `jms.<Name>` whose value is the UTF-8 text of the
+  JMS value: strings as they are, booleans `true`/`false`, integers in decimal, floating point in
+  Python's shortest round-trip form (`repr`: `1.5`, `inf`, `nan`), destinations as `queue://NAME` or
+  `topic://NAME`. A plain Kafka consumer reads them without knowing anything about the bridge.
+- the types that text cannot tell apart are recorded once, in `jmsbridge.types`: a comma-separated list
+  of `Name=type` for every property that is not a string (`count=int,ratio=double`). Header types are
+  fixed by the JMS specification and need no entry. A record without `jmsbridge.types` (a plain Kafka
+  producer's) has string properties only.
+- `jmsbridge.messageType` is the JMS message interface (`TextMessage`, `BytesMessage`); without it a
+  record is a BytesMessage, which loses nothing.
+- `jmsbridge.origin` names the bridge that wrote the record, so that a bridge never feeds its own
+  output back to JMS (cycle prevention).
+- text bodies are UTF-8, bytes bodies are passed as they are; no body is a null value.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bridge_job.formats import FormatError, KafkaRecord
+from bridge_job.message import (
+    BodyType,
+    DeliveryMode,
+    Destination,
+    JmsMessage,
+    Property,
+    PropertyType,
+    PropertyValue,
+)
+
+PREFIX = "jms."
+TYPES_HEADER = "jmsbridge.types"
+MESSAGE_TYPE_HEADER = "jmsbridge.messageType"
+ORIGIN_HEADER = "jmsbridge.origin"
+
+
+def render_value(value: PropertyValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def parse_value(text: str, type_: PropertyType) -> PropertyValue:
+    """The inverse of `render_value` for a declared type; raises ValueError when the text does not fit."""
+    if type_ is PropertyType.STRING:
+        return text
+    if type_ is PropertyType.BOOLEAN:
+        if text not in ("true", "false"):
+            raise ValueError(f"{text!r} is not true or false")
+        return text == "true"
+    if type_ in (PropertyType.FLOAT, PropertyType.DOUBLE):
+        value = float(text)
+        if not math.isfinite(value) and text not in ("inf", "-inf", "nan"):
+            raise ValueError(f"{text!r} is not a finite number")
+        return value
+    return int(text, 10)
+
+
+def encode(message: JmsMessage, origin: str | None = None) -> KafkaRecord:
+    headers: list[tuple[str, bytes]] = []
+    add = headers.append
+    add((PREFIX + "JMSDestination", message.destination.uri().encode()))
+    if message.message_id is not None:
+        add((PREFIX + "JMSMessageID", message.message_id.encode()))
+    if message.correlation_id is not None:
+        add((PREFIX + "JMSCorrelationID", message.correlation_id.encode()))
+    if message.reply_to is not None:
+        add((PREFIX + "JMSReplyTo", message.reply_to.uri().encode()))
+    if message.type is not None:
+        add((PREFIX + "JMSType", message.type.encode()))
+    add((PREFIX + "JMSPriority", str(message.priority).encode()))
+    add((PREFIX + "JMSDeliveryMode", str(int(message.delivery_mode)).encode()))
+    add((PREFIX + "JMSExpiration", str(message.expiration).encode()))
+    add((PREFIX + "JMSTimestamp", str(message.timestamp).encode()))
+    add((PREFIX + "JMSRedelivered", b"true" if message.redelivered else b"false"))
+    types = []
+    for name, prop in message.properties.items():
+        add((PREFIX + name, render_value(prop.value).encode()))
+        if prop.type is not PropertyType.STRING:
+            types.append(f"{name}={prop.type.value}")
+    if types:
+        add((TYPES_HEADER, ",".join(types).encode()))
+    add((MESSAGE_TYPE_HEADER, message.body_type.value.encode()))
+    if origin is not None:
+        add((ORIGIN_HEADER, origin.encode()))
+    body = message.body
+    value = body.encode() if isinstance(body, str) else body
+    return KafkaRecord(value=value, headers=headers)
+
+
+def _text(name: str, raw: bytes) -> str:
+    try:
+        return raw.decode()
+    except UnicodeDecodeError as error:
+        raise FormatError(f"header {name}: not UTF-8 at byte {error.start}") from None
+
+
+def parse_types(text: str) -> dict[str, PropertyType]:
+    types: dict[str, PropertyType] = {}
+    for entry in filter(None, text.split(",")):
+        name, sep, type_name = entry.partition("=")
+        try:
+            types[name] = PropertyType(type_name)
+        except ValueError:
+            raise FormatError(
+                f"header {TYPES_HEADER}: entry {entry!r} is not NAME=TYPE with TYPE one of "
+                f"{', '.join(t.value for t in PropertyType)}"
+            ) from None
+        if not sep or not name:
+            raise FormatError(f"header {TYPES_HEADER}: entry {entry!r} is not NAME=TYPE")
+    return types
+
+
+def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMessage:
+    """The JMS message a record carries. `destination` is used when the record names none."""
+    headers: dict[str, str] = {}
+    types: dict[str, PropertyType] = {}
+    body_type = BodyType.BYTES
+    for name, raw in record.headers:
+        if name.startswith(PREFIX):
+            headers[name[len(PREFIX) :]] = _text(name, raw)
+        elif name == TYPES_HEADER:
+            types = parse_types(_text(name, raw))
+        elif name == MESSAGE_TYPE_HEADER:
+            text = _text(name, raw)
+            try:
+                body_type = BodyType(text)
+            except ValueError:
+                raise FormatError(f"header {name}: unknown JMS message type {text!r}") from None
+
+    def header(name: str, type_: PropertyType) -> PropertyValue | None:
+        text = headers.pop(name, None)
+        if text is None:
+            return None
+        try:
+            return parse_value(text, type_)
+        except ValueError as error:
+            raise FormatError(f"header {PREFIX}{name}: {error}") from None
+
+    def text_header(name: str) -> str | None:
+        value = header(name, PropertyType.STRING)
+        return None if value is None else str(value)
+
+    def int_header(name: str, default: int) -> int:
+        value = header(name, PropertyType.LONG)
+        return default if value is None else int(value)
+
+    def destination_header(name: str) -> Destination | None:
+        text = headers.pop(name, None)
+        try:
+            return None if text is None else Destination.parse(text)
+        except ValueError as error:
+            raise FormatError(f"header {PREFIX}{name}: {error}") from None
+
+    target = destination_header("JMSDestination") or destination
+    if target is None:
+        raise FormatError(f"header {PREFIX}JMSDestination: missing, and the route names no destination")
+    reply_to = destination_header("JMSReplyTo")
+    message_id = text_header("JMSMessageID")
+    correlation_id = text_header("JMSCorrelationID")
+    jms_type = text_header("JMSType")
+    priority = int_header("JMSPriority", 4)
+    mode = int_header("JMSDeliveryMode", DeliveryMode.PERSISTENT)
+    expiration = int_header("JMSExpiration", 0)
+    timestamp = int_header("JMSTimestamp", 0)
+    redelivered = header("JMSRedelivered", PropertyType.BOOLEAN)
+
+    properties: dict[str, Property] = {}
+    for name, text in headers.items():
+        type_ = types.get(name, PropertyType.STRING)
+        try:
+            properties[name] = Property(type_, parse_value(text, type_))
+        except ValueError as error:
+            raise FormatError(f"header {PREFIX}{name}: {error}") from None
+
+    value = record.value
+    body: str | bytes | None
+    if value is None:
+        body = None
+    elif body_type is BodyType.TEXT:
+        try:
+            body = value.decode()
+        except UnicodeDecodeError as error:
+            raise FormatError(f"value: TextMessage body is not UTF-8 at byte {error.start}") from None
+    else:
+        body = value
+    try:
+        delivery_mode = DeliveryMode(mode)
+    except ValueError:
+        raise FormatError(f"header {PREFIX}JMSDeliveryMode: {mode!r} is neither 1 nor 2") from None
+    return JmsMessage(
+        destination=target,
+        body_type=body_type,
+        body=body,
+        message_id=message_id,
+        correlation_id=correlation_id,
+        reply_to=reply_to,
+        type=jms_type,
+        priority=priority,
+        delivery_mode=delivery_mode,
+        expiration=expiration,
+        timestamp=timestamp,
+        redelivered=bool(redelivered),
+        properties=properties,
+    )

@@ -1,0 +1,170 @@
+"""The JMS message as the bridge carries it: every header, every typed property, the body.
+
+This model is what the JMS adapter produces and consumes and what every format converts from and to.
+It keeps what JMS distinguishes and Python does not: the eight property types (a Python `int` may be a
+JMS byte, short, int or long; a `float` a JMS float or double), queue versus topic, text versus bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class DestinationKind(enum.StrEnum):
+    QUEUE = "queue"
+    TOPIC = "topic"
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    kind: DestinationKind
+    name: str
+
+    def uri(self) -> str:
+        """`queue://name` or `topic://name`, the form ActiveMQ and most tools print."""
+        return f"{self.kind.value}://{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> Destination:
+        kind, sep, name = text.partition("://")
+        if not sep or not name or kind not in ("queue", "topic"):
+            raise ValueError(f"destination {text!r} is not of the form queue://NAME or topic://NAME")
+        return cls(DestinationKind(kind), name)
+
+
+class BodyType(enum.StrEnum):
+    """The JMS message interfaces. The bridge passes text and bytes; the others are soft failures."""
+
+    TEXT = "TextMessage"
+    BYTES = "BytesMessage"
+    MAP = "MapMessage"
+    OBJECT = "ObjectMessage"
+    STREAM = "StreamMessage"
+    MESSAGE = "Message"
+
+
+class PropertyType(enum.StrEnum):
+    STRING = "string"
+    BOOLEAN = "boolean"
+    BYTE = "byte"
+    SHORT = "short"
+    INT = "int"
+    LONG = "long"
+    FLOAT = "float"
+    DOUBLE = "double"
+
+
+_INT_BITS = {PropertyType.BYTE: 8, PropertyType.SHORT: 16, PropertyType.INT: 32, PropertyType.LONG: 64}
+
+PropertyValue = str | bool | int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """A typed JMS property value. Construction checks that the value fits the type."""
+
+    type: PropertyType
+    value: PropertyValue
+
+    def __post_init__(self) -> None:
+        t, v = self.type, self.value
+        if t is PropertyType.STRING:
+            ok = isinstance(v, str)
+        elif t is PropertyType.BOOLEAN:
+            ok = isinstance(v, bool)
+        elif t in _INT_BITS:
+            bits = _INT_BITS[t]
+            ok = isinstance(v, int) and not isinstance(v, bool) and -(2 ** (bits - 1)) <= v < 2 ** (bits - 1)
+        elif t is PropertyType.FLOAT:
+            ok = isinstance(v, float) and (not math.isfinite(v) or _is_float32(v))
+        else:
+            ok = isinstance(v, float)
+        if not ok:
+            raise ValueError(f"{v!r} is not a valid JMS {t.value} value")
+
+    @classmethod
+    def string(cls, value: str) -> Property:
+        return cls(PropertyType.STRING, value)
+
+    @classmethod
+    def of(cls, value: PropertyValue) -> Property:
+        """The natural JMS type of a Python value: str, boolean, long, double."""
+        if isinstance(value, bool):
+            return cls(PropertyType.BOOLEAN, value)
+        if isinstance(value, int):
+            return cls(PropertyType.LONG, value)
+        if isinstance(value, float):
+            return cls(PropertyType.DOUBLE, value)
+        return cls(PropertyType.STRING, value)
+
+
+def _is_float32(value: float) -> bool:
+    try:
+        return bool(struct.unpack(">f", struct.pack(">f", value))[0] == value)
+    except OverflowError:
+        return False
+
+
+def to_float32(value: float) -> float:
+    """The nearest JMS float to a Python float (what Java's `(float)` cast gives)."""
+    return float(struct.unpack(">f", struct.pack(">f", value))[0])
+
+
+class DeliveryMode(enum.IntEnum):
+    NON_PERSISTENT = 1
+    PERSISTENT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class JmsMessage:
+    """A JMS message with everything a bridge must keep.
+
+    `body` is `str` for TextMessage, `bytes` for BytesMessage, and `None` for a message without a body
+    (or one of a type the bridge does not carry). Header fields left at their defaults are "not set".
+    """
+
+    destination: Destination
+    body_type: BodyType = BodyType.TEXT
+    body: str | bytes | None = None
+    message_id: str | None = None
+    correlation_id: str | None = None
+    reply_to: Destination | None = None
+    type: str | None = None
+    priority: int = 4
+    delivery_mode: DeliveryMode = DeliveryMode.PERSISTENT
+    expiration: int = 0
+    timestamp: int = 0
+    redelivered: bool = False
+    properties: dict[str, Property] = field(default_factory=dict)
+
+    def header(self, name: str) -> PropertyValue | None:
+        """A JMS header by its JMS name (JMSMessageID, ...), or a property by its name."""
+        getter = _HEADER_GETTERS.get(name)
+        if getter is not None:
+            return getter(self)
+        prop = self.properties.get(name)
+        return None if prop is None else prop.value
+
+
+def _dest_uri(d: Destination | None) -> str | None:
+    return None if d is None else d.uri()
+
+
+_HEADER_GETTERS: dict[str, Callable[[JmsMessage], PropertyValue | None]] = {
+    "JMSDestination": lambda m: m.destination.uri(),
+    "JMSMessageID": lambda m: m.message_id,
+    "JMSCorrelationID": lambda m: m.correlation_id,
+    "JMSReplyTo": lambda m: _dest_uri(m.reply_to),
+    "JMSType": lambda m: m.type,
+    "JMSPriority": lambda m: m.priority,
+    "JMSDeliveryMode": lambda m: int(m.delivery_mode),
+    "JMSExpiration": lambda m: m.expiration,
+    "JMSTimestamp": lambda m: m.timestamp,
+    "JMSRedelivered": lambda m: m.redelivered,
+}
+
+HEADER_NAMES: tuple[str, ...] = tuple(_HEADER_GETTERS)

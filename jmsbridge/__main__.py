@@ -1,0 +1,3 @@
+from jmsbridge.cli import main
+
+raise SystemExit(main())

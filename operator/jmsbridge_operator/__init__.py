@@ -1,0 +1,1 @@
+"""The JmsBridge operator (kopf). `kopf run -m jmsbridge_operator` or `jmsbridge operator` starts it."""

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
+# ActiveMQ Classic and nats-server from Debian, the project with its Python dependencies from PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
+command -v nats-server >/dev/null || need_apt+=(nats-server)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+# The Debian package starts nothing by itself in a container, but stop a system broker if one runs.
+if command -v systemctl >/dev/null && systemctl is-active --quiet activemq 2>/dev/null; then
+    systemctl stop activemq || true
+fi
+
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"

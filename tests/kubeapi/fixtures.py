@@ -1,0 +1,1 @@
+"""pytest fixtures for the Kubernetes API emulator (filled in by the emulator's module)."""

@@ -9,7 +9,8 @@ def test_kafka_broker_creates_topics(kafka: KafkaBroker) -> None:
     from confluent_kafka.admin import AdminClient
 
     kafka.create_topics("fixture-check")
-    assert "fixture-check" in AdminClient({"bootstrap.servers": kafka.bootstrap}).list_topics(timeout=10).topics
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    assert "fixture-check" in admin.list_topics(timeout=10).topics
 
 
 def test_activemq_listens(activemq: ActiveMqBroker) -> None:

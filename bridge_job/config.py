@@ -454,3 +454,15 @@ def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBr
         return model.model_validate(document)
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error, where)) from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# How the operator hands the config and the secrets to the job (both sides read these names).
+
+CONFIG_MOUNT_PATH = "/etc/jmsbridge"
+CONFIG_FILE_NAME = "job.yaml"
+JOB_MAIN_FILE = "local:///opt/jmsbridge/jmsbridge-job.py"
+ENV_JMS_USERNAME = "JMSBRIDGE_JMS_USERNAME"
+ENV_JMS_PASSWORD = "JMSBRIDGE_JMS_PASSWORD"
+ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
+ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"

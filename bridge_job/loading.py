@@ -90,3 +90,28 @@ def load_job_config(paths: Sequence[Path]) -> JobConfig:
         return job_config(bridge, routes)
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error, f"JmsBridge {bridge.metadata.name}")) from None
+
+
+class WatchedConfig:
+    """A config file re-read when it changes (a mounted ConfigMap is updated in place by Kubernetes).
+
+    Routes change between micro-batches without restarting the job: every batch asks `current()`.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp: tuple[int, int, int] | None = None
+        self._config: JobConfig | None = None
+
+    def current(self) -> JobConfig:
+        stat = self.path.stat()  # follows the ConfigMap's ..data symlink swap
+        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        if self._config is None or stamp != self._stamp:
+            self._config = load_job_config([self.path])
+            self._stamp = stamp
+        return self._config
+
+    def changed(self) -> bool:
+        """True when the file differs from what `current()` last read."""
+        stat = self.path.stat()
+        return (stat.st_mtime_ns, stat.st_size, stat.st_ino) != self._stamp

@@ -1,9 +1,43 @@
-"""Placeholder: this module's commands are registered here."""
+"""`jmsbridge job`: run the bridge job (ingest and egress query) from resource YAML or a rendered config."""
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
 from typing import Any
 
 
 def register(commands: Any) -> None:
-    """Add this module's subcommands to `commands` (an argparse subparsers action)."""
+    job = commands.add_parser(
+        "job",
+        help="run the bridge job",
+        description="Run the bridge job from JmsBridge/JmsBridgeRoute YAML (or a rendered job config).",
+    )
+    job.add_argument(
+        "-f", "--file", "--config", dest="files", action="append", type=Path, required=True,
+        help="a YAML file with the JmsBridge and its JmsBridgeRoutes, or the rendered job config",
+    )  # fmt: skip
+    job.add_argument("--master", help="Spark master, e.g. local[2] (default: from spark-submit)")
+    job.add_argument("--checkpoint", type=Path, help="checkpoint directory (default: spark.checkpoint.path)")
+    job.add_argument("--work-dir", type=Path, help="where the rendered config is kept (default: a temp dir)")
+    job.add_argument("--instance", default="a", help="instance name (active/standby pair member)")
+    job.add_argument("--metrics-port", type=int, help="Prometheus port (default: telemetry.port; 0: off)")
+    job.add_argument("--available-now", action="store_true", help="process what the journal holds, then stop")
+    job.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bridge_job.runner import JobOptions
+    from bridge_job.runner import run as run_job
+
+    return run_job(
+        JobOptions(
+            config_paths=args.files,
+            master=args.master,
+            checkpoint=args.checkpoint,
+            work_dir=args.work_dir,
+            instance=args.instance,
+            available_now=args.available_now,
+            metrics_port=args.metrics_port,
+        )
+    )

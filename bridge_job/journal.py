@@ -1,0 +1,60 @@
+"""The journal: the bridge's own Kafka topic holding every JMS message it took, before routing.
+
+A journal record is the `native` encoding of the full JMS message (destination, every header, typed
+properties, message type, body), keyed by JMSMessageID. The ingest writes it and commits the JMS
+transaction only after Kafka acknowledged it, so a message is either in the journal or still on the
+broker. Routing reads the journal, so a route change or a crash never loses what was taken.
+
+Records of one JMS destination go to one journal partition (by a stable hash of the destination), which
+keeps their order and puts a redelivered duplicate next to its original.
+
+Offsets are `{partition: next offset}` maps with string keys (Spark stores them as JSON).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+
+from bridge_job.formats import KafkaRecord, native
+from bridge_job.message import JmsMessage
+
+Offsets = dict[str, int]
+
+
+def journal_record(message: JmsMessage) -> KafkaRecord:
+    record = native.encode(message)
+    key = None if message.message_id is None else message.message_id.encode()
+    return KafkaRecord(value=record.value, headers=record.headers, key=key)
+
+
+def journal_partition(message: JmsMessage, partitions: int) -> int:
+    return zlib.crc32(message.destination.uri().encode()) % partitions
+
+
+def plan_batch(start: Mapping[str, int], latest: Mapping[str, int], max_records: int | None) -> Offsets:
+    """The end offsets of the next batch: everything up to `latest`, at most `max_records` in all.
+
+    The budget is shared fairly: each partition with records gets an equal share, and what a partition
+    cannot use goes to the others, so one busy partition never starves the rest.
+    """
+    end = {p: max(start.get(p, 0), 0) for p in latest}
+    available = {p: latest[p] - end[p] for p in latest if latest[p] > end[p]}
+    if max_records is None:
+        return {p: max(end[p], latest[p]) for p in latest}
+    budget = max_records
+    while budget > 0 and available:
+        share = max(budget // len(available), 1)
+        for p in sorted(available):
+            take = min(share, available[p], budget)
+            end[p] += take
+            available[p] -= take
+            budget -= take
+            if budget == 0:
+                break
+        available = {p: n for p, n in available.items() if n > 0}
+    return end
+
+
+def records_between(start: Mapping[str, int], end: Mapping[str, int]) -> int:
+    return sum(max(end[p] - start.get(p, 0), 0) for p in end)

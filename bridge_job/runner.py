@@ -1,0 +1,203 @@
+"""The job's driver: check the topics, start ingest and the egress query, follow config changes.
+
+Exit status: 0 when stopped (SIGTERM, or `availableNow` done), 2 on a hard failure (the log's last line
+says what is wrong and what to fix), 1 on a configuration error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import yaml
+from confluent_kafka.admin import AdminClient
+
+from bridge_job.config import ConfigError, Direction, JobConfig
+from bridge_job.kafka_clients import BridgeStopped, client_config
+from bridge_job.loading import load_job_config
+
+log = logging.getLogger("jmsbridge.job")
+
+POLL_SECONDS = 1
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    config_paths: Sequence[Path]
+    master: str | None = None
+    checkpoint: Path | None = None
+    work_dir: Path | None = None
+    instance: str = "a"
+    available_now: bool = False
+    metrics_port: int | None = None
+
+
+def destination_topics(config: JobConfig) -> list[str]:
+    topics = {r.spec.kafka_topic for r in config.routes_for(Direction.JMS_TO_KAFKA)}
+    if config.bridge.routing.dead_letter_topic:
+        topics.add(config.bridge.routing.dead_letter_topic)
+    return sorted(topics)
+
+
+def check_topics(config: JobConfig) -> None:
+    """Stop before starting when a destination topic is missing (the seed's first hard failure)."""
+    topics = destination_topics(config)
+    if not topics:
+        return
+    metadata = AdminClient(client_config(config.bridge.kafka)).list_topics(timeout=30)
+    missing = [t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None]
+    if missing:
+        raise BridgeStopped(
+            f"topic{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'do' if len(missing) > 1 else 'does'} not exist: create them or fix the routes"
+        )
+
+
+def stop_reason(error: BaseException) -> str:
+    """The `jmsbridge stopped:` line out of an exception, however deep Spark wrapped it."""
+    for line in str(error).splitlines():
+        index = line.find(BridgeStopped.PREFIX)
+        if index >= 0:
+            return line[index + len(BridgeStopped.PREFIX) :].strip()
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+class RenderedConfig:
+    """The one config file executors read. From resource YAML it is rendered into the work dir and
+    re-rendered when those files change; a rendered JobConfig (a mounted ConfigMap) is used as is."""
+
+    def __init__(self, paths: Sequence[Path], work_dir: Path) -> None:
+        self.sources = list(paths)
+        self.config = load_job_config(self.sources)
+        rendered_input = len(paths) == 1 and "kind:" not in paths[0].read_text(encoding="utf-8")
+        self.path = paths[0] if rendered_input else work_dir / "job.yaml"
+        self._stamps = self._stat()
+        if not rendered_input:
+            self._write(self.config)
+
+    def _stat(self) -> list[tuple[int, int]]:
+        return [(p.stat().st_mtime_ns, p.stat().st_size) for p in self.sources]
+
+    def _write(self, config: JobConfig) -> None:
+        text = yaml.safe_dump(config.dump(), sort_keys=False)
+        with tempfile.NamedTemporaryFile("w", dir=self.path.parent, delete=False, suffix=".tmp") as f:
+            f.write(text)
+        os.replace(f.name, self.path)  # atomic: a reader sees the old file or the new one
+
+    def reload(self) -> JobConfig | None:
+        """The new config when the sources changed and are valid; None when unchanged."""
+        stamps = self._stat()
+        if stamps == self._stamps:
+            return None
+        self._stamps = stamps
+        config = load_job_config(self.sources)
+        if config == self.config:
+            return None
+        if self.path not in self.sources:
+            self._write(config)
+        self.config = config
+        return config
+
+
+def run(options: JobOptions) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    work_dir = options.work_dir or Path(tempfile.mkdtemp(prefix="jmsbridge-job-"))
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        rendered = RenderedConfig(options.config_paths, work_dir)
+    except ConfigError as error:
+        log.error("invalid configuration:\n%s", error)
+        return 1
+    try:
+        return _run(options, rendered, work_dir)
+    except BridgeStopped as error:
+        log.error("jmsbridge stopped: %s", error.reason)
+        return 2
+
+
+def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
+    from pyspark.sql import SparkSession
+
+    from bridge_job.ingest import Ingest, ensure_journal_topic
+    from bridge_job.pipeline import egress_query, register_sources
+    from bridge_job.telemetry import Metrics, figures_from_progress
+
+    config = rendered.config
+    check_topics(config)
+    partitions = ensure_journal_topic(config)
+    metrics = Metrics(config.bridge_id)
+    metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
+    if options.master:
+        builder = builder.master(options.master).config("spark.ui.enabled", "false")
+    spark = (
+        builder.config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.streaming.stateStore.providerClass",
+                "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+        .getOrCreate()
+    )  # fmt: skip
+    spark.sparkContext.setLogLevel("WARN")
+    register_sources(spark)
+    checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+
+    ingest = Ingest(config, metrics.record_ingest, partitions).start()
+    query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
+    log.info(
+        "bridge %s running: %d sources -> journal %s -> %d routes",
+        config.bridge_id,
+        len(config.bridge.jms.sources),
+        config.journal_topic,
+        len(config.routes),
+    )
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    last_batch = -1
+    try:
+        while query.isActive and not stopping.is_set():
+            query.awaitTermination(POLL_SECONDS)
+            progress = query.lastProgress
+            if progress is not None and progress["batchId"] != last_batch:
+                last_batch = progress["batchId"]
+                figures = figures_from_progress(query.recentProgress[-1])
+                metrics.record_batch(figures)
+            if ingest.failure is not None:
+                raise ingest.failure
+            try:
+                changed = rendered.reload()
+            except ConfigError as error:
+                log.error("config change rejected, keeping the routes in effect:\n%s", error)
+                changed = None
+            if changed is not None:
+                check_topics(changed)
+                log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
+        exception = query.exception()
+        if exception is not None:
+            raise BridgeStopped(stop_reason(exception))
+        return 0
+    except BridgeStopped:
+        raise
+    except Exception as error:
+        raise BridgeStopped(stop_reason(error)) from None
+    finally:
+        ingest.stop()
+        if query.isActive:
+            query.stop()
+        spark.stop()

@@ -1,0 +1,119 @@
+"""Telemetry: the seed's routing metrics plus throughput and journal lag, for Prometheus and the log.
+
+Routing runs in Spark tasks; their counts reach the driver as the query's observed metrics (`observe`
+on the routing stage's output), read here from each micro-batch's progress. The ingest counts in the
+driver directly. One JSON log line per batch carries the same figures.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+log = logging.getLogger("jmsbridge.telemetry")
+
+OBSERVATION = "routing"
+
+
+@dataclass(frozen=True)
+class BatchFigures:
+    batch_id: int
+    input_records: int
+    published: int
+    dead_lettered: int
+    skipped: int
+    latency_avg_seconds: float
+    duration_seconds: float
+    journal_lag: int
+
+    @property
+    def failures(self) -> int:
+        return self.dead_lettered + self.skipped
+
+    @property
+    def throughput(self) -> float:
+        return self.input_records / self.duration_seconds if self.duration_seconds > 0 else 0.0
+
+
+def journal_lag(end_offset: str | None, latest_offset: str | None) -> int:
+    """Records in the journal not yet routed: latest minus end, summed over partitions."""
+    if not end_offset or not latest_offset:
+        return 0
+    end: Mapping[str, int] = json.loads(end_offset)
+    latest: Mapping[str, int] = json.loads(latest_offset)
+    return sum(max(int(latest[p]) - int(end.get(p, 0)), 0) for p in latest)
+
+
+def figures_from_progress(progress: Any) -> BatchFigures:
+    observed = (progress.observedMetrics or {}).get(OBSERVATION)
+    counts = observed.asDict() if observed is not None else {}
+    routed = int(counts.get("routed") or 0)
+    latency_ns = int(counts.get("latency_ns") or 0)
+    source = progress.sources[0] if progress.sources else None
+    return BatchFigures(
+        batch_id=int(progress.batchId),
+        input_records=int(progress.numInputRows or 0),
+        published=int(counts.get("published") or 0),
+        dead_lettered=int(counts.get("dead_lettered") or 0),
+        skipped=int(counts.get("skipped") or 0),
+        latency_avg_seconds=(latency_ns / routed / 1e9) if routed else 0.0,
+        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
+    )
+
+
+class Metrics:
+    """Prometheus metrics of one bridge job, in their own registry."""
+
+    def __init__(self, bridge_id: str) -> None:
+        self.registry = CollectorRegistry()
+        labels = ["bridge"]
+        self.bridge_id = bridge_id
+
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, labels, registry=self.registry)
+
+        def counter(name: str, doc: str, extra: tuple[str, ...] = ()) -> Counter:
+            return Counter(name, doc, [*labels, *extra], registry=self.registry)
+
+        self.routing_latency_avg = gauge(
+            "jmsbridge_routing_latency_avg_seconds", "Average time to route and convert a message"
+        )
+        self.routing_success_rate = gauge(
+            "jmsbridge_routing_success_rate", "Messages routed to their topic per second (last batch)"
+        )
+        self.routing_failure_rate = gauge(
+            "jmsbridge_routing_failure_rate", "Messages dead-lettered or skipped per second (last batch)"
+        )
+        self.routed = counter("jmsbridge_routed_messages", "Messages by outcome", ("outcome",))
+        self.throughput = gauge("jmsbridge_throughput_messages_per_second", "Journal records per second")
+        self.journal_lag = gauge("jmsbridge_journal_lag_records", "Journal records not yet routed")
+        self.ingested = counter("jmsbridge_ingested_messages", "JMS messages written to the journal")
+        self.batches = counter("jmsbridge_batches", "Micro-batches completed")
+
+    def serve(self, port: int) -> None:
+        if port:
+            start_http_server(port, addr="0.0.0.0", registry=self.registry)
+
+    def record_batch(self, figures: BatchFigures) -> None:
+        b = self.bridge_id
+        seconds = figures.duration_seconds or 1.0
+        self.routing_latency_avg.labels(b).set(figures.latency_avg_seconds)
+        self.routing_success_rate.labels(b).set(figures.published / seconds)
+        self.routing_failure_rate.labels(b).set(figures.failures / seconds)
+        self.routed.labels(b, "published").inc(figures.published)
+        self.routed.labels(b, "deadLettered").inc(figures.dead_lettered)
+        self.routed.labels(b, "skipped").inc(figures.skipped)
+        self.throughput.labels(b).set(figures.throughput)
+        self.journal_lag.labels(b).set(figures.journal_lag)
+        self.batches.labels(b).inc()
+        if figures.input_records:
+            log.info("batch %s", json.dumps(asdict(figures) | {"throughput": round(figures.throughput, 1)}))
+
+    def record_ingest(self, messages: int) -> None:
+        self.ingested.labels(self.bridge_id).inc(messages)

@@ -1,0 +1,650 @@
+"""Kafka pre-flight and drift checks: what a bridge needs from Kafka, and whether the broker grants it.
+
+This module decides; it does no I/O. `required_access` reads a `JobConfig` and says which topics the
+bridge writes and reads (and which operations it needs on each), which consumer group and which
+transactional ids it uses, and whether the operator should create its journal topic. `evaluate` takes
+that and a `ProbeResult` (what the broker answered, gathered by `kafka_probe` or written by a test) and
+computes a `CheckResult`: the problems with their one-word reasons, informational notes, one summarised
+`KafkaReady` condition, and the state to carry into the next check.
+
+Why the broker's answers and not our own ACL evaluation: Kafka returns, for the calling principal, the
+operations it may perform on a topic, a group or the cluster (KIP-430, `include_authorized_operations`).
+Evaluating ACLs ourselves would mean re-implementing prefixed and wildcard patterns, DENY precedence,
+super users and custom authorizers, and would be wrong whenever our copy drifts from the broker's. The
+only interpretation done here is the set of implications Kafka documents (READ, WRITE, DELETE or ALTER
+imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; ALL implies everything), so that an answer
+which lists only WRITE still counts as allowing DESCRIBE.
+
+An answer can be missing: a broker that does not report authorized operations (older brokers, and
+noida-db), a consumer group that does not exist yet, a transactional-id probe that timed out. Missing is
+never a failure: with no authorizer everything is allowed anyway; with an authorizer (or when we cannot
+tell) the result carries a note saying what was not verified.
+
+Unreachable is different from denied: a cluster that does not answer may come back, so the check is
+transient (`Reconciling`) until `grace_seconds` have passed since the first failed check, and a hard
+failure after that. `grace_expired` is that rule as a pure function of time.
+
+Names the bridge uses on the cluster (the job must use the same ones; see docs/kafka-checks.md):
+
+- consumer groups start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal-reader` (the
+  journal reader, always) and `<bridgeId>.jms-bridge.ingress` (with kafkaToJms routes);
+- transactional ids (delivery exactlyOnce) start with `<bridgeId>.jms-bridge.`; the suffix `preflight`
+  is reserved for the operator's probe.
+
+A bridge id cannot contain a dot, so one prefixed ACL per bridge never covers another bridge's names
+(`orders.jms-bridge.` is not a prefix of anything of the bridge `orders-eu`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bridge_job.config import Delivery, Direction, JobConfig
+
+CONDITION_TYPE = "KafkaReady"
+PROBE_TRANSACTIONAL_ID_SUFFIX = "preflight"
+JOURNAL_RETENTION_MS = 7 * 24 * 3600 * 1000
+# Kubernetes allows 32 KiB in a condition message; a reader gives up much earlier.
+MESSAGE_LIMIT = 4096
+
+
+class Reason(enum.StrEnum):
+    """The one-word reasons a check reports, in the order a summary picks them (most basic first)."""
+
+    INVALID_SPEC = "InvalidSpec"
+    KAFKA_UNREACHABLE = "KafkaUnreachable"
+    TOPIC_NOT_FOUND = "TopicNotFound"
+    TOPIC_AUTHORIZATION_FAILED = "TopicAuthorizationFailed"
+    GROUP_AUTHORIZATION_FAILED = "GroupAuthorizationFailed"
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TransactionalIdAuthorizationFailed"
+    VERIFIED = "Verified"
+
+
+class Operation(enum.StrEnum):
+    """Kafka ACL operations, named and ordered as Kafka names and numbers them."""
+
+    READ = "READ"
+    WRITE = "WRITE"
+    CREATE = "CREATE"
+    DELETE = "DELETE"
+    ALTER = "ALTER"
+    DESCRIBE = "DESCRIBE"
+    CLUSTER_ACTION = "CLUSTER_ACTION"
+    DESCRIBE_CONFIGS = "DESCRIBE_CONFIGS"
+    ALTER_CONFIGS = "ALTER_CONFIGS"
+    IDEMPOTENT_WRITE = "IDEMPOTENT_WRITE"
+    ALL = "ALL"
+
+
+WRITE_ACCESS = frozenset({Operation.WRITE, Operation.DESCRIBE})
+READ_ACCESS = frozenset({Operation.READ, Operation.DESCRIBE})
+GROUP_ACCESS = frozenset({Operation.READ})
+# What Kafka reports on the cluster resource when nothing is denied (an authorizer that denies none of
+# these, or no authorizer at all).
+CLUSTER_OPERATIONS = frozenset(
+    {
+        Operation.CREATE,
+        Operation.ALTER,
+        Operation.DESCRIBE,
+        Operation.CLUSTER_ACTION,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+        Operation.IDEMPOTENT_WRITE,
+    }
+)
+_IMPLY_DESCRIBE = frozenset({Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})
+_ORDER: dict[str, int] = {operation.value: index for index, operation in enumerate(Operation)}
+
+
+def granted(operations: Iterable[Operation]) -> frozenset[Operation]:
+    """The operations an authorized-operations answer allows, with Kafka's implications spelled out."""
+    allowed = set(operations)
+    if Operation.ALL in allowed:
+        return frozenset(Operation)
+    if allowed & _IMPLY_DESCRIBE:
+        allowed.add(Operation.DESCRIBE)
+    if Operation.ALTER_CONFIGS in allowed:
+        allowed.add(Operation.DESCRIBE_CONFIGS)
+    return frozenset(allowed)
+
+
+def operation_list(operations: Iterable[Operation]) -> str:
+    """`WRITE, DESCRIBE`: in Kafka's order, so that messages do not change from check to check."""
+    return ", ".join(sorted(set(operations), key=lambda operation: _ORDER[operation]))
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a bridge needs
+
+
+def name_prefix(bridge_id: str) -> str:
+    """What every consumer group and transactional id of the bridge starts with."""
+    return f"{bridge_id}.jms-bridge."
+
+
+def journal_reader_group(bridge_id: str) -> str:
+    return f"{name_prefix(bridge_id)}journal-reader"
+
+
+def ingress_group(bridge_id: str) -> str:
+    return f"{name_prefix(bridge_id)}ingress"
+
+
+def transactional_id_prefix(bridge_id: str) -> str:
+    return name_prefix(bridge_id)
+
+
+def probe_transactional_id(bridge_id: str) -> str:
+    return transactional_id_prefix(bridge_id) + PROBE_TRANSACTIONAL_ID_SUFFIX
+
+
+@dataclass(frozen=True)
+class TopicUse:
+    """One topic the bridge touches, the operations it needs there, and why (for messages)."""
+
+    name: str
+    operations: frozenset[Operation]
+    purposes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JournalCreation:
+    """The spec asks the operator to create the journal topic when it is missing."""
+
+    name: str
+    partitions: int
+
+
+@dataclass(frozen=True)
+class RequiredAccess:
+    """Everything a bridge needs from its Kafka cluster, derived from its `JobConfig`."""
+
+    bridge_id: str
+    bootstrap_servers: str
+    topics: tuple[TopicUse, ...]
+    consumer_groups: tuple[str, ...]
+    transactional_id_prefix: str | None
+    journal_creation: JournalCreation | None
+
+    @property
+    def probe_transactional_id(self) -> str | None:
+        if self.transactional_id_prefix is None:
+            return None
+        return self.transactional_id_prefix + PROBE_TRANSACTIONAL_ID_SUFFIX
+
+
+def required_access(config: JobConfig) -> RequiredAccess:
+    """The topics (with operations and purposes), groups and transactional ids this bridge uses.
+
+    Writes: every `jmsToKafka` route's topic, the dead-letter topic, the journal. Reads: every
+    `kafkaToJms` route's topic, the journal. Topics are listed by name; purposes in config order.
+    """
+    operations: dict[str, set[Operation]] = {}
+    purposes: dict[str, list[str]] = {}
+
+    def use(topic: str, needed: frozenset[Operation], purpose: str) -> None:
+        operations.setdefault(topic, set()).update(needed)
+        if purpose not in purposes.setdefault(topic, []):
+            purposes[topic].append(purpose)
+
+    for route in config.routes_for(Direction.JMS_TO_KAFKA):
+        use(route.spec.kafka_topic, WRITE_ACCESS, f"destination of route {route.name}")
+    if config.bridge.routing.dead_letter_topic is not None:
+        use(config.bridge.routing.dead_letter_topic, WRITE_ACCESS, "dead-letter topic")
+    use(config.journal_topic, WRITE_ACCESS | READ_ACCESS, "journal")
+    for route in config.routes_for(Direction.KAFKA_TO_JMS):
+        use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
+
+    kafka = config.bridge.kafka
+    exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
+    return RequiredAccess(
+        bridge_id=config.bridge_id,
+        bootstrap_servers=kafka.bootstrap_servers,
+        topics=tuple(
+            TopicUse(name, frozenset(operations[name]), tuple(purposes[name])) for name in sorted(operations)
+        ),
+        consumer_groups=(journal_reader_group(config.bridge_id),)
+        + ((ingress_group(config.bridge_id),) if config.routes_for(Direction.KAFKA_TO_JMS) else ()),
+        transactional_id_prefix=transactional_id_prefix(config.bridge_id) if exactly_once else None,
+        journal_creation=(
+            JournalCreation(config.journal_topic, kafka.journal_partitions)
+            if kafka.create_journal_topic
+            else None
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class JournalTopicSpec:
+    """The journal topic as the operator creates it."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str]
+
+
+def journal_topic_spec(creation: JournalCreation, broker_count: int) -> JournalTopicSpec:
+    """Three replicas with two in sync where the cluster has three brokers, else what it has.
+
+    The journal holds every JMS message between its JMS commit and its delivery: losing a record there
+    loses a message, so `acks=all` must mean two copies where that is possible, and an unclean leader
+    election (which truncates acknowledged records) is refused. `delete` (never `compact`): the journal is
+    replayed by offset, and compaction would drop records that share a key. Seven days of retention let
+    the Spark side catch up after a long outage.
+    """
+    replicas = max(1, min(3, broker_count))
+    return JournalTopicSpec(
+        name=creation.name,
+        partitions=creation.partitions,
+        replication_factor=replicas,
+        config={
+            "cleanup.policy": "delete",
+            "retention.ms": str(JOURNAL_RETENTION_MS),
+            "min.insync.replicas": "2" if replicas >= 3 else "1",
+            "unclean.leader.election.enable": "false",
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the broker answered
+
+
+class Lookup(enum.Enum):
+    """How a describe call answered for one topic or group."""
+
+    FOUND = "found"
+    NOT_FOUND = "not found"
+    DENIED = "describe denied"  # Kafka hides existence from a principal without DESCRIBE
+
+
+class Authorizer(enum.Enum):
+    ABSENT = "absent"
+    PRESENT = "present"
+    UNKNOWN = "unknown"
+
+
+class AclAnswer(enum.Enum):
+    """How the broker answered an ACL admin request (used only to tell whether it has an authorizer)."""
+
+    SECURITY_DISABLED = "no authorizer is configured"
+    ACCEPTED = "served by an authorizer"  # bindings listed, or a delete request accepted
+    DENIED = "refused for lack of cluster permission"  # only an authorizer refuses
+    INCONCLUSIVE = "no telling answer"  # an empty listing, an error, no answer
+
+
+def detect_authorizer(
+    acl_answers: Sequence[AclAnswer], cluster_operations: frozenset[Operation] | None
+) -> Authorizer:
+    """Whether the broker runs an authorizer, from ACL requests and the cluster's authorized operations.
+
+    Without an authorizer Kafka answers every ACL request with SECURITY_DISABLED and reports every
+    cluster operation as allowed; anything refused or listed means an authorizer is there.
+    """
+    for answer in acl_answers:
+        if answer is AclAnswer.SECURITY_DISABLED:
+            return Authorizer.ABSENT
+        if answer in (AclAnswer.ACCEPTED, AclAnswer.DENIED):
+            return Authorizer.PRESENT
+    if cluster_operations is not None and not granted(cluster_operations) >= CLUSTER_OPERATIONS:
+        return Authorizer.PRESENT
+    return Authorizer.UNKNOWN
+
+
+@dataclass(frozen=True)
+class TopicAnswer:
+    lookup: Lookup
+    authorized_operations: frozenset[Operation] | None = None  # None: the broker did not say
+    created: bool = False  # the probe created it (the journal) during this check
+    creation_error: str | None = None
+    creation_denied: bool = False
+
+
+@dataclass(frozen=True)
+class GroupAnswer:
+    lookup: Lookup  # NOT_FOUND: no member has joined it yet
+    authorized_operations: frozenset[Operation] | None = None
+
+
+class Access(enum.Enum):
+    ALLOWED = "allowed"
+    DENIED = "denied"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class TransactionalIdAnswer:
+    """How the broker answered a producer initialising the probe transactional id."""
+
+    access: Access
+    detail: str = ""  # the broker's error, when not allowed
+    cluster_denied: bool = False  # refused for lack of IDEMPOTENT_WRITE on the cluster (brokers < 2.8)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What the cluster answered to one probe. `reachable=False`: no complete answer (see `detail`)."""
+
+    reachable: bool
+    detail: str = ""
+    config_error: str | None = None  # the client settings themselves are unusable
+    authorizer: Authorizer = Authorizer.UNKNOWN
+    topics: Mapping[str, TopicAnswer] = field(default_factory=dict)
+    groups: Mapping[str, GroupAnswer] = field(default_factory=dict)
+    transactional_id: TransactionalIdAnswer | None = None
+
+    @classmethod
+    def unreachable(cls, detail: str) -> ProbeResult:
+        return cls(reachable=False, detail=detail)
+
+    @classmethod
+    def invalid(cls, error: str) -> ProbeResult:
+        return cls(reachable=False, config_error=error)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the check concludes
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    interval_seconds: float = 60.0  # between checks of a healthy (or hard-failed) bridge
+    grace_seconds: float = 300.0  # unreachable for this long: a hard failure
+    retry_seconds: float = 5.0  # first retry after a failed probe; doubles up to the interval
+    probe_deadline_seconds: float = 15.0  # the whole probe
+    call_timeout_seconds: float = 5.0  # each request within it
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """What the caller keeps from one check to the next (a fresh bridge starts with `CheckState()`).
+
+    Times are wall-clock seconds (`time.time()`), so the state may be persisted (in status, say) and
+    survive an operator restart.
+    """
+
+    unreachable_since: float | None = None
+    failures: int = 0  # consecutive probes without a complete answer
+
+
+class Verdict(enum.StrEnum):
+    READY = "Ready"  # run (or keep running) the bridge
+    TRANSIENT = "Reconciling"  # unreachable within the grace period: change nothing, retry soon
+    FAILED = "Stalled"  # a hard failure: stop the bridge until a check passes
+
+
+@dataclass(frozen=True)
+class Problem:
+    reason: Reason
+    subject: str  # the topic, group or transactional-id prefix concerned
+    message: str
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        """The condition for `status.conditions` (the status writer adds `lastTransitionTime`)."""
+        return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    verdict: Verdict
+    condition: Condition
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+    state: CheckState  # hand this to the next check
+    retry_after: float  # seconds until the next check should run
+
+    @property
+    def ready(self) -> bool:
+        return self.verdict is Verdict.READY
+
+    @property
+    def reconciling(self) -> bool:
+        return self.verdict is Verdict.TRANSIENT
+
+    @property
+    def stalled(self) -> bool:
+        return self.verdict is Verdict.FAILED
+
+
+def grace_expired(first_failure: float, now: float, grace: float) -> bool:
+    """Whether a cluster unreachable since `first_failure` has been so for the whole grace period."""
+    return now - first_failure >= grace
+
+
+def evaluate(
+    access: RequiredAccess,
+    probe: ProbeResult,
+    *,
+    now: float,
+    state: CheckState | None = None,
+    settings: CheckSettings | None = None,
+) -> CheckResult:
+    """Judge one probe: ready, transient (unreachable within the grace period) or a hard failure."""
+    state = state or CheckState()
+    settings = settings or CheckSettings()
+    if probe.config_error is not None:
+        problem = Problem(
+            Reason.INVALID_SPEC, "kafka", f"the Kafka client settings are unusable: {probe.config_error}"
+        )
+        return _failed([problem], [], settings)
+    if not probe.reachable:
+        return _unreachable(access, probe.detail, now, state, settings)
+
+    problems: list[Problem] = []
+    notes: list[str] = []
+    if probe.authorizer is Authorizer.ABSENT:
+        notes.append("no authorizer found: all operations allowed")
+    for use in access.topics:
+        _judge_topic(use, probe.topics.get(use.name), probe.authorizer, problems, notes)
+    for group in access.consumer_groups:
+        _judge_group(group, probe.groups.get(group), probe.authorizer, problems, notes)
+    if access.transactional_id_prefix is not None:
+        _judge_transactional_id(access, probe.transactional_id, problems, notes)
+
+    if problems:
+        return _failed(problems, notes, settings)
+    verified = f"{len(access.topics)} topic{'s' if len(access.topics) != 1 else ''}"
+    verified += f", consumer group{'s' if len(access.consumer_groups) != 1 else ''} "
+    verified += ", ".join(access.consumer_groups)
+    if access.transactional_id_prefix is not None:
+        verified += f" and transactional ids {access.transactional_id_prefix}*"
+    message = _join([f"checked {verified}", *notes])
+    return CheckResult(
+        verdict=Verdict.READY,
+        condition=Condition(CONDITION_TYPE, "True", Reason.VERIFIED.value, message),
+        problems=(),
+        notes=tuple(notes),
+        state=CheckState(),
+        retry_after=settings.interval_seconds,
+    )
+
+
+def _judge_topic(
+    use: TopicUse,
+    answer: TopicAnswer | None,
+    authorizer: Authorizer,
+    problems: list[Problem],
+    notes: list[str],
+) -> None:
+    why = ", ".join(use.purposes)
+    needed = operation_list(use.operations)
+    if answer is None:
+        notes.append(f"topic {use.name}: not verified, no answer ({why})")
+    elif answer.lookup is Lookup.DENIED:
+        # DESCRIBE is implied by every other operation: without it the principal has none of them.
+        problems.append(
+            Problem(
+                Reason.TOPIC_AUTHORIZATION_FAILED, use.name, f"topic {use.name}: missing {needed} ({why})"
+            )
+        )
+    elif answer.lookup is Lookup.NOT_FOUND:
+        if answer.creation_denied:
+            problems.append(
+                Problem(
+                    Reason.TOPIC_AUTHORIZATION_FAILED,
+                    use.name,
+                    f"topic {use.name}: does not exist and creating it was refused, missing CREATE ({why})",
+                )
+            )
+        else:
+            failed = f"; creating it failed: {answer.creation_error}" if answer.creation_error else ""
+            problems.append(
+                Problem(Reason.TOPIC_NOT_FOUND, use.name, f"topic {use.name}: does not exist ({why}){failed}")
+            )
+    else:
+        if answer.created:
+            notes.append(f"created topic {use.name} ({why})")
+        if answer.authorized_operations is not None:
+            missing = use.operations - granted(answer.authorized_operations)
+            if missing:
+                problems.append(
+                    Problem(
+                        Reason.TOPIC_AUTHORIZATION_FAILED,
+                        use.name,
+                        f"topic {use.name}: missing {operation_list(missing)} ({why})",
+                    )
+                )
+        elif authorizer is not Authorizer.ABSENT:
+            notes.append(
+                f"topic {use.name}: {needed} not verified, the broker did not report authorized operations"
+            )
+
+
+def _judge_group(
+    group: str, answer: GroupAnswer | None, authorizer: Authorizer, problems: list[Problem], notes: list[str]
+) -> None:
+    """READ on the bridge's group; a group nobody has joined yet is judged by the describe answer.
+
+    Kafka evaluates group ACLs by name, so a broker can report operations for a group that does not
+    exist yet. Where none come: the describe request itself needs DESCRIBE, which READ
+    implies, so a refused describe proves READ missing; an accepted one without operations leaves READ
+    unverified (a note), because the only requests that need READ (join, commit) would create the group.
+    """
+    needed = operation_list(GROUP_ACCESS)
+    if answer is None:
+        notes.append(f"consumer group {group}: not verified, no answer")
+    elif answer.lookup is Lookup.DENIED:
+        problems.append(
+            Problem(Reason.GROUP_AUTHORIZATION_FAILED, group, f"consumer group {group}: missing {needed}")
+        )
+    elif answer.authorized_operations is not None:
+        missing = GROUP_ACCESS - granted(answer.authorized_operations)
+        if missing:
+            problems.append(
+                Problem(
+                    Reason.GROUP_AUTHORIZATION_FAILED,
+                    group,
+                    f"consumer group {group}: missing {operation_list(missing)}",
+                )
+            )
+    elif authorizer is not Authorizer.ABSENT:
+        why = "it does not exist yet and " if answer.lookup is Lookup.NOT_FOUND else ""
+        notes.append(
+            f"consumer group {group}: {needed} not verified, {why}"
+            "the broker did not report authorized operations"
+        )
+
+
+def _judge_transactional_id(
+    access: RequiredAccess, answer: TransactionalIdAnswer | None, problems: list[Problem], notes: list[str]
+) -> None:
+    prefix = f"{access.transactional_id_prefix}*"
+    if answer is None:
+        notes.append(f"transactional ids {prefix}: not verified, no answer")
+    elif answer.access is Access.DENIED:
+        if answer.cluster_denied:
+            message = (
+                f"cluster: missing {Operation.IDEMPOTENT_WRITE}, which transactional ids {prefix} need on "
+                f"brokers before Kafka 2.8 ({answer.detail})"
+            )
+        else:
+            missing = operation_list([Operation.WRITE, Operation.DESCRIBE])
+            message = (
+                f"transactional ids {prefix}: missing {missing} "
+                f"(initialising {access.probe_transactional_id} was refused: {answer.detail})"
+            )
+        problems.append(Problem(Reason.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, prefix, message))
+    elif answer.access is Access.UNKNOWN:
+        notes.append(f"transactional ids {prefix}: not verified, {answer.detail}")
+
+
+def _failed(problems: Sequence[Problem], notes: Sequence[str], settings: CheckSettings) -> CheckResult:
+    severity = {reason: index for index, reason in enumerate(Reason)}
+    ordered = sorted(problems, key=lambda p: severity[p.reason])  # stable: subjects keep their order
+    return CheckResult(
+        verdict=Verdict.FAILED,
+        condition=Condition(
+            CONDITION_TYPE,
+            "False",
+            ordered[0].reason.value,
+            _join([p.message for p in ordered] + list(notes)),
+        ),
+        problems=tuple(ordered),
+        notes=tuple(notes),
+        state=CheckState(),
+        retry_after=settings.interval_seconds,
+    )
+
+
+def _unreachable(
+    access: RequiredAccess, detail: str, now: float, state: CheckState, settings: CheckSettings
+) -> CheckResult:
+    since = state.unreachable_since if state.unreachable_since is not None else now
+    next_state = CheckState(unreachable_since=since, failures=state.failures + 1)
+    waited = max(0.0, now - since)
+    where = f"Kafka at {access.bootstrap_servers}"
+    if grace_expired(since, now, settings.grace_seconds):
+        problem = Problem(
+            Reason.KAFKA_UNREACHABLE,
+            access.bootstrap_servers,
+            f"{where} unreachable for {_seconds(waited)} (grace period {_seconds(settings.grace_seconds)}): "
+            f"{detail}",
+        )
+        result = _failed([problem], [], settings)
+        return CheckResult(
+            result.verdict, result.condition, result.problems, (), next_state, settings.interval_seconds
+        )
+    remaining = settings.grace_seconds - waited
+    message = (
+        f"{where} did not answer: {detail}; retrying, a hard failure if it still does not answer "
+        f"in {_seconds(remaining)}"
+    )
+    backoff = settings.retry_seconds * 2 ** min(state.failures, 16)
+    return CheckResult(
+        verdict=Verdict.TRANSIENT,
+        condition=Condition(CONDITION_TYPE, "Unknown", Reason.KAFKA_UNREACHABLE.value, _join([message])),
+        problems=(Problem(Reason.KAFKA_UNREACHABLE, access.bootstrap_servers, message),),
+        notes=(),
+        state=next_state,
+        # Never later than the end of the grace period, so that the hard failure is reported on time.
+        retry_after=max(0.5, min(settings.interval_seconds, backoff, remaining)),
+    )
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}s" if value >= 10 else f"{round(value, 1):g}s"
+
+
+def _join(parts: Sequence[str]) -> str:
+    """Parts joined with `; `, cut at a whole part when too long, saying how many were left out."""
+    kept: list[str] = []
+    length = 0
+    for index, part in enumerate(parts):
+        if length + len(part) + 2 > MESSAGE_LIMIT - 40:
+            kept.append(f"... and {len(parts) - index} more")
+            break
+        kept.append(part)
+        length += len(part) + 2
+    return "; ".join(kept)

@@ -1,0 +1,65 @@
+"""Job configs for the Kafka check tests: one bridge with the topics a test names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bridge_job.config import JobConfig
+
+
+def bridge_config(
+    bootstrap: str = "127.0.0.1:9092",
+    *,
+    bridge_id: str = "orders",
+    writes: Sequence[str] = ("orders",),
+    reads: Sequence[str] = (),
+    dead_letter: str | None = None,
+    journal: str | None = None,
+    create_journal: bool = False,
+    journal_partitions: int = 1,
+    exactly_once: bool = False,
+    sasl_secret: str | None = None,
+) -> JobConfig:
+    """A bridge with a jmsToKafka route per topic in `writes` and a kafkaToJms route per topic in `reads`."""
+    kafka: dict[str, Any] = {
+        "bootstrapServers": bootstrap,
+        "createJournalTopic": create_journal,
+        "journalPartitions": journal_partitions,
+    }
+    if journal is not None:
+        kafka["journalTopic"] = journal
+    if sasl_secret is not None:
+        kafka["securityProtocol"] = "SASL_PLAINTEXT"
+        kafka["sasl"] = {"mechanism": "PLAIN", "credentialsSecretRef": {"name": sasl_secret}}
+    routes: list[dict[str, Any]] = [
+        {"name": f"to-kafka-{topic}", "spec": {"bridgeRef": {"name": bridge_id}, "kafkaTopic": topic}}
+        for topic in writes
+    ] + [
+        {
+            "name": f"from-kafka-{topic}",
+            "spec": {
+                "bridgeRef": {"name": bridge_id},
+                "direction": "kafkaToJms",
+                "kafkaTopic": topic,
+                "jmsDestination": {"queue": f"{topic}.out"},
+            },
+        }
+        for topic in reads
+    ]
+    routes.sort(key=lambda route: str(route["name"]))
+    return JobConfig.model_validate(
+        {
+            "bridgeId": bridge_id,
+            "bridge": {
+                "jms": {
+                    "connectionFactory": {"className": "org.example.Factory"},
+                    "sources": [{"queue": "in"}],
+                },
+                "kafka": kafka,
+                "routing": {"deadLetterTopic": dead_letter} if dead_letter else {},
+                "delivery": "exactlyOnce" if exactly_once else "atLeastOnce",
+            },
+            "routes": routes,
+        }
+    )

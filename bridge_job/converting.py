@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from bridge_job.config import JobConfig, Route, SoftFailurePolicy
 from bridge_job.formats import FormatError, KafkaRecord
+from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import render_value
 from bridge_job.message import BodyType, JmsMessage
 from bridge_job.routing import RouteTable
@@ -88,17 +89,6 @@ def kafka_key(message: JmsMessage, route: Route) -> bytes:
     return render_value(value).encode()
 
 
-def _encode(route: Route, message: JmsMessage, origin: str) -> KafkaRecord:  # TEMP
-    from bridge_job.config import Format
-    from bridge_job.formats import native
-
-    if route.spec.format is Format.NATIVE:
-        return native.encode(message, origin)
-    from bridge_job.formats.codecs import codec  # type: ignore[import-not-found]
-
-    return codec(route.spec.format).encode(message, origin)  # type: ignore[no-any-return]
-
-
 def convert(message: JmsMessage, route: Route, origin: str) -> KafkaRecord:
     """The Kafka record for a message on a route; raises SoftFailure when this message cannot go."""
     if message.body_type not in (BodyType.TEXT, BodyType.BYTES):
@@ -108,7 +98,7 @@ def convert(message: JmsMessage, route: Route, origin: str) -> KafkaRecord:
         )
     key = kafka_key(message, route)
     try:
-        record = _encode(route, message, origin)
+        record = codec(route.spec.format).encode(message, origin)
     except FormatError as error:
         raise SoftFailure(
             SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"

@@ -195,6 +195,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     except BridgeStopped:
         raise
     except Exception as error:
+        log.debug("stopping on", exc_info=True)
+        if BridgeStopped.PREFIX not in str(error):
+            log.exception("unexpected failure")
         raise BridgeStopped(stop_reason(error)) from None
     finally:
         ingest.stop()

@@ -1,190 +1,23 @@
-"""Real brokers for tests and demos: each starts on a free loopback port and is stopped by its PID.
+"""The local brokers the tests use (they live in `jmsbridge.local`, shared with the demo and benchmarks)."""
 
-- `KafkaBroker`: noida-db, a Kafka-protocol broker (topics, idempotence, transactions, groups).
-- `ActiveMqBroker`: Debian's ActiveMQ Classic 5.17, OpenWire; JMS clients reach it through JPype.
-- `NatsServer`: Debian's nats-server.
+from jmsbridge.local import (
+    ACTIVEMQ_HOME,
+    ActiveMqBroker,
+    KafkaBroker,
+    NatsServer,
+    activemq_classpath,
+    free_port,
+    port_open,
+    wait_until,
+)
 
-Readiness is a condition (the port answers, the broker says it started), never a fixed sleep.
-"""
-
-from __future__ import annotations
-
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
-from collections.abc import Callable
-from pathlib import Path
-
-ACTIVEMQ_HOME = Path("/usr/share/activemq")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-class _Process:
-    """A server process in its own session, so that stop() takes its children with it."""
-
-    name = "server"
-
-    def __init__(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"jmsbridge-{self.name}-"))
-        self.log_path = self.workdir / "server.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        log = open(self.log_path, "wb")  # noqa: SIM115 - the child owns it
-        self.process = subprocess.Popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True, env=env
-        )
-        log.close()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def _check_alive(self) -> bool:
-        if not self.alive():
-            raise RuntimeError(f"{self.name} exited early:\n{self.log()[-3000:]}")
-        return True
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group (a crash, for failure tests)."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-class KafkaBroker(_Process):
-    name = "kafka"
-
-    def __init__(self, port: int | None = None) -> None:
-        super().__init__()
-        self.port = port or free_port()
-        self.data_dir = self.workdir / "data"
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> KafkaBroker:
-        self._spawn(
-            [
-                "noida-db", "start", "--data-dir", str(self.data_dir), "--host", "127.0.0.1",
-                "--only", "kafka", "--kafka-port", str(self.port),
-            ]
-        )  # fmt: skip
-        wait_until(lambda: self._check_alive() and port_open(self.port), 30, f"Kafka on {self.bootstrap}")
-        return self
-
-    def create_topics(self, *names: str, partitions: int = 1) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names], operation_timeout=10)
-        for future in futures.values():
-            future.result(timeout=30)
-
-    def delete_topics(self, *names: str) -> None:
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for future in admin.delete_topics(list(names), operation_timeout=10).values():
-            future.result(timeout=30)
-
-
-class ActiveMqBroker(_Process):
-    """ActiveMQ Classic with persistence on (messages survive a bridge crash as they would in production)."""
-
-    name = "activemq"
-
-    def __init__(self, port: int | None = None, persistent: bool = True) -> None:
-        super().__init__()
-        self.port = port or free_port()
-        self.persistent = persistent
-
-    @property
-    def url(self) -> str:
-        return f"tcp://127.0.0.1:{self.port}"
-
-    def start(self) -> ActiveMqBroker:
-        if not (ACTIVEMQ_HOME / "bin" / "activemq.jar").exists():
-            raise RuntimeError("ActiveMQ is not installed: run scripts/setup.sh (apt-get install activemq)")
-        base = self.workdir
-        (base / "conf").mkdir(exist_ok=True)
-        (base / "data").mkdir(exist_ok=True)
-        persistent = "true" if self.persistent else "false"
-        uri = (
-            f"broker:(tcp://127.0.0.1:{self.port})?persistent={persistent}&useJmx=false"
-            f"&brokerName=test{self.port}&dataDirectory={base / 'data'}"
-        )
-        self._spawn(
-            [
-                "java", "-Xmx512m", "-Djava.awt.headless=true",
-                f"-Dactivemq.home={ACTIVEMQ_HOME}", f"-Dactivemq.base={base}",
-                f"-Dactivemq.conf={base / 'conf'}", f"-Dactivemq.data={base / 'data'}",
-                "-jar", str(ACTIVEMQ_HOME / "bin" / "activemq.jar"), "start", uri,
-            ]
-        )  # fmt: skip
-        wait_until(lambda: self._check_alive() and port_open(self.port), 90, f"ActiveMQ on {self.url}")
-        return self
-
-
-class NatsServer(_Process):
-    name = "nats"
-
-    def __init__(self, port: int | None = None) -> None:
-        super().__init__()
-        self.port = port or free_port()
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> NatsServer:
-        binary = shutil.which("nats-server")
-        if binary is None:
-            raise RuntimeError("nats-server is not installed: run scripts/setup.sh")
-        self._spawn([binary, "-a", "127.0.0.1", "-p", str(self.port)])
-        wait_until(lambda: self._check_alive() and port_open(self.port), 30, f"NATS on {self.url}")
-        return self
-
-
-def activemq_classpath() -> list[str]:
-    """The ActiveMQ client jars that Debian ships (what `jms.classpath` points at on this machine)."""
-    return [str(ACTIVEMQ_HOME / "lib" / "*.jar")]
+__all__ = [
+    "ACTIVEMQ_HOME",
+    "ActiveMqBroker",
+    "KafkaBroker",
+    "NatsServer",
+    "activemq_classpath",
+    "free_port",
+    "port_open",
+    "wait_until",
+]

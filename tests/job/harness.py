@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from confluent_kafka import Consumer, TopicPartition
 
-from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec
-from bridge_job.jms import JmsConnection, start_jvm
 from bridge_job.message import JmsMessage
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
+from jmsbridge.local import jms_connection
+from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
 
 
 def bridge_document(
@@ -60,76 +55,6 @@ def route_document(name: str, bridge: str, topic: str, **spec: Any) -> dict[str,
 def write_yaml(path: Path, *documents: dict[str, Any]) -> Path:
     path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     return path
-
-
-@dataclass
-class BridgeJob:
-    """`jmsbridge job` as a child process in its own process group (so a kill takes Spark with it)."""
-
-    files: list[Path]
-    work_dir: Path
-    process: subprocess.Popen[bytes] | None = None
-    logs: list[Path] = field(default_factory=list)
-
-    def start(self) -> BridgeJob:
-        log_path = self.work_dir / f"job-{len(self.logs)}.log"
-        self.logs.append(log_path)
-        argv = [sys.executable, "-m", "jmsbridge", "job", "--master", "local[2]"]
-        argv += [f"--file={f}" for f in self.files]
-        argv += [
-            "--checkpoint", str(self.work_dir / "checkpoint"),
-            "--work-dir", str(self.work_dir / "run"),
-            "--metrics-port", "0",
-        ]  # fmt: skip
-        env = os.environ | {"PYSPARK_PYTHON": sys.executable}
-        with open(log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
-            )
-        return self
-
-    def log(self) -> str:
-        return self.logs[-1].read_text(errors="replace") if self.logs else ""
-
-    def wait_running(self, timeout: float = 120) -> None:
-        def running() -> bool:
-            if self.process is not None and self.process.poll() is not None:
-                raise AssertionError(f"job exited with {self.process.returncode}:\n{self.log()[-4000:]}")
-            return " running: " in self.log()
-
-        wait_until(running, timeout, "the bridge job to start", interval=0.2)
-
-    def wait_exit(self, timeout: float = 180) -> int:
-        assert self.process is not None
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"job still running after {timeout}s:\n{self.log()[-4000:]}") from None
-
-    def kill(self) -> None:
-        """A crash: SIGKILL the job and everything it started (Spark's JVM, Python workers)."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=60)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def jms_connection(activemq: ActiveMqBroker) -> JmsConnection:
-    start_jvm(activemq_classpath())
-    spec = JmsSpec(
-        connection_factory=ConnectionFactorySpec(
-            class_name="org.apache.activemq.ActiveMQConnectionFactory", properties={"brokerURL": activemq.url}
-        ),
-        sources=[JmsSource(queue="unused")],
-    )
-    return JmsConnection(spec, client_id=f"test-{uuid.uuid4().hex[:8]}")
 
 
 def send(activemq: ActiveMqBroker, messages: Iterable[JmsMessage]) -> list[str]:

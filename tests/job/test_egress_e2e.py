@@ -14,8 +14,9 @@ import pytest
 
 from bridge_job.formats import KafkaRecord, native
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
+from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
-from tests.job.harness import BridgeJob, bridge_document, read_topics, route_document, send, write_yaml
+from tests.job.harness import bridge_document, read_topics, route_document, send, write_yaml
 
 pytestmark = pytest.mark.e2e
 

@@ -398,6 +398,23 @@ class JobConfig(CamelModel):
         return self
 
 
+def kafka_name_prefix(bridge_id: str) -> str:
+    """What every consumer group and transactional id of the bridge starts with (one prefixed ACL)."""
+    return f"{bridge_id}.jms-bridge."
+
+
+def journal_reader_group(bridge_id: str) -> str:
+    return f"{kafka_name_prefix(bridge_id)}journal-reader"
+
+
+def ingress_group(bridge_id: str) -> str:
+    return f"{kafka_name_prefix(bridge_id)}ingress"
+
+
+def transactional_id_prefix(bridge_id: str) -> str:
+    return kafka_name_prefix(bridge_id)
+
+
 def route_sort_key(route: Route) -> tuple[int, str]:
     return (route.spec.order, route.name)
 

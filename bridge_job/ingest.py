@@ -22,14 +22,13 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError
-from bridge_job.journal import journal_partition, journal_record
+from bridge_job.journal import journal_partition, journal_record, journal_topic
 from bridge_job.kafka_clients import BridgeStopped, client_config, delivery_failure, is_hard, producer_config
 from bridge_job.message import JmsMessage
 
 log = logging.getLogger("jmsbridge.ingest")
 
 DEFAULT_CLASSPATH = ("/opt/jmsbridge/jms-lib/*.jar",)
-JOURNAL_TOPIC_CONFIG = {"cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000)}
 KAFKA_RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
@@ -59,7 +58,8 @@ def ensure_journal_topic(config: JobConfig) -> int:
     topic = config.journal_topic
     metadata = admin.list_topics(timeout=30)
     if topic not in metadata.topics and kafka.create_journal_topic:
-        new = NewTopic(topic, kafka.journal_partitions, config=JOURNAL_TOPIC_CONFIG)
+        spec = journal_topic(topic, kafka.journal_partitions, len(metadata.brokers))
+        new = NewTopic(topic, spec.partitions, spec.replication_factor, config=dict(spec.config))
         for future in admin.create_topics([new], operation_timeout=30).values():
             try:
                 future.result(timeout=60)

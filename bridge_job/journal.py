@@ -15,11 +15,47 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from bridge_job.formats import KafkaRecord, native
 from bridge_job.message import JmsMessage
 
 Offsets = dict[str, int]
+
+JOURNAL_RETENTION_MS = 7 * 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class JournalTopicSpec:
+    """The journal topic as the operator or the job creates it."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str]
+
+
+def journal_topic(name: str, partitions: int, broker_count: int) -> JournalTopicSpec:
+    """Three replicas with two in sync where the cluster has three brokers, else what it has.
+
+    The journal holds every JMS message between its JMS commit and its delivery: losing a record there
+    loses a message, so `acks=all` must mean two copies where that is possible, and an unclean leader
+    election (which truncates acknowledged records) is refused. `delete` (never `compact`): the journal is
+    replayed by offset, and compaction would drop records that share a key. Seven days of retention let
+    the Spark side catch up after a long outage.
+    """
+    replicas = max(1, min(3, broker_count))
+    return JournalTopicSpec(
+        name=name,
+        partitions=partitions,
+        replication_factor=replicas,
+        config={
+            "cleanup.policy": "delete",
+            "retention.ms": str(JOURNAL_RETENTION_MS),
+            "min.insync.replicas": "2" if replicas >= 3 else "1",
+            "unclean.leader.election.enable": "false",
+        },
+    )
 
 
 def journal_record(message: JmsMessage) -> KafkaRecord:

@@ -20,7 +20,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from bridge_job.config import JobConfig
+from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.journal import Offsets, plan_batch
 from bridge_job.kafka_clients import BridgeStopped, client_config
 from bridge_job.loading import load_job_config
@@ -49,7 +49,7 @@ def journal_consumer(config: JobConfig) -> Consumer:
     return Consumer(
         client_config(config.bridge.kafka)
         | {
-            "group.id": f"{config.bridge_id}.jms-bridge.journal-reader",
+            "group.id": journal_reader_group(config.bridge_id),
             "enable.auto.commit": "false",
             "enable.auto.offset.store": "false",
             "isolation.level": "read_committed",

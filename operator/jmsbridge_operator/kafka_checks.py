@@ -42,11 +42,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bridge_job.config import Delivery, Direction, JobConfig
+from bridge_job.config import (
+    Delivery,
+    Direction,
+    JobConfig,
+    ingress_group,
+    journal_reader_group,
+    transactional_id_prefix,
+)
+from bridge_job.journal import JournalTopicSpec, journal_topic
 
 CONDITION_TYPE = "KafkaReady"
 PROBE_TRANSACTIONAL_ID_SUFFIX = "preflight"
-JOURNAL_RETENTION_MS = 7 * 24 * 3600 * 1000
 # Kubernetes allows 32 KiB in a condition message; a reader gives up much earlier.
 MESSAGE_LIMIT = 4096
 
@@ -118,23 +125,6 @@ def operation_list(operations: Iterable[Operation]) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # What a bridge needs
-
-
-def name_prefix(bridge_id: str) -> str:
-    """What every consumer group and transactional id of the bridge starts with."""
-    return f"{bridge_id}.jms-bridge."
-
-
-def journal_reader_group(bridge_id: str) -> str:
-    return f"{name_prefix(bridge_id)}journal-reader"
-
-
-def ingress_group(bridge_id: str) -> str:
-    return f"{name_prefix(bridge_id)}ingress"
-
-
-def transactional_id_prefix(bridge_id: str) -> str:
-    return name_prefix(bridge_id)
 
 
 def probe_transactional_id(bridge_id: str) -> str:
@@ -217,37 +207,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
     )
 
 
-@dataclass(frozen=True)
-class JournalTopicSpec:
-    """The journal topic as the operator creates it."""
-
-    name: str
-    partitions: int
-    replication_factor: int
-    config: Mapping[str, str]
-
-
 def journal_topic_spec(creation: JournalCreation, broker_count: int) -> JournalTopicSpec:
-    """Three replicas with two in sync where the cluster has three brokers, else what it has.
-
-    The journal holds every JMS message between its JMS commit and its delivery: losing a record there
-    loses a message, so `acks=all` must mean two copies where that is possible, and an unclean leader
-    election (which truncates acknowledged records) is refused. `delete` (never `compact`): the journal is
-    replayed by offset, and compaction would drop records that share a key. Seven days of retention let
-    the Spark side catch up after a long outage.
-    """
-    replicas = max(1, min(3, broker_count))
-    return JournalTopicSpec(
-        name=creation.name,
-        partitions=creation.partitions,
-        replication_factor=replicas,
-        config={
-            "cleanup.policy": "delete",
-            "retention.ms": str(JOURNAL_RETENTION_MS),
-            "min.insync.replicas": "2" if replicas >= 3 else "1",
-            "unclean.leader.election.enable": "false",
-        },
-    )
+    return journal_topic(creation.name, creation.partitions, broker_count)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -150,7 +150,8 @@ class JmsSource(CamelModel):
 class IngestSpec(CamelModel):
     """How the driver takes messages off JMS: one transaction per batch."""
 
-    max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 500
+    # ActiveMQ hands a consumer at most 200 uncommitted messages (its page size): larger batches wait.
+    max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 200
     max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
 
 

@@ -18,14 +18,14 @@ import pyarrow as pa
 
 from bridge_job.converting import Action, Egress, Outcome, SoftFailure, SoftFailureReason, SourceCoordinates
 from bridge_job.formats import FormatError, KafkaRecord, native
-from bridge_job.journal_source import HEADER_TYPE
+from bridge_job.header_blob import pack_headers, unpack_headers
 from bridge_job.kafka_clients import BridgeStopped
 from bridge_job.loading import WatchedConfig
 
 log = logging.getLogger("jmsbridge.routing")
 
 SCHEMA = (
-    "topic STRING, key BINARY, value BINARY, headers ARRAY<STRUCT<key: STRING, value: BINARY>>, "
+    "topic STRING, key BINARY, value BINARY, headers BINARY, "
     "action STRING, route STRING, reason STRING, latency_ns BIGINT"
 )
 ARROW_SCHEMA = pa.schema(
@@ -33,7 +33,7 @@ ARROW_SCHEMA = pa.schema(
         ("topic", pa.string()),
         ("key", pa.binary()),
         ("value", pa.binary()),
-        ("headers", HEADER_TYPE),
+        ("headers", pa.binary()),
         ("action", pa.string()),
         ("route", pa.string()),
         ("reason", pa.string()),
@@ -57,9 +57,7 @@ def egress_for(config_path: str) -> Egress:
 
 
 def handle_row(egress: Egress, row: dict[str, Any], journal_topic: str) -> Outcome:
-    original = KafkaRecord(
-        value=row["value"], headers=[(h["key"], h["value"]) for h in row["headers"]], key=row["key"]
-    )
+    original = KafkaRecord(value=row["value"], headers=unpack_headers(row["headers"]), key=row["key"])
     destination = original.header(native.PREFIX + "JMSDestination")
     source = SourceCoordinates(
         destination=destination.decode("utf-8", "replace") if destination else "(unknown)",
@@ -103,9 +101,7 @@ def route_batches(config_path: str) -> Callable[[Iterator[pa.RecordBatch]], Iter
                 out["topic"].append(outcome.topic)
                 out["key"].append(None if record is None else record.key)
                 out["value"].append(None if record is None else record.value)
-                out["headers"].append(
-                    [] if record is None else [{"key": k, "value": v} for k, v in record.headers]
-                )
+                out["headers"].append(b"" if record is None else pack_headers(record.headers))
                 out["action"].append(outcome.action.value)
                 out["route"].append(outcome.route)
                 out["reason"].append(None if outcome.failure is None else outcome.failure.reason.value)

@@ -4,7 +4,8 @@ Each micro-batch is a set of per-partition offset ranges fixed by the driver (`l
 that Spark replays after a crash reads exactly the same records. `maxRecordsPerBatch` bounds a batch;
 the `availableNow` trigger is honoured because Spark then asks with `ReadAllAvailable`.
 
-Rows are produced as Arrow record batches (faster than Python tuples).
+Rows are produced as Arrow record batches (faster than Python tuples), the Kafka headers packed into
+one binary column (see header_blob).
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig, journal_reader_group
+from bridge_job.header_blob import pack_headers
 from bridge_job.journal import Offsets, plan_batch
 from bridge_job.kafka_clients import BridgeStopped, client_config
 from bridge_job.loading import load_job_config
 
 SCHEMA = (
     "partition INT, offset BIGINT, timestamp TIMESTAMP, message_id STRING, key BINARY, value BINARY, "
-    "headers ARRAY<STRUCT<key: STRING, value: BINARY>>"
+    "headers BINARY"
 )
-HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 ARROW_SCHEMA = pa.schema(
     [
         ("partition", pa.int32()),
@@ -38,7 +39,7 @@ ARROW_SCHEMA = pa.schema(
         ("message_id", pa.string()),
         ("key", pa.binary()),
         ("value", pa.binary()),
-        ("headers", HEADER_TYPE),
+        ("headers", pa.binary()),  # packed, see header_blob
     ]
 )
 ARROW_CHUNK = 4096
@@ -183,7 +184,7 @@ def read_range(consumer: Consumer, part: JournalRange) -> Iterator[pa.RecordBatc
             rows["key"].append(key)
             rows["value"].append(message.value())
             headers: list[tuple[str, bytes]] = message.headers() or []  # type: ignore[assignment]
-            rows["headers"].append([{"key": k, "value": v} for k, v in headers])
+            rows["headers"].append(pack_headers(headers))
             if len(rows["offset"]) >= ARROW_CHUNK:
                 yield _batch(rows)
     if rows["offset"]:

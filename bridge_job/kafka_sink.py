@@ -19,6 +19,7 @@ from confluent_kafka import Producer
 from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from bridge_job.header_blob import unpack_headers
 from bridge_job.kafka_clients import BridgeStopped, KafkaConfig, delivery_failure, producer_config
 from bridge_job.loading import WatchedConfig
 
@@ -60,10 +61,10 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             for topic, key, value, headers in zip(
                 columns["topic"], columns["key"], columns["value"], columns["headers"], strict=True
             ):
-                pairs = [(h["key"], h["value"]) for h in headers]
+                pairs = unpack_headers(headers)
                 while True:
                     try:
-                        producer.produce(topic, value, key, headers=pairs, on_delivery=delivered)
+                        producer.produce(topic, value, key, headers=pairs, on_delivery=delivered)  # type: ignore[arg-type]
                         break
                     except BufferError:
                         producer.poll(0.1)  # the local queue is full: let deliveries drain

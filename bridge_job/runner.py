@@ -176,8 +176,10 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             progress = query.lastProgress
             if progress is not None and progress["batchId"] != last_batch:
                 last_batch = progress["batchId"]
-                figures = figures_from_progress(query.recentProgress[-1])
-                metrics.record_batch(figures)
+                try:
+                    metrics.record_batch(figures_from_progress(query.recentProgress[-1]))
+                except Exception:  # telemetry must never stop the bridge
+                    log.warning("cannot record batch %s figures", last_batch, exc_info=True)
             if ingest.failure is not None:
                 raise ingest.failure
             try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
@@ -30,6 +30,7 @@ class BatchFigures:
     latency_avg_seconds: float
     duration_seconds: float
     journal_lag: int
+    phases_ms: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def failures(self) -> int:
@@ -42,10 +43,10 @@ class BatchFigures:
 
 def journal_lag(end_offset: str | None, latest_offset: str | None) -> int:
     """Records in the journal not yet routed: latest minus end, summed over partitions."""
-    if not end_offset or not latest_offset:
+    end = json.loads(end_offset) if end_offset else None
+    latest = json.loads(latest_offset) if latest_offset else None  # "null" before the first batch
+    if not isinstance(end, Mapping) or not isinstance(latest, Mapping):
         return 0
-    end: Mapping[str, int] = json.loads(end_offset)
-    latest: Mapping[str, int] = json.loads(latest_offset)
     return sum(max(int(latest[p]) - int(end.get(p, 0)), 0) for p in latest)
 
 
@@ -64,6 +65,7 @@ def figures_from_progress(progress: Any) -> BatchFigures:
         latency_avg_seconds=(latency_ns / routed / 1e9) if routed else 0.0,
         duration_seconds=float((progress.batchDuration or 0) / 1000.0),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
+        phases_ms=dict(progress.durationMs or {}),
     )
 
 

@@ -28,7 +28,10 @@ def register(commands: Any) -> None:
 
 def localised(bridge: dict[str, Any], activemq_url: str, bootstrap: str) -> dict[str, Any]:
     spec = bridge["spec"]
-    spec["jms"]["connectionFactory"]["properties"]["brokerURL"] = f"failover:({activemq_url})"
+    url = spec["jms"]["connectionFactory"]["properties"]["brokerURL"]
+    spec["jms"]["connectionFactory"]["properties"]["brokerURL"] = url.replace(
+        "tcp://127.0.0.1:61616", activemq_url
+    )
     spec["kafka"]["bootstrapServers"] = bootstrap
     return bridge
 

@@ -24,7 +24,11 @@ def bridge_document(
         "jms": {
             "connectionFactory": {
                 "className": "org.apache.activemq.ActiveMQConnectionFactory",
-                "properties": {"brokerURL": f"failover:({activemq.url})?startupMaxReconnectAttempts=5"},
+                "properties": {
+                    # bounded reconnects at startup; never park a message in ActiveMQ.DLQ after rollbacks
+                    "brokerURL": f"failover:({activemq.url})?startupMaxReconnectAttempts=5"
+                    "&jms.redeliveryPolicy.maximumRedeliveries=-1"
+                },
             },
             "classpath": activemq_classpath(),
             "sources": sources,

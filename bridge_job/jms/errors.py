@@ -1,0 +1,60 @@
+"""The one exception the JMS adapter raises, and how a Java failure becomes its message.
+
+Callers (the ingest loop, the Kafka -> JMS sender) must not need to know Java exists: every provider or
+JVM failure is re-raised as `JmsError` whose message says what the adapter was doing, where, and the
+provider's reason. The reason is the innermost cause (`getCause()` or JMS's `getLinkedException()`),
+because that is the part that names the real problem ("Connection refused"), followed by its exception
+class so that a terse message ("nohost") still makes sense. The Java exception stays attached as
+`__cause__` for the traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jpype
+
+# Java exceptions, as JPype raises them in Python.
+JavaException = jpype.JException
+
+_MAX_CAUSE_DEPTH = 20
+
+
+class JmsError(Exception):
+    """A JMS provider or JVM failure; the message says what failed, where, and why."""
+
+
+def _next_cause(throwable: Any) -> Any:
+    cause = throwable.getCause()
+    if cause is None and hasattr(throwable, "getLinkedException"):
+        cause = throwable.getLinkedException()
+    return cause
+
+
+def reason(error: BaseException) -> str:
+    """The innermost cause of a Java exception as `message (ExceptionClass)`; Python errors as text.
+
+    When the innermost cause has no message (a bare `EOFException`), the message comes from the nearest
+    exception around it that has one.
+    """
+    if not isinstance(error, JavaException):
+        return str(error) or type(error).__name__
+    chain: list[Any] = [error]
+    for _ in range(_MAX_CAUSE_DEPTH):
+        cause = _next_cause(chain[-1])
+        if cause is None or any(cause.equals(seen) for seen in chain):
+            break
+        chain.append(cause)
+    kind = str(chain[-1].getClass().getSimpleName())
+    class_names = {str(t.getClass().getName()) for t in chain}
+    for throwable in reversed(chain):
+        message = throwable.getMessage()
+        # "java.io.EOFException" as a message says no more than the class name.
+        if message is not None and str(message).strip() and str(message) not in class_names:
+            return f"{message} ({kind})"
+    return kind
+
+
+def jms_error(what: str, error: BaseException) -> JmsError:
+    """`JmsError("<what>: <reason>")`, for `raise jms_error(...) from error`."""
+    return JmsError(f"{what}: {reason(error)}")

@@ -1,0 +1,106 @@
+"""Sending `JmsMessage`s: the Kafka -> JMS half of the adapter.
+
+One `JmsProducer` is one session with one anonymous `MessageProducer`, so a single producer sends to
+any destination (the message's own, or the one a route names). Each message's delivery mode and priority
+are passed to `send`; its time-to-live is what is left until its `expiration` (an absolute time, as JMS
+defines it), so a message keeps the deadline it had at its origin; one whose deadline has already passed
+is sent with a time-to-live of 1 ms, for the provider to expire it rather than to keep it forever.
+
+In a transacted producer nothing is visible to consumers until `commit`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jpype
+
+from bridge_job.jms.errors import JavaException, JmsError, jms_error
+from bridge_job.jms.mapping import MessageWriter
+from bridge_job.message import Destination, JmsMessage
+
+
+def time_to_live(expiration: int, now_ms: int) -> int:
+    """The JMS time-to-live (ms, 0 = never) that makes a message expire at `expiration`."""
+    if expiration == 0:
+        return 0
+    return max(expiration - now_ms, 1)
+
+
+class JmsProducer:
+    """Sends messages in its own session, transacted or auto-acknowledged."""
+
+    def __init__(self, connection: Any, transacted: bool, check_connection: Callable[[], None]) -> None:
+        self.transacted = transacted
+        self._check_connection = check_connection
+        session_class = jpype.JClass("javax.jms.Session")
+        mode = session_class.SESSION_TRANSACTED if transacted else session_class.AUTO_ACKNOWLEDGE
+        self._session: Any = None
+        try:
+            self._session = connection.createSession(transacted, mode)
+            # An anonymous producer: the destination is chosen per message.
+            no_destination = jpype.JObject(None, jpype.JClass("javax.jms.Destination"))
+            self._producer = session_class.createProducer(self._session, no_destination)
+        except JavaException as error:
+            if self._session is not None:
+                with contextlib.suppress(JavaException):
+                    self._session.close()
+            raise jms_error("cannot create a JMS producer", error) from error
+        self._writer = MessageWriter(self._session)
+        self._closed = False
+
+    def send(self, message: JmsMessage, destination: Destination | None = None) -> str:
+        """Send to `destination` (default: the message's own); returns the JMSMessageID assigned."""
+        target = destination or message.destination
+        try:
+            java_message = self._writer.build(message)
+            ttl = time_to_live(message.expiration, time.time_ns() // 1_000_000)
+            self._producer.send(
+                self._writer.destination(target),
+                java_message,
+                int(message.delivery_mode),
+                message.priority,
+                ttl,
+            )
+            return str(java_message.getJMSMessageID())
+        except JavaException as error:
+            if self._closed:
+                raise JmsError(f"cannot send to {target.uri()}: the producer is closed") from error
+            self._check_connection()
+            raise jms_error(f"cannot send to {target.uri()}", error) from error
+
+    def commit(self) -> None:
+        try:
+            self._session.commit()
+        except JavaException as error:
+            self._check_connection()
+            raise jms_error("cannot commit the sent messages", error) from error
+
+    def rollback(self) -> None:
+        try:
+            self._session.rollback()
+        except JavaException as error:
+            self._check_connection()
+            raise jms_error("cannot roll back the sent messages", error) from error
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._session.close()
+        except JavaException as error:
+            try:
+                self._check_connection()
+            except JmsError:
+                return  # the connection is closed or lost, and the session with it
+            raise jms_error("cannot close the JMS producer", error) from error
+
+    def __enter__(self) -> JmsProducer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

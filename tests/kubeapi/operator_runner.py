@@ -1,0 +1,149 @@
+"""
+Running a real kopf operator against the emulator, in its own thread with its own event loop.
+
+kopf is not run in pytest-asyncio's loop: kopf assumes it owns its loop (at exit it cancels every
+task it did not see at start), and tests stay synchronous and simple this way.
+
+Each operator module gets its own registry: the module is imported while a fresh registry is kopf's
+default, so its `@kopf.on...` handlers land there and nowhere else. Otherwise every operator imported
+in the same pytest process (a toy one, the product's) would run the handlers of all the others. A
+module that was already imported elsewhere keeps the registry it registered into back then.
+
+kopf logs in through its usual fallback: the kubernetes client's kubeconfig loader. The client fixes
+its default kubeconfig location when it is imported, so it is pointed at the emulator's kubeconfig
+for the duration of the run (as the `kube_api` fixture also does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+
+import kopf
+from kopf._core.intents.registries import SmartOperatorRegistry  # as kopf's default: with login fallbacks
+
+from tests.kubeapi.client import KubeApi
+
+STARTUP_TIMEOUT = 60.0
+SHUTDOWN_TIMEOUT = 60.0
+
+_registries: dict[str, kopf.OperatorRegistry] = {}
+
+
+def registry_of(module: str) -> kopf.OperatorRegistry:
+    """The registry holding the handlers of an operator module (imported here on first use)."""
+    if module not in _registries:
+        if module in sys.modules:
+            _registries[module] = kopf.get_default_registry()
+        else:
+            previous = kopf.get_default_registry()
+            registry = SmartOperatorRegistry()
+            kopf.set_default_registry(registry)
+            try:
+                importlib.import_module(module)
+            finally:
+                kopf.set_default_registry(previous)
+            _registries[module] = registry
+    return _registries[module]
+
+
+@contextlib.contextmanager
+def _clients_pointed_at(kube: KubeApi) -> Iterator[None]:
+    import kubernetes.config.kube_config as kube_config
+
+    saved_env = {name: os.environ.get(name) for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
+    saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    os.environ["KUBECONFIG"] = str(kube.kubeconfig)
+    os.environ.pop("KUBERNETES_SERVICE_HOST", None)
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(kube.kubeconfig)
+    try:
+        yield
+    finally:
+        kube_config.KUBE_CONFIG_DEFAULT_LOCATION = saved_default
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def run_operator(
+    kube: KubeApi,
+    module: str,
+    *,
+    namespaces: Sequence[str] = (),
+    clusterwide: bool = True,
+) -> Iterator[None]:
+    """
+    Run the kopf operator defined by `module` against `kube` until the block exits.
+
+    Returns once the operator is ready (its startup handlers have finished). On exit, the operator
+    is stopped and its thread joined; if the operator crashed, its exception is re-raised.
+    """
+    registry = registry_of(module)
+    ready_flag = threading.Event()
+    # The flags of kopf's stop are asyncio.Events of the operator's own loop: kopf waits for threading
+    # flags in executor threads, which would keep its loop from closing after a crash.
+    stopping: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
+    crash: list[BaseException] = []
+
+    async def operate() -> None:
+        requested, stop_flag = asyncio.Event(), asyncio.Event()
+
+        def request_stop() -> None:
+            requested.set()
+            stop_flag.set()
+
+        stopping.append((asyncio.get_running_loop(), request_stop))
+        existing_tasks = asyncio.all_tasks()
+        tasks = await kopf.spawn_tasks(
+            registry=registry,
+            clusterwide=clusterwide and not namespaces,
+            namespaces=namespaces,
+            standalone=True,  # no peering: one operator per test
+            ready_flag=ready_flag,
+            stop_flag=stop_flag,
+        )
+        # As `kopf.operator()`, plus: when any root task ends (a crash), raise the stop flag too.
+        # Otherwise kopf's waiter for that flag holds its shutdown for 5 seconds.
+        for task in tasks:
+            task.add_done_callback(lambda _: stop_flag.set())
+        await kopf.run_tasks(tasks, ignored=existing_tasks)
+        if not requested.is_set():
+            raise RuntimeError("kopf exited without being stopped")
+
+    def run() -> None:
+        try:
+            asyncio.run(operate())
+        except BaseException as e:
+            crash.append(e)
+        finally:
+            ready_flag.set()  # unblock the waiting test if the operator died during startup
+
+    def stop() -> None:
+        for loop, request_stop in stopping:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the operator is gone already
+                loop.call_soon_threadsafe(request_stop)
+
+    with _clients_pointed_at(kube):
+        thread = threading.Thread(target=run, name=f"kopf-{module}", daemon=True)
+        thread.start()
+        try:
+            if not ready_flag.wait(timeout=STARTUP_TIMEOUT):
+                raise TimeoutError(f"The operator {module} did not start in {STARTUP_TIMEOUT}s")
+            if not crash:
+                yield
+        finally:
+            stop()
+            thread.join(timeout=SHUTDOWN_TIMEOUT)
+            # Raised from `finally`: a failure of the test body stays visible as the context.
+            if thread.is_alive():
+                raise TimeoutError(f"The operator {module} did not stop in {SHUTDOWN_TIMEOUT}s")
+            if crash:
+                raise RuntimeError(f"The operator {module} crashed") from crash[0]

@@ -1,7 +1,8 @@
 """Message formats: how a JMS message looks on the Kafka side (route field `format`).
 
-Each format module offers `encode(message, ...) -> KafkaRecord` and `decode(record, ...) -> JmsMessage`.
-They are pure functions over plain data: no Spark, no brokers.
+Each format module (`native`, `basic`, `jsonmode`, `envelope`) offers `encode(message, origin) ->
+KafkaRecord` and `decode(record, destination) -> JmsMessage`; `codecs.codec(format)` picks one for a
+route. They are pure functions over plain data: no Spark, no brokers. docs/formats.md describes them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,16 @@ from dataclasses import dataclass, field
 
 class FormatError(ValueError):
     """Input that a format cannot read or a message it cannot represent; the message says where."""
+
+
+def utf8(text: str, where: str) -> bytes:
+    """`text` as UTF-8. A lone surrogate (which a Java string may hold) has no UTF-8 form: refused."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError as error:
+        raise FormatError(
+            f"{where}: character {error.start} is a lone surrogate, which UTF-8 cannot carry"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 
-from bridge_job.formats import FormatError, KafkaRecord
+from bridge_job.formats import FormatError, KafkaRecord, utf8
 from bridge_job.message import (
+    HEADER_NAMES,
     BodyType,
     DeliveryMode,
     Destination,
@@ -64,34 +65,46 @@ def parse_value(text: str, type_: PropertyType) -> PropertyValue:
 
 def encode(message: JmsMessage, origin: str | None = None) -> KafkaRecord:
     headers: list[tuple[str, bytes]] = []
-    add = headers.append
-    add((PREFIX + "JMSDestination", message.destination.uri().encode()))
+
+    def add(name: str, text: str) -> None:
+        headers.append((name, utf8(text, f"header {name}")))
+
+    add(PREFIX + "JMSDestination", message.destination.uri())
     if message.message_id is not None:
-        add((PREFIX + "JMSMessageID", message.message_id.encode()))
+        add(PREFIX + "JMSMessageID", message.message_id)
     if message.correlation_id is not None:
-        add((PREFIX + "JMSCorrelationID", message.correlation_id.encode()))
+        add(PREFIX + "JMSCorrelationID", message.correlation_id)
     if message.reply_to is not None:
-        add((PREFIX + "JMSReplyTo", message.reply_to.uri().encode()))
+        add(PREFIX + "JMSReplyTo", message.reply_to.uri())
     if message.type is not None:
-        add((PREFIX + "JMSType", message.type.encode()))
-    add((PREFIX + "JMSPriority", str(message.priority).encode()))
-    add((PREFIX + "JMSDeliveryMode", str(int(message.delivery_mode)).encode()))
-    add((PREFIX + "JMSExpiration", str(message.expiration).encode()))
-    add((PREFIX + "JMSTimestamp", str(message.timestamp).encode()))
-    add((PREFIX + "JMSRedelivered", b"true" if message.redelivered else b"false"))
+        add(PREFIX + "JMSType", message.type)
+    add(PREFIX + "JMSPriority", str(message.priority))
+    add(PREFIX + "JMSDeliveryMode", str(int(message.delivery_mode)))
+    add(PREFIX + "JMSExpiration", str(message.expiration))
+    add(PREFIX + "JMSTimestamp", str(message.timestamp))
+    add(PREFIX + "JMSRedelivered", "true" if message.redelivered else "false")
     types = []
     for name, prop in message.properties.items():
-        add((PREFIX + name, render_value(prop.value).encode()))
+        _check_property_name(name, prop)
+        add(PREFIX + name, render_value(prop.value))
         if prop.type is not PropertyType.STRING:
             types.append(f"{name}={prop.type.value}")
     if types:
-        add((TYPES_HEADER, ",".join(types).encode()))
-    add((MESSAGE_TYPE_HEADER, message.body_type.value.encode()))
+        add(TYPES_HEADER, ",".join(types))
+    add(MESSAGE_TYPE_HEADER, message.body_type.value)
     if origin is not None:
-        add((ORIGIN_HEADER, origin.encode()))
+        add(ORIGIN_HEADER, origin)
     body = message.body
-    value = body.encode() if isinstance(body, str) else body
+    value = utf8(body, "value") if isinstance(body, str) else body
     return KafkaRecord(value=value, headers=headers)
+
+
+def _check_property_name(name: str, prop: Property) -> None:
+    """Refuse the names that `decode` would read back as something else."""
+    if name in HEADER_NAMES:
+        raise FormatError(f"property {name}: the name of a JMS header cannot name a property")
+    if prop.type is not PropertyType.STRING and (not name or "," in name or "=" in name):
+        raise FormatError(f"property {name!r}: a typed property's name must be non-empty, without ',' or '='")
 
 
 def _text(name: str, raw: bytes) -> str:

@@ -1,0 +1,346 @@
+"""The `json` format: the record value is one JSON object with the message's headers, properties and body.
+
+The JSON transformation of the seed, made exact enough to come back as the same JMS message:
+
+    {"headers": {"JMSDestination": "queue://orders", "JMSMessageID": "ID:1", "JMSPriority": 4,
+                 "JMSDeliveryMode": 2, "JMSExpiration": 0, "JMSTimestamp": 1700000000000,
+                 "JMSRedelivered": false},
+     "properties": {"region": "emea", "express": true, "count": 3, "ratio": 0.5},
+     "types": {"count": "int", "ratio": "float"},
+     "text": "hello"}
+
+- `headers`: the JMS headers by name; destinations as `queue://NAME` / `topic://NAME`, delivery mode 1
+  (non-persistent) or 2 (persistent). Unset headers are left out (`null` reads as unset too).
+- `properties`: name-value pairs in plain JSON types. JSON has one number type, so `types` gives the JMS
+  type of every numeric property (byte, short, int, long, float, double). Without an entry a number is a
+  long when written without fraction or exponent and a double otherwise, a string a string and a
+  boolean a boolean: plain JSON from other producers converts. Non-finite floating-point values are the
+  strings "NaN", "Infinity" and "-Infinity" (with a `types` entry), since JSON has no literal for them.
+- the body: `text` for a TextMessage, `bytes` (base64, RFC 4648 with padding) for a BytesMessage; either
+  may be `null` (a message without a body). Other JMS message types have no body the bridge carries:
+  `messageType` names them. Neither member means a TextMessage without a body.
+
+Members or headers not listed here are errors rather than silently dropped data.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from typing import Any
+
+from bridge_job.formats import FormatError, KafkaRecord, utf8
+from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.message import (
+    HEADER_NAMES,
+    BodyType,
+    DeliveryMode,
+    Destination,
+    JmsMessage,
+    Property,
+    PropertyType,
+    PropertyValue,
+    to_float32,
+)
+
+MEMBERS = ("headers", "properties", "types", "text", "bytes", "messageType")
+_BOUNDS = {
+    PropertyType.BYTE: range(-(2**7), 2**7),
+    PropertyType.SHORT: range(-(2**15), 2**15),
+    PropertyType.INT: range(-(2**31), 2**31),
+    PropertyType.LONG: range(-(2**63), 2**63),
+}
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# JMS message -> JSON
+
+
+def document(message: JmsMessage) -> dict[str, Any]:
+    """The JSON object for a message (the value `encode` writes, before serialising)."""
+    doc: dict[str, Any] = {"headers": _headers(message)}
+    properties: dict[str, Any] = {}
+    types: dict[str, str] = {}
+    for name, prop in message.properties.items():
+        properties[name] = _json_value(prop.value)
+        if prop.type is not PropertyType.STRING and prop.type is not PropertyType.BOOLEAN:
+            types[name] = prop.type.value
+    doc["properties"] = properties
+    if types:
+        doc["types"] = types
+    body = message.body
+    if message.body_type is BodyType.TEXT:
+        if isinstance(body, bytes):
+            raise FormatError("text: a TextMessage body must be text, not bytes")
+        doc["text"] = body
+    elif message.body_type is BodyType.BYTES:
+        doc["bytes"] = None if body is None else base64.b64encode(_as_bytes(body)).decode("ascii")
+    elif body is not None:
+        raise FormatError(f"body: a {message.body_type.value} has no body the bridge carries")
+    else:
+        doc["messageType"] = message.body_type.value
+    return doc
+
+
+def encode(message: JmsMessage, origin: str | None = None) -> KafkaRecord:
+    value = utf8(_ENCODER.encode(document(message)), "value")
+    headers = [] if origin is None else [(ORIGIN_HEADER, utf8(origin, "origin"))]
+    return KafkaRecord(value=value, headers=headers)
+
+
+def _headers(message: JmsMessage) -> dict[str, Any]:
+    headers: dict[str, Any] = {"JMSDestination": message.destination.uri()}
+    if message.message_id is not None:
+        headers["JMSMessageID"] = message.message_id
+    if message.correlation_id is not None:
+        headers["JMSCorrelationID"] = message.correlation_id
+    if message.reply_to is not None:
+        headers["JMSReplyTo"] = message.reply_to.uri()
+    if message.type is not None:
+        headers["JMSType"] = message.type
+    headers["JMSPriority"] = message.priority
+    headers["JMSDeliveryMode"] = int(message.delivery_mode)
+    headers["JMSExpiration"] = message.expiration
+    headers["JMSTimestamp"] = message.timestamp
+    headers["JMSRedelivered"] = message.redelivered
+    return headers
+
+
+def _json_value(value: PropertyValue) -> PropertyValue:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def _as_bytes(body: str | bytes) -> bytes:
+    return body if isinstance(body, bytes) else utf8(body, "bytes")
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSON -> JMS message
+
+
+def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMessage:
+    """The JMS message a record carries. `destination` is used when the JSON names none."""
+    if record.value is None:
+        raise FormatError("value: missing (a null record); the json format needs a JSON object")
+    return message_of(parse(record.value), destination)
+
+
+def parse(data: bytes, where: str = "value") -> Any:
+    """Strict JSON (no NaN literals), with the byte offset of the first problem."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        raise FormatError(f"{where} byte {error.start}: not UTF-8") from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        offset = len(text[: error.pos].encode())
+        raise FormatError(f"{where} byte {offset}: invalid JSON: {error.msg}") from None
+    except RecursionError:
+        raise FormatError(f"{where}: JSON nested too deeply") from None
+    except ValueError as error:  # e.g. an integer with more digits than Python converts
+        raise FormatError(f"{where}: invalid JSON: {error}") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON; write it as the string {name!r} with a types entry")
+
+
+def message_of(doc: Any, destination: Destination | None) -> JmsMessage:
+    """The JMS message a parsed JSON document describes; FormatError names the offending field."""
+    if not isinstance(doc, dict):
+        raise FormatError(f"value: expected a JSON object, got {_kind(doc)}")
+    for member in doc:
+        if member not in MEMBERS:
+            raise FormatError(f"{member}: unknown member; expected one of {', '.join(MEMBERS)}")
+    fields = _read_headers(_object(doc, "headers"))
+    target = fields.pop("destination", None) or destination
+    if target is None:
+        raise FormatError("headers.JMSDestination: missing, and the route names no destination")
+    body_type, body = _read_body(doc)
+    return JmsMessage(
+        destination=target,
+        body_type=body_type,
+        body=body,
+        properties=_read_properties(_object(doc, "properties"), _object(doc, "types")),
+        **fields,
+    )
+
+
+def _read_headers(headers: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, value in headers.items():
+        where = f"headers.{name}"
+        if value is None:
+            continue
+        match name:
+            case "JMSDestination":
+                fields["destination"] = _destination(value, where)
+            case "JMSReplyTo":
+                fields["reply_to"] = _destination(value, where)
+            case "JMSMessageID":
+                fields["message_id"] = _string(value, where)
+            case "JMSCorrelationID":
+                fields["correlation_id"] = _string(value, where)
+            case "JMSType":
+                fields["type"] = _string(value, where)
+            case "JMSPriority":
+                fields["priority"] = _integer(value, PropertyType.INT, where)
+            case "JMSDeliveryMode":
+                mode = _integer(value, PropertyType.INT, where)
+                if mode not in (1, 2):
+                    raise FormatError(f"{where}: {mode} is neither 1 (non-persistent) nor 2 (persistent)")
+                fields["delivery_mode"] = DeliveryMode(mode)
+            case "JMSExpiration":
+                fields["expiration"] = _integer(value, PropertyType.LONG, where)
+            case "JMSTimestamp":
+                fields["timestamp"] = _integer(value, PropertyType.LONG, where)
+            case "JMSRedelivered":
+                if not isinstance(value, bool):
+                    raise FormatError(f"{where}: expected true or false, got {_kind(value)}")
+                fields["redelivered"] = value
+            case _:
+                raise FormatError(f"{where}: not a JMS header; expected one of {', '.join(HEADER_NAMES)}")
+    return fields
+
+
+def _read_properties(properties: dict[str, Any], types: dict[str, Any]) -> dict[str, Property]:
+    declared: dict[str, PropertyType] = {}
+    for name, type_name in types.items():
+        if name not in properties:
+            raise FormatError(f"types.{name}: there is no property {name!r}")
+        try:
+            declared[name] = PropertyType(type_name)
+        except ValueError:
+            raise FormatError(
+                f"types.{name}: expected one of {', '.join(t.value for t in PropertyType)}, got {type_name!r}"
+            ) from None
+    return {
+        name: _property(value, declared.get(name), f"properties.{name}") for name, value in properties.items()
+    }
+
+
+def _property(value: Any, type_: PropertyType | None, where: str) -> Property:
+    if type_ is None:
+        if isinstance(value, bool):
+            type_ = PropertyType.BOOLEAN
+        elif isinstance(value, int):
+            type_ = PropertyType.LONG
+        elif isinstance(value, float):
+            type_ = PropertyType.DOUBLE
+        elif isinstance(value, str):
+            type_ = PropertyType.STRING
+        else:
+            raise FormatError(f"{where}: expected a string, boolean or number, got {_kind(value)}")
+    if type_ is PropertyType.STRING:
+        return Property(type_, _string(value, where))
+    if type_ is PropertyType.BOOLEAN:
+        if not isinstance(value, bool):
+            raise FormatError(f"{where}: expected true or false for a boolean, got {_kind(value)}")
+        return Property(type_, value)
+    if type_ in _BOUNDS:
+        return Property(type_, _integer(value, type_, where))
+    number = _floating(value, where)
+    if type_ is PropertyType.FLOAT and math.isfinite(number):
+        try:
+            number = to_float32(number)  # what Java's (float) cast gives, for JSON written by others
+        except OverflowError:
+            raise FormatError(f"{where}: {number!r} is out of range for a float") from None
+    return Property(type_, number)
+
+
+def _integer(value: Any, type_: PropertyType, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise FormatError(f"{where}: expected an integer ({type_.value}), got {_kind(value)}")
+    if value not in _BOUNDS[type_]:
+        raise FormatError(f"{where}: {value} is out of range for a {type_.value}")
+    return value
+
+
+def _floating(value: Any, where: str) -> float:
+    if isinstance(value, str) and value in _NON_FINITE:
+        return _NON_FINITE[value]
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise FormatError(f"{where}: expected a number, NaN, Infinity or -Infinity, got {_kind(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise FormatError(f"{where}: {value} is out of range for a double") from None
+
+
+def _read_body(doc: dict[str, Any]) -> tuple[BodyType, str | bytes | None]:
+    named = None
+    if doc.get("messageType") is not None:
+        text = _string(doc["messageType"], "messageType")
+        try:
+            named = BodyType(text)
+        except ValueError:
+            raise FormatError(
+                f"messageType: expected one of {', '.join(t.value for t in BodyType)}, got {text!r}"
+            ) from None
+    if "text" in doc and "bytes" in doc:
+        raise FormatError("text, bytes: a message has one body, not both")
+    body: str | bytes | None = None
+    if "text" in doc:
+        body_type, member = BodyType.TEXT, "text"
+        body = None if doc["text"] is None else _string(doc["text"], "text")
+    elif "bytes" in doc:
+        body_type, member = BodyType.BYTES, "bytes"
+        body = None if doc["bytes"] is None else _base64(doc["bytes"], "bytes")
+    else:
+        return named or BodyType.TEXT, None
+    if named is not None and named is not body_type:
+        raise FormatError(f"messageType: {named.value} does not have a {member} body")
+    return body_type, body
+
+
+def _base64(value: Any, where: str) -> bytes:
+    text = _string(value, where)
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise FormatError(f"{where}: not base64 ({error})") from None
+
+
+def _destination(value: Any, where: str) -> Destination:
+    text = _string(value, where)
+    try:
+        return Destination.parse(text)
+    except ValueError as error:
+        raise FormatError(f"{where}: {error}") from None
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise FormatError(f"{where}: expected a string, got {_kind(value)}")
+    return value
+
+
+def _object(doc: dict[str, Any], member: str) -> dict[str, Any]:
+    value = doc.get(member)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise FormatError(f"{member}: expected a JSON object, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind for error messages, with a short excerpt."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    text = json.dumps(value, ensure_ascii=False)
+    kind = "a string" if isinstance(value, str) else "a number"
+    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"

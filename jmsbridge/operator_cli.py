@@ -1,9 +1,279 @@
-"""Placeholder: this module's commands are registered here."""
+"""`jmsbridge operator | render | validate | crds`: the control plane from the command line.
+
+- `operator` runs the kopf operator (the same as `kopf run -m jmsbridge_operator`), with the operator's own
+  settings as options; it finds the cluster like kubectl does (in-cluster, else `$KUBECONFIG`).
+- `render -f ...` prints, offline, as a YAML stream, exactly the objects the operator would create for the
+  bridges and routes in the files (the operator's own planning and rendering functions).
+- `validate -f ...` reports every problem with its file and field, and exits 1 when there is any.
+- `crds` prints the CRDs generated from the models (`--write` rewrites `crds/` and the Helm chart's copy).
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError, parse_resource
+from bridge_job.loading import read_documents
 
 
 def register(commands: Any) -> None:
     """Add this module's subcommands to `commands` (an argparse subparsers action)."""
+    operator = commands.add_parser(
+        "operator",
+        help="run the Kubernetes operator",
+        description="Run the JmsBridge operator (the same as `kopf run -m jmsbridge_operator`).",
+    )
+    scope = operator.add_mutually_exclusive_group()
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        dest="namespaces",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="serve this namespace (repeat for several; globs like 'team-*' work)",
+    )
+    scope.add_argument(
+        "-A", "--all-namespaces", action="store_true", help="serve every namespace (the default)"
+    )
+    operator.add_argument(
+        "--liveness", metavar="URL", help="liveness endpoint, e.g. http://0.0.0.0:8080/healthz"
+    )
+    operator.add_argument(
+        "--metrics-port", type=int, metavar="N", help="serve Prometheus metrics on this port"
+    )
+    operator.add_argument("--metrics-address", default="0.0.0.0", metavar="ADDR")
+    operator.add_argument("--json-logs", action="store_true", help="log one JSON object per line")
+    operator.add_argument(
+        "--resync-seconds", type=float, metavar="S", help="full pass over every bridge (300)"
+    )
+    operator.add_argument(
+        "--watch-timeout", type=float, metavar="S", help="restart watches after S seconds (300)"
+    )
+    operator.add_argument("--workers", type=int, metavar="N", help="handler threads (8)")
+    verbosity = operator.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true")
+    verbosity.add_argument("-q", "--quiet", action="store_true")
+    operator.set_defaults(run=run_operator)
+
+    render = commands.add_parser(
+        "render",
+        help="print the objects the operator would create",
+        description="Print, as a YAML stream, the ConfigMap and SparkApplications the operator would create "
+        "for the JmsBridge and JmsBridgeRoute resources in the files (offline). Without a uid in the "
+        "bridge's metadata the objects carry no ownerReference (the operator sets it).",
+    )
+    render.add_argument(
+        "-f", "--filename", dest="files", action="append", type=Path, required=True, metavar="FILE"
+    )
+    render.add_argument("-n", "--namespace", help="namespace for resources that name none")
+    render.set_defaults(run=run_render)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check JmsBridge and JmsBridgeRoute files",
+        description="Report every problem of the resources in the files, with file and field; exit 1 if any.",
+    )
+    validate.add_argument(
+        "-f", "--filename", dest="files", action="append", type=Path, required=True, metavar="FILE"
+    )
+    validate.add_argument("-n", "--namespace", help="namespace for resources that name none")
+    validate.set_defaults(run=run_validate)
+
+    crds = commands.add_parser("crds", help="print (or --write) the CRDs generated from the models")
+    crds.add_argument("--write", action="store_true", help="rewrite crds/ and the Helm chart's crds/")
+    crds.add_argument("--check", action="store_true", help="exit 1 when the committed CRDs are stale")
+    crds.set_defaults(run=run_crds)
+
+
+# ---------------------------------------------------------------------------------------------------
+# operator
+
+
+def operator_environment(args: argparse.Namespace) -> dict[str, str]:
+    """The operator's own settings travel as environment variables (so `kopf run` takes them too)."""
+    from jmsbridge_operator import options
+
+    env: dict[str, str] = {}
+    if args.metrics_port is not None:
+        env[options.ENV_METRICS_PORT] = str(args.metrics_port)
+        env[options.ENV_METRICS_ADDRESS] = args.metrics_address
+    if args.resync_seconds is not None:
+        env[options.ENV_RESYNC_SECONDS] = str(args.resync_seconds)
+    if args.watch_timeout is not None:
+        env[options.ENV_WATCH_TIMEOUT] = str(args.watch_timeout)
+    if args.workers is not None:
+        env[options.ENV_WORKERS] = str(args.workers)
+    return env
+
+
+def run_operator(args: argparse.Namespace) -> int:
+    os.environ.update(operator_environment(args))
+    import importlib
+
+    import kopf
+
+    log_format = kopf.LogFormat.JSON if args.json_logs else kopf.LogFormat.FULL
+    kopf.configure(verbose=args.verbose, quiet=args.quiet, log_format=log_format)
+    importlib.import_module("jmsbridge_operator")  # registers the handlers (after the options are set)
+    kopf.run(
+        clusterwide=not args.namespaces,
+        namespaces=args.namespaces,
+        liveness_endpoint=args.liveness,
+        standalone=True,
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# render and validate
+
+
+@dataclass
+class Resources:
+    """Our documents from the files, each with its `file#n` label; other kinds are skipped."""
+
+    bridges: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    routes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _namespace_of(document: Mapping[str, Any]) -> str:
+    return str((document.get("metadata") or {}).get("namespace") or "")
+
+
+def load(files: Sequence[Path], namespace: str | None) -> Resources:
+    found = Resources()
+    for path in files:
+        try:
+            documents = read_documents(path)
+        except ConfigError as error:
+            found.problems.append(str(error))
+            continue
+        for where, document in documents:
+            group = str(document.get("apiVersion") or "").partition("/")[0]
+            if group != API_GROUP and document.get("kind") not in (BRIDGE_KIND, ROUTE_KIND):
+                found.skipped.append(f"{where}: {document.get('kind')} (not ours)")
+                continue
+            if namespace and isinstance(document.get("metadata"), dict):
+                document["metadata"].setdefault("namespace", namespace)
+            try:
+                parse_resource(document, where)
+            except ConfigError as error:
+                found.problems.append(str(error))
+            if document.get("kind") == BRIDGE_KIND:
+                found.bridges.append((where, document))
+            elif document.get("kind") == ROUTE_KIND:
+                found.routes.append((where, document))
+    return found
+
+
+def _check(found: Resources) -> list[Any]:
+    """Plan every bridge as the operator would; add cross-resource problems to `found.problems`."""
+    from jmsbridge_operator.acceptance import judge_routes, referenced_bridge, route_name
+    from jmsbridge_operator.gating import open_gate
+    from jmsbridge_operator.planning import Observed, plan
+    from jmsbridge_operator.status import READY, find_condition
+
+    plans = []
+    bridge_keys = set()
+    route_where = {(_namespace_of(d), route_name(d)): w for w, d in found.routes}
+    for where, bridge in found.bridges:
+        namespace = _namespace_of(bridge)
+        name = str((bridge.get("metadata") or {}).get("name"))
+        bridge_keys.add((namespace, name))
+        mine = [d for _, d in found.routes if (_namespace_of(d), referenced_bridge(d)) == (namespace, name)]
+        decided = plan(Observed(bridge, mine), open_gate, "1970-01-01T00:00:00Z")
+        ready = find_condition(decided.status, READY) or {}
+        if ready.get("reason") == "InvalidSpec" and not any(p.startswith(where) for p in found.problems):
+            found.problems.append(f"{where}: {ready.get('message')}")
+        for update in decided.routes:
+            accepted = find_condition(update.status, "Accepted") or {}
+            if accepted.get("status") != "True" and accepted.get("reason") not in (
+                "InvalidSpec",
+                "BridgeInvalid",
+            ):
+                label = route_where.get((namespace, update.name), update.name)
+                found.problems.append(f"{label}: {accepted.get('reason')}: {accepted.get('message')}")
+        plans.append(decided)
+    if found.bridges:
+        orphans: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for _, document in found.routes:
+            key = (_namespace_of(document), referenced_bridge(document) or "")
+            if key not in bridge_keys:
+                orphans.setdefault(key, []).append(document)
+        for (namespace, bridge_name), documents in sorted(orphans.items()):
+            judgement = judge_routes(bridge_name, None, documents, namespace=namespace or None)
+            for document in documents:
+                verdict = judgement.verdicts[route_name(document)]
+                label = route_where.get((namespace, route_name(document)), route_name(document))
+                found.problems.append(f"{label}: {verdict.reason}: {verdict.message}")
+    return plans
+
+
+class _Dumper(yaml.SafeDumper):
+    """No anchors, and multi-line text (the job's config) as a readable literal block."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def run_render(args: argparse.Namespace) -> int:
+    found = load(args.files, args.namespace)
+    plans = _check(found)
+    if found.problems:
+        for problem in found.problems:
+            print(problem, file=sys.stderr)
+        if not any(p.writes for p in plans):
+            return 1
+    objects = [write.body for decided in plans for write in decided.writes if write.verb == "create"]
+    if not objects:
+        print("no JmsBridge in the files: nothing to render", file=sys.stderr)
+        return 1
+    sys.stdout.write(yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, explicit_start=True, width=1000))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    found = load(args.files, args.namespace)
+    _check(found)
+    if not found.bridges:
+        print("note: no JmsBridge in the files; routes were checked on their own", file=sys.stderr)
+    if found.problems:
+        lines = [line for problem in found.problems for line in problem.splitlines()]
+        for line in lines:
+            print(line, file=sys.stderr)
+        print(f"{len(lines)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"ok: {len(found.bridges)} JmsBridge, {len(found.routes)} JmsBridgeRoute")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# crds
+
+
+def run_crds(args: argparse.Namespace) -> int:
+    from jmsbridge_operator import crdgen
+
+    if args.check or args.write:
+        return crdgen.main(["--check"] if args.check else [])
+    sys.stdout.write("".join(f"---\n{crdgen.dump(crd)}" for crd in crdgen.crds().values()))
+    return 0

@@ -1,0 +1,284 @@
+"""How the operator copes with many bridges: 300 bridges x 3 routes against the Kubernetes API emulator.
+
+    python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby]
+
+The emulator (tests/kubeapi) runs in this process; the operator runs as `jmsbridge operator` in a child
+process, so that its memory is its own. The benchmark creates the bridges and their routes as fast as it
+can, then measures:
+
+- `reconciled_s`: from the first create until every bridge is reconciled: status for the current
+  generation, its routes in effect, its ConfigMap and SparkApplication(s) there, every route Accepted;
+- `running_s`: after playing the spark-operator (every application RUNNING), until every bridge is Ready;
+- `requests_per_bridge`: API requests the operator made (kopf's and ours), per bridge, up to `running`;
+- `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM).
+
+Prints ONE JSON line. Not a test: a measurement (bounded in time, loopback only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "operator")]
+
+from tests.kubeapi.client import KubeApi, serve_kube_api  # noqa: E402
+
+EXTRA: list[str] = ["-q"]
+NAMESPACE = "bench"
+GROUP_VERSION = "jmsbridge.dev/v1alpha1"
+SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
+OPERATOR_AGENTS = ("kopf", "OpenAPI-Generator")
+SPARK_CRD = REPO.parent / "shared" / "ref" / "sparkoperator.k8s.io_sparkapplications.yaml"
+SPARK_CRD_STUB = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
+    "spec": {
+        "group": "sparkoperator.k8s.io",
+        "names": {"kind": "SparkApplication", "plural": "sparkapplications", "singular": "sparkapplication"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1beta2",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+def bridge(name: str, standby: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "JmsBridge",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "jms": {
+                "connectionFactory": {
+                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
+                    "properties": {"brokerURL": "tcp://amq:61616"},
+                },
+                "credentialsSecretRef": {"name": "amq"},
+                "sources": [{"queue": f"{name}.in"}],
+            },
+            "kafka": {"bootstrapServers": "kafka:9092"},
+            "failover": {"standby": standby},
+        },
+    }
+
+
+def route(bridge_name: str, index: int) -> dict[str, Any]:
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "JmsBridgeRoute",
+        "metadata": {"name": f"{bridge_name}-r{index}", "namespace": NAMESPACE},
+        "spec": {
+            "bridgeRef": {"name": bridge_name},
+            "order": index,
+            "match": {"headers": {"JMSType": f"t{index}"}},
+            "kafkaTopic": f"{bridge_name}.out{index}",
+        },
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.25) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def peak_rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@contextlib.contextmanager
+def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    port = free_port()
+    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
+    command += ["--liveness", f"http://127.0.0.1:{port}/healthz"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+
+            def alive() -> bool:
+                if process.poll() is not None:
+                    raise RuntimeError(f"the operator exited with {process.returncode}; see {log}")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                        return True
+                except OSError:
+                    return False
+
+            wait(alive, 60, "the operator's liveness endpoint")
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def bound_request_log(kube: KubeApi, keep: int = 4) -> None:
+    """Keep only kmock's last few served requests while the benchmark runs.
+
+    kmock records every request and, for each new one, scans that log from the start to find it again
+    (`request in view`, applying each reaction's filters to every past request), so the emulator's cost
+    per request grows with the number served: after a few thousand requests it spends most of its CPU
+    there, and the benchmark would measure kmock, not the operator. The log only serves assertions on
+    requests, which this benchmark does not make; bounding it changes nothing that is served, and the
+    request counts come from the emulator's own counters. (A request is looked up right after it is
+    recorded, before anything else runs in the emulator's loop, so it is always still there.)
+    """
+    emulator: Any = kube.emulator
+
+    def bound() -> None:
+        for owner in [emulator, *getattr(emulator, "_payloads", [])]:
+            if isinstance(getattr(owner, "_requests", None), list):
+                # kmock's reactions are frozen attrs classes: set the attribute past attrs.
+                object.__setattr__(owner, "_requests", collections.deque(owner._requests, maxlen=keep))
+
+    kube._serving.call(bound)
+
+
+def operator_requests(kube: KubeApi) -> int:
+    by_agent = kube.requests_by_agent
+    return sum(count for agent, count in by_agent.items() if agent in OPERATOR_AGENTS)
+
+
+def reconciled(kube: KubeApi, bridges: int, routes: int, apps_per_bridge: int) -> bool:
+    items = kube.list(GROUP_VERSION, "JmsBridge", NAMESPACE)
+    done = [
+        b
+        for b in items
+        if (b.get("status") or {}).get("observedGeneration") == b["metadata"]["generation"]
+        and (b.get("status") or {}).get("routeCount") == routes
+    ]
+    if len(done) < bridges:
+        return False
+    if len(kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE)) < bridges * apps_per_bridge:
+        return False
+    accepted = [
+        r
+        for r in kube.list(GROUP_VERSION, "JmsBridgeRoute", NAMESPACE)
+        if any(
+            c["type"] == "Accepted" and c["status"] == "True"
+            for c in (r.get("status") or {}).get("conditions", [])
+        )
+    ]
+    return len(accepted) == bridges * routes
+
+
+def all_ready(kube: KubeApi, bridges: int) -> bool:
+    items = kube.list(GROUP_VERSION, "JmsBridge", NAMESPACE)
+    ready = [
+        b
+        for b in items
+        if any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in (b.get("status") or {}).get("conditions", [])
+        )
+    ]
+    return len(ready) == bridges
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bridges", type=int, default=300)
+    parser.add_argument("--routes", type=int, default=3)
+    parser.add_argument("--standby", action="store_true", help="two SparkApplications per bridge")
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+    apps_per_bridge = 2 if args.standby else 1
+
+    with tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp, serve_kube_api(Path(tmp)) as kube:
+        spark_crd = SPARK_CRD
+        if not spark_crd.exists():
+            spark_crd = Path(tmp) / "spark-crd.yaml"
+            spark_crd.write_text(json.dumps(SPARK_CRD_STUB))
+        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd)
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+
+        bound_request_log(kube)
+        with operator_process(kube, Path(tmp) / "operator.log") as process:
+            before = operator_requests(kube)
+            started = time.monotonic()
+            for i in range(args.bridges):
+                name = f"bridge-{i:04d}"
+                kube.create(bridge(name, args.standby))
+                for r in range(1, args.routes + 1):
+                    kube.create(route(name, r))
+            created_s = time.monotonic() - started
+            wait(
+                lambda: reconciled(kube, args.bridges, args.routes, apps_per_bridge),
+                args.timeout,
+                "every bridge reconciled",
+                interval=1.0,
+            )
+            reconciled_s = time.monotonic() - started
+            requests_reconciled = operator_requests(kube) - before
+
+            # Play the spark-operator: every application starts running.
+            running_started = time.monotonic()
+            for app in kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE):
+                status = {"applicationState": {"state": "RUNNING"}}
+                kube.patch_status(
+                    SPARK_VERSION, "SparkApplication", app["metadata"]["name"], NAMESPACE, status
+                )
+            wait(lambda: all_ready(kube, args.bridges), args.timeout, "every bridge Ready", interval=1.0)
+            running_s = time.monotonic() - running_started
+            requests_total = operator_requests(kube) - before
+            peak = peak_rss_mib(process.pid)
+
+        result = {
+            "bridges": args.bridges,
+            "routes_per_bridge": args.routes,
+            "applications_per_bridge": apps_per_bridge,
+            "create_s": round(created_s, 2),
+            "reconciled_s": round(reconciled_s, 2),
+            "running_s": round(running_s, 2),
+            "requests_per_bridge": round(requests_total / args.bridges, 1),
+            "requests_per_bridge_until_reconciled": round(requests_reconciled / args.bridges, 1),
+            "operator_peak_rss_mib": round(peak, 1),
+        }
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

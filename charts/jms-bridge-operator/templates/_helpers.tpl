@@ -1,0 +1,52 @@
+{{/* Names and labels shared by the templates. */}}
+
+{{- define "jms-bridge-operator.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "jms-bridge-operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "jms-bridge-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "jms-bridge-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "jms-bridge-operator.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "jms-bridge-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "jms-bridge-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "jms-bridge-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* What the operator does inside a served namespace: exactly the objects it reads and writes. */}}
+{{- define "jms-bridge-operator.namespacedRules" -}}
+- apiGroups: [jmsbridge.dev]
+  resources: [jmsbridges, jmsbridgeroutes]
+  verbs: [get, list, watch, patch]
+- apiGroups: [jmsbridge.dev]
+  resources: [jmsbridges/status, jmsbridgeroutes/status]
+  verbs: [get, patch]
+- apiGroups: [sparkoperator.k8s.io]
+  resources: [sparkapplications]
+  verbs: [get, list, watch, create, update, delete]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, create, update, delete]
+- apiGroups: ["", events.k8s.io]
+  resources: [events]
+  verbs: [create]
+{{- end }}

@@ -1,0 +1,78 @@
+"""The gate: a check that may hold a bridge's applications stopped, and say why in its status.
+
+The reconciler asks one gate per reconciliation, after the spec and routes are validated and before any
+SparkApplication is created, changed or kept: `gate(bridge, config) -> GateVerdict`.
+
+- open: the bridge runs (applications created and updated as rendered);
+- closed, hard failure (`transient=False`): its applications are deleted (like `suspend`), `Ready=False`
+  with the verdict's reason and message, `Stalled=True`; they come back by themselves once the gate opens;
+- closed, transient (`transient=True`, e.g. Kafka unreachable within a grace period): no application is
+  created, changed or deleted, `Ready=False` and `Reconciling=True` with the verdict's reason and message.
+
+Extra conditions (such as `KafkaReady`) are merged into the bridge's status in every case. The kafka
+checks' `CheckResult` maps one to one: `open=result.ready`, `transient=result.reconciling`, reason and
+message from `result.condition`, `conditions=(GateCondition(**result.condition.as_dict()),)`.
+
+A gate must be fast and must not block: slow checks (the Kafka pre-flight checks) run elsewhere, keep
+their latest verdict per bridge, and ask for a new reconciliation when it changes
+(`Reconciler.request(namespace, name)`). The gate then only looks the verdict up.
+
+The default gate is always open. Another is installed with `install_gate(gate)` (any time: the reconciler
+looks it up on every reconciliation), or given to `Reconciler(kube, gate=...)`. A check that wants a new
+reconciliation calls `memo.reconciler.request(namespace, name, routes)` from a kopf handler (e.g. a timer on
+JmsBridge), `routes` being `main._routes(kwargs)`, the lookup over kopf's route index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Literal
+
+from bridge_job.config import JmsBridge, JobConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class GateCondition:
+    """An extra status condition reported by a gate, e.g. `KafkaReady`."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class GateVerdict:
+    open: bool = True
+    reason: str = ""  # one CamelCase word, e.g. TopicNotFound; required when closed
+    message: str = ""  # what is wrong and what to fix; names every affected topic
+    transient: bool = False  # True: Reconciling (retrying by itself); False: Stalled (needs a person)
+    conditions: tuple[GateCondition, ...] = ()
+    retry_after: float | None = None  # reconcile again after this many seconds (kopf retries the handler)
+
+    def __post_init__(self) -> None:
+        if not self.open and not self.reason:
+            raise ValueError("a closed gate needs a reason")
+
+
+OPEN = GateVerdict()
+
+Gate = Callable[[JmsBridge, JobConfig], GateVerdict]
+
+
+def open_gate(bridge: JmsBridge, config: JobConfig) -> GateVerdict:
+    """The default: nothing holds a bridge back."""
+    return OPEN
+
+
+_installed: list[Gate] = [open_gate]
+
+
+def install_gate(gate: Gate) -> None:
+    """Replace the gate the reconciler asks (call before the operator starts)."""
+    _installed[0] = gate
+
+
+def current_gate() -> Gate:
+    return _installed[0]

@@ -1,0 +1,240 @@
+"""The reconciler: observe a bridge, plan (pure), write what changed, post Events.
+
+Every trigger (the bridge changed, a route changed, a SparkApplication changed state, the resync timer)
+ends here, and a reconciliation always starts from a fresh look at the cluster, so it does not matter which
+trigger came first or how many came at once (level-triggered). Triggers for one bridge are coalesced: while
+a reconciliation of a bridge runs, further requests for it only mark it dirty, and the running one goes
+round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
+ones.
+
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label). Routes come
+from kopf's in-memory index of `JmsBridgeRoute` (filled from the watch stream), so a namespace full of
+routes is not listed again and again. Writes happen only when the plan says an object changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import kopf
+
+from jmsbridge_operator import metrics, naming
+from jmsbridge_operator.acceptance import judge_routes, route_name
+from jmsbridge_operator.gating import Gate, current_gate
+from jmsbridge_operator.kube import CONFIG_MAPS, ApiError, Kube, Resource
+from jmsbridge_operator.planning import Observed, Plan, Write, plan
+from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
+
+logger = logging.getLogger("jmsbridge_operator")
+
+BRIDGES = Resource(*naming.BRIDGE_RESOURCE)
+ROUTES = Resource(*naming.ROUTE_RESOURCE)
+APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
+
+RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
+
+
+class EventSink(Protocol):
+    def __call__(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+def post_event(obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+    """A Kubernetes Event on `obj`, posted by kopf in the background."""
+    raw: Any = dict(obj)
+    kopf.event(kopf.Body(raw), type=type, reason=reason, message=message)
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def resource_of(kind: str) -> Resource:
+    return {"ConfigMap": CONFIG_MAPS, naming.SPARK_KIND: APPLICATIONS}[kind]
+
+
+@dataclasses.dataclass
+class _Slot:
+    pending: bool = False
+
+
+class Reconciler:
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        gate: Gate | None = None,
+        events: EventSink = post_event,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self.kube = kube
+        self._gate = gate
+        self.events = events
+        self.clock = clock
+        self._guard = threading.Lock()
+        self._running: dict[tuple[str, str], _Slot] = {}
+        self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
+
+    @property
+    def gate(self) -> Gate:
+        """The gate given at construction, else the one installed with `gating.install_gate()`."""
+        return self._gate or current_gate()
+
+    # -----------------------------------------------------------------------------------------------
+    # Triggers
+
+    def reconcile(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge now, or, when that is already under way, once more right after it."""
+        key = (namespace, name)
+        with self._guard:
+            if key in self._running:
+                self._running[key].pending = True
+                return
+            slot = self._running[key] = _Slot()
+        try:
+            while True:
+                with metrics.measured("bridge"):
+                    self._reconcile_once(namespace, name, routes)
+                with self._guard:
+                    if not slot.pending:
+                        del self._running[key]
+                        return
+                    slot.pending = False
+        except BaseException:
+            with self._guard:
+                self._running.pop(key, None)
+            raise
+
+    def request(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """For other parts of the operator (e.g. pre-flight checks whose verdict changed)."""
+        self.reconcile(namespace, name, routes)
+
+    # -----------------------------------------------------------------------------------------------
+
+    def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        route_bodies = [self._freshest(namespace, body) for body in routes(namespace, name)]
+        bridge = self.kube.get(BRIDGES, namespace, name)
+        if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
+            self.publish_orphans(namespace, name, route_bodies)
+            return
+        config_map = self.kube.get(CONFIG_MAPS, namespace, naming.config_map_name(name))
+        applications = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
+        observed = Observed(bridge, route_bodies, config_map, applications)
+        decided = plan(observed, self.gate, self.clock())
+        self._apply(namespace, bridge, decided)
+        if decided.gate.retry_after is not None:
+            raise kopf.TemporaryError(
+                decided.gate.message or decided.gate.reason, delay=decided.gate.retry_after
+            )
+
+    def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The route with the status we last wrote, when the index has not caught up with it yet."""
+        written = self._written_route_status.get((namespace, route_name(body)))
+        if written is None or body.get("status") == written:
+            return body
+        return {**body, "status": written}
+
+    def _apply(self, namespace: str, bridge: Mapping[str, Any], decided: Plan) -> None:
+        name = str(bridge["metadata"]["name"])
+        for write in decided.writes:
+            self._write(namespace, write)
+            self.events(bridge, "Normal", write.reason, write.message)
+        patch = status_patch(decided.previous_status, decided.status)
+        if patch is not None:
+            self.kube.patch_status(BRIDGES, namespace, name, patch)
+            metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
+        if decided.transition is not None:
+            self._announce(bridge, decided.transition)
+        for update in decided.routes:
+            self._publish_route(
+                namespace, update.name, update.status, update.previous, update.transition, update.body
+            )
+
+    def _write(self, namespace: str, write: Write) -> None:
+        resource = resource_of(write.kind)
+        logger.info("%s %s %s/%s", write.verb, write.kind, namespace, write.name)
+        try:
+            if write.verb == "create":
+                self.kube.create(resource, namespace, write.body)
+            elif write.verb == "replace":
+                self.kube.replace(resource, namespace, write.body)
+            else:
+                self.kube.delete(resource, namespace, write.name)
+        except ApiError as error:
+            if error.conflict:
+                # Someone (often our own earlier write, not yet seen) was faster: look again shortly.
+                raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
+            raise
+        metrics.WRITES.labels(write.kind, write.verb).inc()
+
+    def _announce(self, obj: Mapping[str, Any], transition: Transition) -> None:
+        self.events(obj, transition.type, transition.reason, transition.message)
+
+    def _publish_route(
+        self,
+        namespace: str,
+        name: str,
+        status: dict[str, Any],
+        previous: Mapping[str, Any] | None,
+        transition: Transition | None,
+        body: Mapping[str, Any] | None = None,
+    ) -> None:
+        key = (namespace, name)
+        if self._written_route_status.get(key) == status:
+            return  # our last write; the index has not seen it yet
+        patch = status_patch(previous, status)
+        if patch is None:
+            return
+        try:
+            self.kube.patch_status(ROUTES, namespace, name, patch)
+        except ApiError as error:
+            if error.not_found:
+                return  # deleted meanwhile
+            raise
+        metrics.WRITES.labels(naming.ROUTE_PLURAL, "status").inc()
+        self._written_route_status[key] = status
+        if transition is not None:
+            ref = body or {
+                "apiVersion": naming.BRIDGE_API_VERSION,
+                "kind": "JmsBridgeRoute",
+                "metadata": {"name": name, "namespace": namespace},
+            }
+            self.events(ref, transition.type, transition.reason, transition.message)
+
+    def publish_orphans(
+        self, namespace: str, bridge_name: str, route_bodies: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Routes whose bridge does not exist (any more) say so."""
+        judgement = judge_routes(bridge_name, None, route_bodies, namespace=namespace)
+        now = self.clock()
+        for body in route_bodies:
+            name = route_name(body)
+            verdict = judgement.verdicts[name]
+            previous = body.get("status")
+            status = route_status(verdict, (body.get("metadata") or {}).get("generation"), previous, now)
+            old = find_condition(previous, ACCEPTED)
+            transition = None
+            if old is None or old.get("reason") != verdict.reason:
+                transition = Transition("Warning", verdict.reason, verdict.message)
+            self._publish_route(namespace, name, status, previous, transition, body)
+
+    def forget_route(self, namespace: str, name: str) -> None:
+        self._written_route_status.pop((namespace, name), None)
+
+    # -----------------------------------------------------------------------------------------------
+
+    def delete_children(self, bridge: Mapping[str, Any]) -> None:
+        """Remove what a deleted bridge created (the garbage collector would, later; we do it now)."""
+        namespace = str(bridge["metadata"].get("namespace") or "")
+        name = str(bridge["metadata"]["name"])
+        for app in self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name)):
+            app_name = str(app["metadata"]["name"])
+            if self.kube.delete(APPLICATIONS, namespace, app_name):
+                metrics.WRITES.labels(naming.SPARK_KIND, "delete").inc()
+                self.events(bridge, "Normal", "ApplicationDeleted", f"Deleted SparkApplication {app_name}")
+        if self.kube.delete(CONFIG_MAPS, namespace, naming.config_map_name(name)):
+            metrics.WRITES.labels("ConfigMap", "delete").inc()

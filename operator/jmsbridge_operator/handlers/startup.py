@@ -1,0 +1,52 @@
+"""Operator start and stop: kopf settings, the API client, the reconciler, the metrics endpoint."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from jmsbridge_operator import naming
+from jmsbridge_operator.handlers.reconciling import Reconciler
+from jmsbridge_operator.kube import Kube
+from jmsbridge_operator.metrics import MetricsServer
+from jmsbridge_operator.options import OperatorOptions
+
+logger = logging.getLogger("jmsbridge_operator")
+
+
+def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptions) -> None:
+    # kopf's bookkeeping goes to annotations under our prefix, never into status (which is the user's
+    # view), and our finalizer has our name.
+    settings.persistence.finalizer = naming.FINALIZER
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=naming.ANNOTATION_PREFIX)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=naming.ANNOTATION_PREFIX, key="last-handled-configuration"
+    )
+    # Watches end server-side after a while and are restarted: a silently dead connection recovers.
+    settings.watching.server_timeout = options.watch_timeout_seconds
+    settings.watching.client_timeout = options.watch_timeout_seconds + 30
+    settings.watching.connect_timeout = 30
+    settings.networking.request_timeout = 60
+    settings.execution.max_workers = options.workers
+    # One operator replica (the chart's Deployment uses the Recreate strategy): no peering objects.
+    settings.peering.standalone = True
+    # Only our explicit Events (transitions, writes), not every handler's log line.
+    settings.posting.loggers = False
+
+    memo.options = options
+    memo.reconciler = Reconciler(Kube.connect())
+    memo.metrics = None
+    if options.metrics_port is not None:
+        memo.metrics = MetricsServer(options.metrics_port, options.metrics_address)
+        logger.info("metrics on %s:%d/metrics", options.metrics_address, options.metrics_port)
+
+
+def cleanup(memo: Any) -> None:
+    if getattr(memo, "metrics", None) is not None:
+        memo.metrics.stop()
+        memo.metrics = None
+    reconciler = getattr(memo, "reconciler", None)
+    if reconciler is not None:
+        reconciler.kube.close()

@@ -1,0 +1,121 @@
+"""Everything the operator reacts to, in one place. Each handler delegates to `handlers/`.
+
+- JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
+  finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift).
+- JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
+  bridge; resumed -> only routes whose bridge is missing need a look.
+- SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import kopf
+
+from jmsbridge_operator import naming
+from jmsbridge_operator.handlers import applications, bridges, routes, startup
+from jmsbridge_operator.handlers.reconciling import RoutesLookup
+from jmsbridge_operator.options import OperatorOptions
+
+OPTIONS = OperatorOptions.from_env()
+BRIDGE = naming.BRIDGE_RESOURCE
+ROUTE = naming.ROUTE_RESOURCE
+APPLICATION = (naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
+OURS = {naming.LABEL_MANAGED_BY: naming.MANAGER}
+RETRY = OPTIONS.retry_seconds
+
+
+def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
+    """The routes of a bridge, from the `routes_by_bridge` index kopf hands to every handler."""
+    index: kopf.Index[tuple[str, str], Mapping[str, Any]] = handler_kwargs["routes_by_bridge"]
+
+    def find(namespace: str, bridge: str) -> Sequence[Mapping[str, Any]]:
+        return list(index.get((namespace, bridge), []))
+
+    return find
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    startup.configure(settings, memo, OPTIONS)
+
+
+@kopf.on.cleanup()
+def clean_up(memo: kopf.Memo, **_: Any) -> None:
+    startup.cleanup(memo)
+
+
+@kopf.on.probe(id="bridges")
+def bridges_known(**kwargs: Any) -> int:
+    return len(kwargs["bridge_names"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Indexes (in memory, from the watch streams)
+
+
+@kopf.index(*ROUTE)
+def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    return routes.index_entry(body)
+
+
+@kopf.index(*BRIDGE)
+def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, str], bool]:
+    return {(namespace or "", name): True}
+
+
+# ---------------------------------------------------------------------------------------------------
+# JmsBridge
+
+
+@kopf.on.resume(*BRIDGE, backoff=RETRY)
+@kopf.on.create(*BRIDGE, backoff=RETRY)
+@kopf.on.update(*BRIDGE, backoff=RETRY)
+def bridge_changed(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
+    bridges.changed(memo.reconciler, namespace or "", name, _routes(kwargs))
+
+
+@kopf.on.delete(*BRIDGE, backoff=RETRY)
+def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    bridges.deleted(memo.reconciler, body, _routes(kwargs))
+
+
+@kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
+def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
+    bridges.changed(memo.reconciler, namespace or "", name, _routes(kwargs))
+
+
+# ---------------------------------------------------------------------------------------------------
+# JmsBridgeRoute
+
+
+@kopf.on.create(*ROUTE, backoff=RETRY)
+@kopf.on.update(*ROUTE, backoff=RETRY)
+def route_changed(namespace: str | None, old: Any, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    routes.changed(memo.reconciler, namespace or "", old, body, _routes(kwargs))
+
+
+@kopf.on.resume(*ROUTE, backoff=RETRY)
+def route_resumed(namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    bridge = (namespace or "", routes.referenced_bridge(body) or "")
+    known = bridge in kwargs["bridge_names"]
+    routes.resumed(memo.reconciler, namespace or "", body, _routes(kwargs), known)
+
+
+@kopf.on.event(*ROUTE)
+def route_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    if type == "DELETED":
+        routes.gone(memo.reconciler, namespace or "", body, _routes(kwargs))
+
+
+# ---------------------------------------------------------------------------------------------------
+# SparkApplication (the spark-operator's; ours by label)
+
+
+@kopf.on.event(*APPLICATION, labels=OURS)
+def application_event(
+    type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any
+) -> None:
+    applications.event(memo.reconciler, type, namespace or "", body, memo, _routes(kwargs))

@@ -1,0 +1,282 @@
+"""Planning: what one reconciliation of a bridge must do, decided from what was observed.
+
+`plan()` takes the observed bridge, its routes and its children, and returns the writes to make (create,
+replace, delete) and the statuses to publish, for the bridge and for each of its routes. It performs no
+I/O; the reconciler (`handlers/reconciling.py`) observes, plans, writes and posts Events. This is where
+the promises of the operator are kept:
+
+- a child is written only when its rendered hash differs from the one it carries, so an operator restart
+  or a repeated event writes nothing, and a route change rewrites the ConfigMap alone;
+- `suspend` and a gate closed by a hard failure delete the applications (the ConfigMap stays, so resuming
+  is quick); a gate closed by a transient failure changes no application until it opens or turns hard;
+- an invalid spec changes nothing that runs and says what to fix;
+- an object that has our name but is not ours is never taken over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from bridge_job.config import JmsBridge, SoftFailurePolicy, bridge_id_of, job_config
+from jmsbridge_operator import naming
+from jmsbridge_operator.acceptance import Judgement, field_problems, judge_routes, route_name
+from jmsbridge_operator.gating import OPEN, Gate, GateVerdict
+from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
+from jmsbridge_operator.status import (
+    ACCEPTED,
+    ApplicationState,
+    BridgeOutcome,
+    Transition,
+    bridge_status,
+    find_condition,
+    ready_transition,
+    route_status,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Observed:
+    """What the reconciler read: the bridge, the routes that reference it, and its children."""
+
+    bridge: Mapping[str, Any]
+    routes: Sequence[Mapping[str, Any]] = ()
+    config_map: Mapping[str, Any] | None = None
+    applications: Sequence[Mapping[str, Any]] = ()  # every SparkApplication labelled as this bridge's
+
+
+@dataclasses.dataclass(frozen=True)
+class Write:
+    verb: Literal["create", "replace", "delete"]
+    body: dict[str, Any]
+    reason: str  # one CamelCase word for the Event
+    message: str
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind"))
+
+    @property
+    def name(self) -> str:
+        return str(self.body["metadata"]["name"])
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteUpdate:
+    name: str
+    status: dict[str, Any]
+    previous: Mapping[str, Any] | None
+    transition: Transition | None
+    body: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    writes: list[Write]
+    status: dict[str, Any]
+    previous_status: Mapping[str, Any] | None
+    routes: list[RouteUpdate]
+    gate: GateVerdict = OPEN
+    transition: Transition | None = None
+
+
+def _meta(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (body or {}).get("metadata") or {}
+
+
+def is_ours(child: Mapping[str, Any], bridge: Mapping[str, Any]) -> bool:
+    """Whether a child was made by us for this bridge (ownerReference uid, else our labels)."""
+    meta = _meta(child)
+    uid = _meta(bridge).get("uid")
+    owners = meta.get("ownerReferences") or []
+    if uid and any(o.get("uid") == uid for o in owners):
+        return True
+    if owners:
+        return False  # owned by something else, e.g. a former bridge of the same name
+    labels = meta.get("labels") or {}
+    name = str(_meta(bridge).get("name"))
+    return bool(
+        labels.get(naming.LABEL_MANAGED_BY) == naming.MANAGER
+        and labels.get(naming.LABEL_BRIDGE) == naming.label_value(name)
+    )
+
+
+def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """`desired` on top of `existing`: our labels, annotations and owner set; other metadata kept."""
+    old = _meta(existing)
+    new = _meta(desired)
+    metadata = {k: v for k, v in old.items() if k not in ("managedFields",)}
+    metadata["labels"] = {**(old.get("labels") or {}), **(new.get("labels") or {})}
+    metadata["annotations"] = {**(old.get("annotations") or {}), **(new.get("annotations") or {})}
+    if "ownerReferences" in new:
+        metadata["ownerReferences"] = new["ownerReferences"]
+    body = {k: v for k, v in desired.items() if k not in ("metadata", "status")}
+    body["metadata"] = metadata
+    return body
+
+
+def _bridge_problem(bridge: JmsBridge) -> str | None:
+    routing = bridge.spec.routing
+    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
+        return "spec.routing.onSoftFailure: deadLetter needs spec.routing.deadLetterTopic"
+    return None
+
+
+def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[RouteUpdate]:
+    updates = []
+    for body in observed.routes:
+        name = route_name(body)
+        verdict = judgement.verdicts.get(name)
+        if verdict is None:
+            continue
+        previous = body.get("status")
+        status = route_status(verdict, _meta(body).get("generation"), previous, now)
+        old = find_condition(previous, ACCEPTED)
+        new = find_condition(status, ACCEPTED)
+        transition = None
+        if new is not None and (
+            old is None or (old.get("status"), old.get("reason")) != (new["status"], new["reason"])
+        ):
+            kind: Literal["Normal", "Warning"] = "Normal" if verdict.accepted else "Warning"
+            transition = Transition(kind, verdict.reason, verdict.message)
+        updates.append(RouteUpdate(name, status, previous, transition, body))
+    return updates
+
+
+def _observed_states(observed: Observed, bridge_name: str) -> tuple[ApplicationState, ...]:
+    states = []
+    for app in sorted(observed.applications, key=lambda a: str(_meta(a).get("name"))):
+        instance = (_meta(app).get("labels") or {}).get(naming.LABEL_BRIDGE_INSTANCE) or "?"
+        states.append(ApplicationState.observe(instance, str(_meta(app).get("name")), app))
+    return tuple(states)
+
+
+def plan(observed: Observed, gate: Gate, now: str) -> Plan:
+    """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions."""
+    body = observed.bridge
+    meta = _meta(body)
+    name = str(meta.get("name"))
+    namespace = meta.get("namespace")
+    generation = meta.get("generation")
+    previous = body.get("status")
+
+    def finish(
+        outcome: BridgeOutcome,
+        judgement: Judgement,
+        writes: list[Write],
+        verdict: GateVerdict = OPEN,
+    ) -> Plan:
+        status = bridge_status(outcome, previous, now)
+        return Plan(
+            writes=writes,
+            status=status,
+            previous_status=previous,
+            routes=_route_updates(observed, judgement, now),
+            gate=verdict,
+            transition=ready_transition(previous, status),
+        )
+
+    config_map_name = naming.config_map_name(name)
+    try:
+        bridge = JmsBridge.model_validate(body)
+        spec_error = _bridge_problem(bridge)
+    except ValidationError as error:
+        bridge, spec_error = None, "; ".join(field_problems(error))
+    if bridge is None or spec_error is not None:
+        judgement = judge_routes(name, None, observed.routes, bridge_invalid=True, namespace=namespace)
+        outcome = BridgeOutcome(
+            generation=generation,
+            spec_error=spec_error,
+            applications=_observed_states(observed, name),
+            config_map=config_map_name if observed.config_map else None,
+        )
+        return finish(outcome, judgement, [])
+
+    judgement = judge_routes(name, bridge, observed.routes, namespace=namespace)
+    try:
+        config = job_config(bridge, judgement.accepted)
+    except ValidationError as error:
+        outcome = BridgeOutcome(
+            generation=generation,
+            bridge_id=bridge_id_of(bridge),
+            spec_error="; ".join(field_problems(error)),
+            applications=_observed_states(observed, name),
+        )
+        return finish(outcome, judgement, [])
+
+    base = BridgeOutcome(
+        generation=generation,
+        bridge_id=config.bridge_id,
+        routes=tuple(r.name for r in config.routes),
+        rejected_routes=tuple(judgement.rejected),
+        config_map=config_map_name,
+    )
+    rendered: Rendered = render(bridge, config)
+
+    foreign = [
+        f"{child.get('kind')} {_meta(child).get('name')}"
+        for child in [observed.config_map, *observed.applications]
+        if child is not None and not is_ours(child, body)
+    ]
+    if foreign:
+        conflict = (
+            f"{', '.join(foreign)} already exist{'s' if len(foreign) == 1 else ''} and "
+            f"{'is' if len(foreign) == 1 else 'are'} not owned by this bridge; delete or rename "
+            f"{'it' if len(foreign) == 1 else 'them'}"
+        )
+        outcome = dataclasses.replace(base, conflict=conflict, applications=_observed_states(observed, name))
+        return finish(outcome, judgement, [])
+
+    writes: list[Write] = []
+    desired_cm = rendered.config_map
+    if observed.config_map is None:
+        writes.append(Write("create", desired_cm, "ConfigCreated", f"Created ConfigMap {config_map_name}"))
+    elif config_hash_of(dict(observed.config_map)) != config_hash_of(desired_cm):
+        writes.append(
+            Write(
+                "replace",
+                replacement(observed.config_map, desired_cm),
+                "ConfigUpdated",
+                f"Updated ConfigMap {config_map_name} ({len(config.routes)} routes)",
+            )
+        )
+
+    verdict = gate(bridge, config)
+    existing = {str(_meta(a).get("name")): a for a in observed.applications}
+    if not verdict.open and verdict.transient and not bridge.spec.suspend:
+        # A transient hold (e.g. Kafka unreachable within its grace period): change no application,
+        # neither start nor stop nor update one, until the gate opens or the failure becomes hard.
+        frozen = _observed_states(observed, name)
+        outcome = dataclasses.replace(base, gate=verdict, applications=frozen)
+        return finish(outcome, judgement, writes, verdict)
+    stop = bridge.spec.suspend or not verdict.open
+    desired = {} if stop else {str(_meta(a)["name"]): (i, a) for i, a in rendered.applications.items()}
+    why_stop = "suspended" if bridge.spec.suspend else f"held by {verdict.reason}"
+    for app_name, app in sorted(existing.items()):
+        if app_name not in desired:
+            message = (
+                f"Deleted SparkApplication {app_name} ({why_stop if stop else 'instance no longer wanted'})"
+            )
+            writes.append(Write("delete", dict(app), "ApplicationDeleted", message))
+
+    states = []
+    for app_name, (instance, app) in desired.items():
+        current = existing.get(app_name)
+        if current is None:
+            writes.append(Write("create", app, "ApplicationCreated", f"Created SparkApplication {app_name}"))
+            states.append(ApplicationState(instance, app_name))
+            continue
+        if spec_hash_of(dict(current)) != spec_hash_of(app):
+            message = (
+                f"Updated SparkApplication {app_name} (bridge spec changed; the spark-operator restarts it)"
+            )
+            writes.append(Write("replace", replacement(current, app), "ApplicationUpdated", message))
+        states.append(ApplicationState.observe(instance, app_name, current))
+
+    outcome = dataclasses.replace(
+        base, suspended=bridge.spec.suspend, gate=verdict, applications=tuple(states)
+    )
+    return finish(outcome, judgement, writes, verdict)

@@ -1,0 +1,253 @@
+"""Rendering: a bridge and its routes become a ConfigMap and one SparkApplication per instance.
+
+- The ConfigMap holds the rendered `JobConfig` (YAML, at key `CONFIG_FILE_NAME`); it is mounted into the
+  driver and the executors at `CONFIG_MOUNT_PATH`. Routes live only here: the job re-reads the file, so a
+  route change never touches a SparkApplication (the spark-operator kills and resubmits an application on
+  ANY spec change).
+- The SparkApplication of each instance runs our PySpark job (`--config <file> --instance <name>`). A
+  change of the bridge's own spec does restart it: the hash of the bridge's part of the config is a
+  driver annotation, which is part of the spec.
+- Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
+  the config module) through `secretKeyRef`, never as values.
+- Each object carries `jmsbridge.dev/spec-hash` (SparkApplication) or `jmsbridge.dev/config-hash`
+  (ConfigMap), the hash of what we rendered; the reconciler writes an object only when its hash changes.
+
+Everything is deterministic (same input, same bytes): rendering is a pure function, shared by the
+operator and by `jmsbridge render`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import yaml
+
+from bridge_job.config import (
+    BRIDGE_KIND,
+    CONFIG_FILE_NAME,
+    CONFIG_MOUNT_PATH,
+    ENV_JMS_PASSWORD,
+    ENV_JMS_USERNAME,
+    ENV_KAFKA_PASSWORD,
+    ENV_KAFKA_USERNAME,
+    JOB_MAIN_FILE,
+    JmsBridge,
+    JobConfig,
+    SecretRef,
+)
+from jmsbridge_operator import naming
+
+CONFIG_VOLUME = "jmsbridge-config"
+CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
+COMPONENT_JOB = "bridge-job"
+COMPONENT_CONFIG = "config"
+
+# Restart a streaming bridge whatever made it stop; back off a little between attempts.
+RESTART_POLICY = {"type": "Always", "onFailureRetryInterval": 10, "onSubmissionFailureRetryInterval": 20}
+
+
+def digest(value: Any) -> str:
+    """A stable hash of JSON-like data (key order does not matter)."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def instances(config: JobConfig) -> list[str]:
+    """The bridge's instances: a primary, plus a secondary when a standby is asked for."""
+    return [naming.PRIMARY, naming.SECONDARY] if config.bridge.failover.standby else [naming.PRIMARY]
+
+
+def owner_reference(bridge: JmsBridge) -> dict[str, Any] | None:
+    """The bridge as controller owner; None offline, where the bridge has no uid yet."""
+    uid = (bridge.metadata.model_extra or {}).get("uid")
+    if not uid:
+        return None
+    return {
+        "apiVersion": naming.BRIDGE_API_VERSION,
+        "kind": BRIDGE_KIND,
+        "name": bridge.metadata.name,
+        "uid": str(uid),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _metadata(
+    bridge: JmsBridge, name: str, labels: dict[str, str], annotations: dict[str, str]
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if bridge.metadata.namespace:
+        metadata["namespace"] = bridge.metadata.namespace
+    metadata["labels"] = labels
+    metadata["annotations"] = {naming.ANNOTATION_BRIDGE: bridge.metadata.name, **annotations}
+    if (owner := owner_reference(bridge)) is not None:
+        metadata["ownerReferences"] = [owner]
+    return metadata
+
+
+# ---------------------------------------------------------------------------------------------------
+# ConfigMap
+
+
+def config_text(config: JobConfig) -> str:
+    return yaml.safe_dump(config.dump(), sort_keys=False, allow_unicode=True, width=1000)
+
+
+def config_map(bridge: JmsBridge, config: JobConfig) -> dict[str, Any]:
+    data = {CONFIG_FILE_NAME: config_text(config)}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(
+            bridge,
+            naming.config_map_name(bridge.metadata.name),
+            naming.child_labels(bridge.metadata.name, COMPONENT_CONFIG),
+            {naming.ANNOTATION_CONFIG_HASH: digest(data)},
+        ),
+        "data": data,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# SparkApplication
+
+
+def bridge_config_hash(config: JobConfig) -> str:
+    """The hash of what needs a restart to take effect: the bridge's spec (routes and suspend excluded)."""
+    running = config.model_copy(
+        update={"routes": [], "bridge": config.bridge.model_copy(update={"suspend": False})}
+    )
+    return digest(running.dump())
+
+
+def _secret_env(ref: SecretRef, username_env: str, password_env: str) -> list[dict[str, Any]]:
+    return [
+        {"name": username_env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.username_key}}},
+        {"name": password_env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.password_key}}},
+    ]
+
+
+def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
+    """Credentials as references to their Secrets; the values never pass through the operator."""
+    env: list[dict[str, Any]] = []
+    if (jms_ref := config.bridge.jms.credentials_secret_ref) is not None:
+        env += _secret_env(jms_ref, ENV_JMS_USERNAME, ENV_JMS_PASSWORD)
+    if (sasl := config.bridge.kafka.sasl) is not None:
+        env += _secret_env(sasl.credentials_secret_ref, ENV_KAFKA_USERNAME, ENV_KAFKA_PASSWORD)
+    return env
+
+
+def _checkpoint_volume(config: JobConfig) -> dict[str, Any] | None:
+    checkpoint = config.bridge.spark.checkpoint
+    if checkpoint.persistent_volume_claim:
+        return {
+            "name": CHECKPOINT_VOLUME,
+            "persistentVolumeClaim": {"claimName": checkpoint.persistent_volume_claim},
+        }
+    if checkpoint.path.startswith("/"):
+        # A local path without a claim: scratch space that lives as long as the pod (documented).
+        return {"name": CHECKPOINT_VOLUME, "emptyDir": {}}
+    return None  # a URI (s3a://, hdfs://...): nothing to mount
+
+
+def spark_conf(config: JobConfig) -> dict[str, str]:
+    executor = config.bridge.spark.executor
+    return {
+        # One shuffle partition per executor core: the default of 200 makes every tiny batch slow.
+        "spark.sql.shuffle.partitions": str(executor.instances * executor.cores),
+        # A speculative copy of a writer task would open a second Kafka transaction for the same batch.
+        "spark.speculation": "false",
+        # A bridge runs a fixed set of executors; scaling them down would drop their Kafka producers.
+        "spark.dynamicAllocation.enabled": "false",
+        # Arrow-based Python writers are about twice as fast as row-based ones.
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.streaming.metricsEnabled": "true",
+    }
+
+
+def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str, Any]:
+    spark = config.bridge.spark
+    name = naming.application_name(bridge.metadata.name, instance)
+    labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
+    env = credentials_env(config)
+    mounts: list[dict[str, Any]] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}]
+    volumes: list[dict[str, Any]] = [
+        {"name": CONFIG_VOLUME, "configMap": {"name": naming.config_map_name(bridge.metadata.name)}}
+    ]
+    if (checkpoint := _checkpoint_volume(config)) is not None:
+        volumes.append(checkpoint)
+        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": spark.checkpoint.path})
+
+    def pod(resources: Any) -> dict[str, Any]:
+        spec: dict[str, Any] = {"cores": resources.cores, "memory": resources.memory, "labels": labels}
+        if env:
+            spec["env"] = env
+        spec["volumeMounts"] = mounts
+        return spec
+
+    driver = pod(spark.driver)
+    driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
+    if spark.service_account:
+        driver["serviceAccount"] = spark.service_account
+    if config.bridge.telemetry.port > 0:
+        driver["ports"] = [
+            {"name": "metrics", "containerPort": config.bridge.telemetry.port, "protocol": "TCP"}
+        ]
+    executor = pod(spark.executor)
+    executor["instances"] = spark.executor.instances
+
+    spec: dict[str, Any] = {
+        "type": "Python",
+        "pythonVersion": "3",
+        "mode": "cluster",
+        "image": spark.image,
+        "imagePullPolicy": "IfNotPresent",
+        "mainApplicationFile": JOB_MAIN_FILE,
+        "arguments": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}", "--instance", instance],
+        "sparkVersion": spark.spark_version,
+        "restartPolicy": dict(RESTART_POLICY),
+        "sparkConf": spark_conf(config),
+        "volumes": volumes,
+        "driver": driver,
+        "executor": executor,
+    }
+    body = {
+        "apiVersion": naming.SPARK_API_VERSION,
+        "kind": naming.SPARK_KIND,
+        "metadata": _metadata(bridge, name, labels, {naming.ANNOTATION_SPEC_HASH: digest(spec)}),
+        "spec": spec,
+    }
+    return copy.deepcopy(body)  # no shared sub-objects: callers may change their copy
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Rendered:
+    config_map: dict[str, Any]
+    applications: dict[str, dict[str, Any]]  # instance -> SparkApplication
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [self.config_map, *self.applications.values()]
+
+
+def render(bridge: JmsBridge, config: JobConfig) -> Rendered:
+    """Every object the operator creates for a running bridge (`config` holds its accepted routes)."""
+    return Rendered(
+        config_map=config_map(bridge, config),
+        applications={instance: application(bridge, config, instance) for instance in instances(config)},
+    )
+
+
+def spec_hash_of(obj: dict[str, Any]) -> str | None:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get(naming.ANNOTATION_SPEC_HASH)
+
+
+def config_hash_of(obj: dict[str, Any]) -> str | None:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get(naming.ANNOTATION_CONFIG_HASH)

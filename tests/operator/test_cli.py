@@ -1,0 +1,132 @@
+"""`jmsbridge render | validate | crds | operator` (offline; the operator command is not started)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from jmsbridge_operator import crdgen, options
+from jmsbridge_operator.gating import open_gate
+from jmsbridge_operator.planning import Observed, plan
+
+from jmsbridge.cli import main, parser
+from tests.operator.helpers import EXAMPLES, load_yaml, route, simple_bridge
+
+FILES = ["-f", str(EXAMPLES / "bridge.yaml"), "-f", str(EXAMPLES / "routes.yaml")]
+
+
+def write(path: Path, *documents: dict[str, Any]) -> str:
+    path.write_text(yaml.safe_dump_all(documents))
+    return str(path)
+
+
+def test_render_prints_what_the_operator_creates(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", *FILES, "-f", str(EXAMPLES / "secrets.yaml")]) == 0
+    printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    bridge = load_yaml(EXAMPLES / "bridge.yaml")[0]
+    decided = plan(Observed(bridge, load_yaml(EXAMPLES / "routes.yaml")), open_gate, "now")
+    assert printed == [w.body for w in decided.writes]
+    assert [(d["kind"], d["metadata"]["name"]) for d in printed] == [
+        ("ConfigMap", "orders-config"),
+        ("SparkApplication", "orders-primary"),
+        ("SparkApplication", "orders-secondary"),
+    ]
+
+
+def test_render_namespace_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = simple_bridge()
+    del body["metadata"]["namespace"]
+    assert main(["render", "-f", write(tmp_path / "b.yaml", body), "-n", "team-a"]) == 0
+    printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    assert {d["metadata"]["namespace"] for d in printed} == {"team-a"}
+
+
+def test_render_refuses_an_invalid_bridge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = simple_bridge()
+    body["spec"]["kafka"]["securityProtocol"] = "SASL_SSL"
+    assert main(["render", "-f", write(tmp_path / "b.yaml", body)]) == 1
+    assert "spec.kafka: securityProtocol SASL_SSL needs `sasl`" in capsys.readouterr().err
+
+
+def test_validate_accepts_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", *FILES]) == 0
+    assert capsys.readouterr().out.strip() == "ok: 1 JmsBridge, 3 JmsBridgeRoute"
+
+
+def test_validate_reports_every_problem_with_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = simple_bridge()
+    broken["spec"]["jms"]["sources"] = [{"topic": "prices"}]
+    bridges = write(tmp_path / "bridges.yaml", simple_bridge("good"), broken)
+    routes = write(
+        tmp_path / "routes.yaml",
+        route("a", "good", order=1),
+        route("b", "good", order=1, topic="other"),
+        route("c", "ghost"),
+        route("d", "good", order=3, kafkaTopic="not valid"),
+        route("e", "good", order=4, match={"address": "in.>.x"}),
+    )
+    assert main(["validate", "-f", bridges, "-f", routes]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"{bridges}#2: spec.jms.sources.0: topic 'prices' needs `durableSubscription`" in err[0]
+    assert any(
+        line.startswith(f"{routes}#2: DuplicateOrder: order 1 is already taken by route a") for line in err
+    )
+    assert any(line.startswith(f"{routes}#3: BridgeNotFound: JmsBridge ghost not found") for line in err)
+    assert any(line.startswith(f"{routes}#4: spec.kafkaTopic: String should match pattern") for line in err)
+    assert any(line.startswith(f"{routes}#5: InvalidMatch: match.address 'in.>.x'") for line in err)
+    assert err[-1] == "5 problem(s)"
+
+
+def test_validate_unreadable_and_foreign_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.yaml").write_text("a: [unclosed\n")
+    assert main(["validate", "-f", str(tmp_path / "bad.yaml"), "-f", str(tmp_path / "missing.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert "bad.yaml: not valid YAML" in err and "missing.yaml: cannot read" in err
+    assert main(["validate", "-f", str(EXAMPLES / "secrets.yaml"), *FILES]) == 0  # Secrets are skipped
+
+
+def test_crds_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["crds"]) == 0
+    printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    assert printed == list(crdgen.crds().values())
+    assert main(["crds", "--check"]) == 0
+
+
+def test_operator_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    command = ["operator", "-n", "apps", "-n", "team-*", "--liveness", "http://0.0.0.0:8080/healthz"]
+    command += ["--metrics-port", "9090", "--json-logs", "--resync-seconds", "60", "--workers", "4"]
+    args = parser().parse_args(command)
+    calls: dict[str, Any] = {}
+    import kopf
+
+    monkeypatch.setattr(kopf, "configure", lambda **kw: calls.__setitem__("configure", kw))
+    monkeypatch.setattr(kopf, "run", lambda **kw: calls.__setitem__("run", kw))
+    for name in (
+        "JMSBRIDGE_METRICS_PORT",
+        "JMSBRIDGE_METRICS_ADDRESS",
+        "JMSBRIDGE_RESYNC_SECONDS",
+        "JMSBRIDGE_WORKERS",
+        "JMSBRIDGE_WATCH_TIMEOUT",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    assert args.run(args) == 0
+    assert calls["run"] == {
+        "clusterwide": False,
+        "namespaces": ["apps", "team-*"],
+        "liveness_endpoint": "http://0.0.0.0:8080/healthz",
+        "standalone": True,
+    }
+    assert calls["configure"]["log_format"] == kopf.LogFormat.JSON
+    settings = options.OperatorOptions.from_env()
+    assert (settings.metrics_port, settings.resync_seconds, settings.workers) == (9090, 60.0, 4)
+
+    everything = parser().parse_args(["operator"])
+    assert everything.run(everything) == 0 and calls["run"]["clusterwide"] is True
+    with pytest.raises(SystemExit):
+        parser().parse_args(["operator", "-A", "-n", "apps"])

@@ -1,0 +1,81 @@
+"""Operational parts: settings from the environment, metrics, and coalesced reconciliations."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from jmsbridge_operator import metrics
+from jmsbridge_operator.handlers.reconciling import Reconciler
+from jmsbridge_operator.options import OperatorOptions
+
+
+def test_options_from_environment() -> None:
+    assert OperatorOptions.from_env({}) == OperatorOptions()
+    custom = OperatorOptions.from_env(
+        {"JMSBRIDGE_METRICS_PORT": "9100", "JMSBRIDGE_RESYNC_SECONDS": "30", "JMSBRIDGE_WATCH_TIMEOUT": "60"}
+    )
+    assert (custom.metrics_port, custom.resync_seconds, custom.watch_timeout_seconds) == (9100, 30.0, 60.0)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_metrics_endpoint_counts_reconciliations() -> None:
+    with metrics.measured("bridge"):
+        pass
+    with pytest.raises(RuntimeError), metrics.measured("bridge"):
+        raise RuntimeError("boom")
+    port = free_port()
+    server = metrics.MetricsServer(port, "127.0.0.1")
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            text = response.read().decode()
+    finally:
+        server.stop()
+    assert 'jmsbridge_operator_reconciles_total{kind="bridge",result="ok"}' in text
+    assert 'jmsbridge_operator_reconcile_errors_total{error="RuntimeError",kind="bridge"}' in text
+    assert "jmsbridge_operator_reconcile_duration_seconds_bucket" in text
+    metrics.MetricsServer(port, "127.0.0.1").stop()  # the port is free again
+
+
+class SlowKube:
+    """Enough of the API for a reconciliation of a missing bridge; the first read blocks until released."""
+
+    def __init__(self) -> None:
+        self.gets = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def get(self, resource: Any, namespace: str, name: str) -> None:
+        self.gets += 1
+        self.entered.set()
+        self.release.wait(timeout=10)
+        return None
+
+
+def test_requests_during_a_reconciliation_coalesce_into_one_more() -> None:
+    kube = SlowKube()
+    reconciler = Reconciler(kube, events=lambda *a, **k: None)  # type: ignore[arg-type]
+
+    def no_routes(namespace: str, name: str) -> Sequence[Mapping[str, Any]]:
+        return []
+
+    first = threading.Thread(target=reconciler.reconcile, args=("apps", "b", no_routes))
+    first.start()
+    assert kube.entered.wait(timeout=10)
+    for _ in range(5):  # all of these only mark the running reconciliation dirty
+        reconciler.reconcile("apps", "b", no_routes)
+    kube.release.set()
+    first.join(timeout=10)
+    assert kube.gets == 2  # the running one, then exactly one more
+    reconciler.reconcile("apps", "b", no_routes)
+    assert kube.gets == 3

@@ -1,0 +1,472 @@
+"""The operator end to end: real kopf, real HTTP, against the Kubernetes API emulator.
+
+No spark-operator runs here: the tests play it by patching `status.applicationState` of the
+SparkApplications the operator created, and watch the bridge's status follow.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+from jmsbridge_operator import gating
+
+from bridge_job.config import CONFIG_FILE_NAME, JmsBridge, JobConfig
+from tests.kubeapi.client import KubeApi
+from tests.kubeapi.operator_runner import run_operator
+from tests.operator.conftest import OPERATOR_MODULE
+from tests.operator.helpers import (
+    EXAMPLES,
+    GROUP_VERSION,
+    NAMESPACE,
+    REPO,
+    SPARK_CRD,
+    SPARK_VERSION,
+    example,
+    load_yaml,
+    require_reference,
+    route,
+    schema_errors,
+    simple_bridge,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class View:
+    """Reads and plays the spark-operator on the emulated cluster, in the `apps` namespace."""
+
+    def __init__(self, kube: KubeApi) -> None:
+        self.kube = kube
+
+    def create(self, *objects: dict[str, Any]) -> None:
+        for obj in objects:
+            self.kube.create(obj)
+
+    def bridge(self, name: str) -> dict[str, Any] | None:
+        return self.kube.get(GROUP_VERSION, "JmsBridge", name, NAMESPACE)
+
+    def route(self, name: str) -> dict[str, Any] | None:
+        return self.kube.get(GROUP_VERSION, "JmsBridgeRoute", name, NAMESPACE)
+
+    def apps(self) -> dict[str, dict[str, Any]]:
+        items = self.kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE)
+        return {a["metadata"]["name"]: a for a in items}
+
+    def config_map(self, bridge: str) -> dict[str, Any] | None:
+        return self.kube.get("v1", "ConfigMap", f"{bridge}-config", NAMESPACE)
+
+    def job_config(self, bridge: str) -> JobConfig | None:
+        config_map = self.config_map(bridge)
+        if config_map is None:
+            return None
+        return JobConfig.model_validate(yaml.safe_load(config_map["data"][CONFIG_FILE_NAME]))
+
+    def routes_in_config(self, bridge: str) -> list[str] | None:
+        config = self.job_config(bridge)
+        return None if config is None else [r.name for r in config.routes]
+
+    @staticmethod
+    def conditions(obj: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
+        status = (obj or {}).get("status") or {}
+        return {c["type"]: (c["status"], c["reason"]) for c in status.get("conditions") or []}
+
+    @staticmethod
+    def message(obj: dict[str, Any] | None, type_: str = "Ready") -> str:
+        for condition in ((obj or {}).get("status") or {}).get("conditions") or []:
+            if condition["type"] == type_:
+                return str(condition.get("message"))
+        return ""
+
+    def play_spark(self, app: str, state: str, error: str | None = None) -> None:
+        app_state: dict[str, Any] = {"state": state}
+        if error:
+            app_state["errorMessage"] = error
+        self.kube.patch_status(
+            SPARK_VERSION, "SparkApplication", app, NAMESPACE, {"applicationState": app_state}
+        )
+
+    def events(self) -> list[tuple[str, str, str]]:
+        items = self.kube.list("v1", "Event", NAMESPACE)
+        return [(e["involvedObject"]["name"], e["type"], e["reason"]) for e in items]
+
+    def wait(self, condition: Callable[[], Any], what: str, timeout: float = 30) -> Any:
+        return self.kube.wait_for(condition, timeout=timeout, what=what)
+
+    def wait_conditions(self, kind: str, name: str, expected: dict[str, tuple[str, str]]) -> dict[str, Any]:
+        get = self.bridge if kind == "JmsBridge" else self.route
+
+        def matches() -> dict[str, Any] | None:
+            obj = get(name)
+            return obj if obj is not None and self.conditions(obj) == expected else None
+
+        try:
+            result: dict[str, Any] = self.wait(matches, f"{kind} {name} conditions {expected}")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; now: {self.conditions(get(name))}") from None
+        return result
+
+
+@pytest.fixture()
+def view(operator: KubeApi) -> View:
+    return View(operator)
+
+
+STARTING = {"Ready": ("False", "Starting"), "Reconciling": ("True", "Starting")}
+STANDBY_STARTING = {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
+ACCEPTED = {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
+
+
+def rejected(reason: str) -> dict[str, tuple[str, str]]:
+    return {"Accepted": ("False", reason), "Ready": ("False", reason), "Stalled": ("True", reason)}
+
+
+RUNNING = {"Ready": ("True", "Running")}
+FAILED = {"Ready": ("False", "ApplicationFailed"), "Stalled": ("True", "ApplicationFailed")}
+
+
+def apply_examples(view: View) -> None:
+    for file in ("secrets.yaml", "bridge.yaml", "routes.yaml"):
+        view.create(*load_yaml(EXAMPLES / file))
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
+    apply_examples(view)
+    apps = view.wait(lambda: (a := view.apps()) and len(a) == 2 and a, "two SparkApplications")
+    assert sorted(apps) == ["orders-primary", "orders-secondary"]
+    in_order = ["confirmations-to-jms", "orders-to-kafka", "prices-to-kafka"]
+    view.wait(lambda: view.routes_in_config("orders") == in_order, "3 routes in the config")
+    bridge = view.wait_conditions("JmsBridge", "orders", STARTING)
+    status = bridge["status"]
+    assert status["observedGeneration"] == bridge["metadata"]["generation"]
+    assert status["routeCount"] == 3 and status["configMap"] == "orders-config"
+    assert [(i["name"], i["state"]) for i in status["instances"]] == [
+        ("primary", "NEW"),
+        ("secondary", "NEW"),
+    ]
+
+    spark_crd = require_reference(SPARK_CRD)
+    for app in view.apps().values():
+        assert schema_errors(spark_crd, app, "v1beta2") == [], app["metadata"]["name"]
+        owner = app["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["uid"]) == (
+            "JmsBridge",
+            "orders",
+            bridge["metadata"]["uid"],
+        )
+    config = view.job_config("orders")
+    assert config is not None and config.bridge_id == "orders"
+
+    for name in ("orders-to-kafka", "prices-to-kafka", "confirmations-to-jms"):
+        view.wait_conditions(
+            "JmsBridgeRoute", name, {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
+        )
+
+    # kopf's bookkeeping: our finalizer, our annotation prefix, nothing in status.
+    bridge = view.bridge("orders")
+    assert bridge is not None
+    assert bridge["metadata"]["finalizers"] == ["jmsbridge.dev/finalizer"]
+    assert all(key.startswith("jmsbridge.dev/") for key in bridge["metadata"].get("annotations", {}))
+    assert "kopf" not in json.dumps(bridge["status"])
+    events = view.events()
+    assert ("orders", "Normal", "ApplicationCreated") in events
+    assert ("orders", "Normal", "ConfigCreated") in events
+
+
+def test_status_follows_the_application(view: View) -> None:
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
+    view.wait_conditions("JmsBridge", "simple", STARTING)
+
+    view.play_spark("simple-primary", "SUBMITTED")
+    view.wait(lambda: "is SUBMITTED" in view.message(view.bridge("simple")), "SUBMITTED in the message")
+    assert view.conditions(view.bridge("simple")) == STARTING
+
+    view.play_spark("simple-primary", "RUNNING")
+    bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
+    assert bridge["status"]["activeInstance"] == "simple-primary"
+    assert view.message(bridge) == "Running with 1 route: simple-primary active."
+
+    view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT")
+    bridge = view.wait_conditions("JmsBridge", "simple", FAILED)
+    assert view.message(bridge, "Stalled") == (
+        "SparkApplication simple-primary is FAILED: Job aborted: KafkaException: _MSG_TIMED_OUT."
+    )
+    assert "activeInstance" not in bridge["status"]
+    view.wait(lambda: ("simple", "Warning", "ApplicationFailed") in view.events(), "a Warning Event")
+
+    view.play_spark("simple-primary", "PENDING_RERUN")
+    view.wait_conditions("JmsBridge", "simple", STARTING)
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    assert view.apps()["simple-primary"]["metadata"]["generation"] == 1  # never touched by us
+
+
+def test_failover_to_the_standby(view: View) -> None:
+    view.create(simple_bridge(standby=True))
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions(
+        "JmsBridge", "simple", {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
+    )
+    view.play_spark("simple-secondary", "RUNNING")
+    bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
+    assert [i["role"] for i in bridge["status"]["instances"]] == ["active", "standby"]
+
+    view.play_spark("simple-primary", "FAILED", "node lost")
+    bridge = view.wait_conditions("JmsBridge", "simple", {"Ready": ("True", "Degraded")})
+    assert bridge["status"]["activeInstance"] == "simple-secondary"
+    assert bridge["status"]["failovers"] == 1
+    assert "SparkApplication simple-primary is FAILED: node lost" in view.message(bridge)
+
+
+def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> None:
+    broken = simple_bridge("broken")
+    broken["spec"]["kafka"] = {"bootstrapServers": "kafka:9092", "securityProtocol": "SASL_SSL"}
+    view.create(broken)
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "broken", invalid)
+    assert "spec.kafka: securityProtocol SASL_SSL needs `sasl`" in view.message(bridge)
+    assert view.apps() == {} and view.config_map("broken") is None
+
+    view.create(
+        simple_bridge(),
+        route("first", order=10),
+        route("ghost-route", "ghost"),
+        route("invalid-match", order=30, match={"address": "nowhere.*"}),
+    )
+    view.wait(lambda: view.routes_in_config("simple") == ["first"], "the first route in the config")
+    view.create(route("second", order=10, topic="other"))  # newer: the order is taken
+    view.wait_conditions("JmsBridgeRoute", "ghost-route", rejected("BridgeNotFound"))
+    route_obj = view.wait_conditions("JmsBridgeRoute", "second", rejected("DuplicateOrder"))
+    assert "order 10 is already taken by route first" in view.message(route_obj, "Accepted")
+    route_obj = view.wait_conditions("JmsBridgeRoute", "invalid-match", rejected("InvalidMatch"))
+    assert "matches none of the bridge's sources" in view.message(route_obj, "Accepted")
+    view.wait(
+        lambda: (view.bridge("simple") or {})["status"].get("rejectedRoutes") == ["invalid-match", "second"],
+        "rejected routes on the bridge",
+    )
+    assert view.routes_in_config("simple") == ["first"]
+
+    # Fixing things makes them go through.
+    view.kube.patch(GROUP_VERSION, "JmsBridgeRoute", "second", NAMESPACE, {"spec": {"order": 20}})
+    view.wait(lambda: view.routes_in_config("simple") == ["first", "second"], "the fixed route in the config")
+    view.kube.patch(
+        GROUP_VERSION, "JmsBridge", "broken", NAMESPACE, {"spec": {"kafka": {"securityProtocol": None}}}
+    )
+    view.wait_conditions("JmsBridge", "broken", STARTING)
+    view.wait(lambda: "broken-primary" in view.apps(), "the fixed bridge's application")
+    view.create(simple_bridge("ghost"))
+    view.wait_conditions(
+        "JmsBridgeRoute", "ghost-route", {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
+    )
+
+
+def test_route_edit_changes_the_config_not_the_application(view: View) -> None:
+    view.create(simple_bridge(), route("out", topic="orders"), route("extra", order=20, topic="extra"))
+    view.wait(lambda: view.routes_in_config("simple") == ["out", "extra"], "both routes in the config")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    app = view.apps()["simple-primary"]
+    version, generation = app["metadata"]["resourceVersion"], app["metadata"]["generation"]
+
+    view.kube.patch(GROUP_VERSION, "JmsBridgeRoute", "out", NAMESPACE, {"spec": {"kafkaTopic": "orders-v2"}})
+    view.wait(
+        lambda: (c := view.job_config("simple")) and c.routes[0].spec.kafka_topic == "orders-v2", "new topic"
+    )
+    view.kube.delete(GROUP_VERSION, "JmsBridgeRoute", "extra", NAMESPACE)
+    view.wait(lambda: view.routes_in_config("simple") == ["out"], "the deleted route gone from the config")
+    view.wait(lambda: (view.bridge("simple") or {})["status"].get("routeCount") == 1, "routeCount 1")
+    app = view.apps()["simple-primary"]
+    assert (app["metadata"]["resourceVersion"], app["metadata"]["generation"]) == (version, generation)
+    assert view.conditions(view.bridge("simple")) == RUNNING
+
+    # A change of the bridge itself does reach the application (and the spark-operator restarts it).
+    view.kube.patch(
+        GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"executor": {"instances": 3}}}}
+    )
+    view.wait(lambda: view.apps()["simple-primary"]["metadata"]["generation"] > generation, "spec replaced")
+    app = view.apps()["simple-primary"]
+    assert app["spec"]["executor"]["instances"] == 3
+
+
+def test_suspend_stops_and_resume_restarts(view: View) -> None:
+    view.create(simple_bridge(standby=True), route("out"))
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"suspend": True}})
+    view.wait(lambda: view.apps() == {}, "the applications deleted")
+    bridge = view.wait_conditions("JmsBridge", "simple", {"Ready": ("False", "Suspended")})
+    assert bridge["status"]["instances"] == [] and view.config_map("simple") is not None
+
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"suspend": False}})
+    view.wait(lambda: sorted(view.apps()) == ["simple-primary", "simple-secondary"], "the applications back")
+    view.wait_conditions("JmsBridge", "simple", STARTING)
+
+
+def test_deleting_a_bridge_removes_everything_it_created(view: View) -> None:
+    view.create(simple_bridge(standby=True), route("out"))
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    view.wait_conditions(
+        "JmsBridgeRoute", "out", {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
+    )
+    view.kube.delete(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE)
+    view.wait(lambda: view.bridge("simple") is None, "the bridge gone (finalizer released)")
+    assert view.apps() == {} and view.config_map("simple") is None
+    view.wait_conditions("JmsBridgeRoute", "out", rejected("BridgeNotFound"))
+    # Nothing comes back when the deleted applications' events arrive.
+    view.create(simple_bridge("other"))
+    view.wait(lambda: "other-primary" in view.apps(), "another bridge reconciled after the deletion")
+    assert sorted(view.apps()) == ["other-primary"]
+
+
+def test_operator_restart_creates_nothing_twice_and_restarts_nothing(cluster: KubeApi) -> None:
+    view = View(cluster)
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.create(simple_bridge(standby=True), route("out"), route("extra", order=20))
+        view.wait(
+            lambda: len(view.apps()) == 2 and view.routes_in_config("simple") == ["out", "extra"],
+            "reconciled",
+        )
+        view.play_spark("simple-primary", "RUNNING")
+        view.play_spark("simple-secondary", "SUBMITTED")
+        view.wait_conditions(
+            "JmsBridge", "simple", {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
+        )
+        view.wait_conditions(
+            "JmsBridgeRoute", "extra", {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
+        )
+
+    # While the operator is down, the standby comes up.
+    view.play_spark("simple-secondary", "RUNNING")
+    versions = {name: app["metadata"]["resourceVersion"] for name, app in view.apps().items()}
+    config_version = (view.config_map("simple") or {})["metadata"]["resourceVersion"]
+    route_versions = {n: (view.route(n) or {})["metadata"]["resourceVersion"] for n in ("out", "extra")}
+
+    with run_operator(cluster, OPERATOR_MODULE):
+        # The resumed bridge looks again and sees the standby running: that is how we know it resumed.
+        view.wait_conditions("JmsBridge", "simple", RUNNING)
+        assert {name: app["metadata"]["resourceVersion"] for name, app in view.apps().items()} == versions
+        assert (view.config_map("simple") or {})["metadata"]["resourceVersion"] == config_version
+        assert {
+            n: (view.route(n) or {})["metadata"]["resourceVersion"] for n in ("out", "extra")
+        } == route_versions
+        history = cluster.history(SPARK_VERSION, "SparkApplication", "simple-primary", NAMESPACE)
+        assert len(history) == 2  # created by us, then RUNNING by the "spark-operator"
+
+
+def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    secrets = [example("secrets.yaml", "Secret", name) for name in ("amq-credentials", "bridge-kafka-user")]
+    values = ["Zq7-jms-user-x1", "Zq7-jms-password-x2", "Zq7-kafka-user-x3", "Zq7-kafka-password-x4"]
+    secrets[0]["stringData"] = {"username": values[0], "password": values[1]}
+    secrets[1]["stringData"] = {"username": values[2], "password": values[3]}
+    view.create(*secrets, example("bridge.yaml", "JmsBridge"), *load_yaml(EXAMPLES / "routes.yaml"))
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    view.play_spark("orders-primary", "FAILED", "auth failed")
+    view.wait_conditions("JmsBridge", "orders", FAILED)
+
+    needles = values + [base64.b64encode(v.encode()).decode() for v in values]
+    written = json.dumps(everything_but_secrets(view.kube))
+    assert "JMSBRIDGE_KAFKA_PASSWORD" in written  # the reference is there...
+    assert [n for n in needles if n in written] == []  # ...the value is not
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert [n for n in needles if n in logged] == []
+
+
+def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
+    """Every object of every listable kind the emulator serves, except Secrets themselves."""
+    objects: list[dict[str, Any]] = []
+    api_versions = ["v1"] + [
+        version["groupVersion"]
+        for group in kube.request("GET", "/apis")["groups"]
+        for version in group["versions"]
+    ]
+    for api_version in api_versions:
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        for resource in kube.request("GET", prefix)["resources"]:
+            if (
+                "/" in resource["name"]
+                or "list" not in resource.get("verbs", ["list"])
+                or resource["kind"] == "Secret"
+            ):
+                continue
+            objects += kube.request("GET", f"{prefix}/{resource['name']}")["items"]
+    assert any(o.get("kind", "") == "SparkApplication" or "sparkConf" in json.dumps(o) for o in objects)
+    return objects
+
+
+def test_a_gate_holds_the_applications_and_lets_them_go(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seam of the Kafka pre-flight checks: a gate's verdict stops and resumes a bridge."""
+    verdicts: dict[str, gating.GateVerdict] = {}
+
+    def gate(bridge: JmsBridge, config: JobConfig) -> gating.GateVerdict:
+        return verdicts.get(bridge.metadata.name, gating.OPEN)
+
+    monkeypatch.setattr(gating, "_installed", [gate])
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
+
+    kafka_ready = gating.GateCondition("KafkaReady", "False", "TopicNotFound", "topic out does not exist")
+    verdicts["simple"] = gating.GateVerdict(
+        open=False, reason="TopicNotFound", message="topic out does not exist", conditions=(kafka_ready,)
+    )
+    nudge = {"metadata": {"labels": {"nudge": "1"}}}  # any change of the bridge makes it reconcile now
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, nudge)
+    bridge = view.wait_conditions(
+        "JmsBridge",
+        "simple",
+        {
+            "Ready": ("False", "TopicNotFound"),
+            "Stalled": ("True", "TopicNotFound"),
+            "KafkaReady": ("False", "TopicNotFound"),
+        },
+    )
+    assert view.apps() == {} and view.message(bridge, "Stalled") == "topic out does not exist"
+    view.wait(lambda: ("simple", "Warning", "TopicNotFound") in view.events(), "a Warning Event")
+
+    verdicts["simple"] = gating.GateVerdict(
+        conditions=(gating.GateCondition("KafkaReady", "True", "TopicsReady"),)
+    )
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"metadata": {"labels": {"nudge": "2"}}})
+    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication back")
+    view.wait_conditions("JmsBridge", "simple", {**STARTING, "KafkaReady": ("True", "TopicsReady")})
+
+
+def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:
+    """`kopf run -m jmsbridge_operator` (what the Helm chart's `jmsbridge operator` also does) works."""
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    command = [
+        sys.executable,
+        "-m",
+        "kopf",
+        "run",
+        "-m",
+        "jmsbridge_operator",
+        "--all-namespaces",
+        "--standalone",
+    ]
+    with (tmp_path / "operator.log").open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            view = View(cluster)
+            view.create(simple_bridge(), route("out"))
+            view.wait(
+                lambda: "simple-primary" in view.apps() or process.poll() is not None, "the application"
+            )
+            assert process.poll() is None, (tmp_path / "operator.log").read_text()
+            view.wait_conditions("JmsBridge", "simple", STARTING)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)

@@ -1,0 +1,174 @@
+"""Rendering a bridge into its ConfigMap and SparkApplications (pure: no cluster)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+from jmsbridge_operator import naming
+from jmsbridge_operator.render import render
+
+from bridge_job.config import (
+    CONFIG_FILE_NAME,
+    CONFIG_MOUNT_PATH,
+    JOB_MAIN_FILE,
+    JmsBridge,
+    JmsBridgeRoute,
+    JobConfig,
+    job_config,
+)
+from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
+
+
+def _rendered(body: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None) -> Any:
+    body = body or bridge()
+    body["metadata"].setdefault("uid", "uid-1")
+    model = JmsBridge.model_validate(body)
+    route_models = [JmsBridgeRoute.model_validate(r) for r in (routes if routes is not None else _routes())]
+    return render(model, job_config(model, route_models))
+
+
+def _routes() -> list[dict[str, Any]]:
+    return load_yaml(EXAMPLES / "routes.yaml")
+
+
+def test_standby_gives_two_applications_one_gives_one() -> None:
+    assert sorted(_rendered().applications) == ["primary", "secondary"]
+    single = bridge(failover={"standby": False})
+    assert sorted(_rendered(single).applications) == ["primary"]
+
+
+def test_config_map_holds_the_job_config() -> None:
+    config_map = _rendered().config_map
+    assert config_map["metadata"]["name"] == "orders-config"
+    config = JobConfig.model_validate(yaml.safe_load(config_map["data"][CONFIG_FILE_NAME]))
+    assert [r.name for r in config.routes] == ["confirmations-to-jms", "orders-to-kafka", "prices-to-kafka"]
+    assert config.bridge_id == "orders" and config.namespace == "apps"
+
+
+def test_application_runs_our_job() -> None:
+    app = _rendered().applications["secondary"]
+    spec = app["spec"]
+    assert spec["type"] == "Python"
+    assert spec["mainApplicationFile"] == JOB_MAIN_FILE
+    assert spec["arguments"] == [
+        "--config",
+        f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}",
+        "--instance",
+        "secondary",
+    ]
+    assert spec["sparkConf"]["spark.sql.shuffle.partitions"] == "4"  # 2 executors x 2 cores
+    assert spec["sparkConf"]["spark.speculation"] == "false"
+    for pod in (spec["driver"], spec["executor"]):
+        assert {"name": "jmsbridge-config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True} in pod[
+            "volumeMounts"
+        ]
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["jmsbridge-config"]["configMap"] == {"name": "orders-config"}
+    assert volumes["jmsbridge-checkpoints"]["persistentVolumeClaim"] == {
+        "claimName": "orders-bridge-checkpoints"
+    }
+    assert spec["executor"]["instances"] == 2 and spec["driver"]["serviceAccount"] == "jms-bridge-spark"
+
+
+def test_secrets_are_referenced_by_name_only() -> None:
+    spec = _rendered().applications["primary"]["spec"]
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in spec["driver"]["env"]}
+    assert env == {
+        "JMSBRIDGE_JMS_USERNAME": {"name": "amq-credentials", "key": "username"},
+        "JMSBRIDGE_JMS_PASSWORD": {"name": "amq-credentials", "key": "password"},
+        "JMSBRIDGE_KAFKA_USERNAME": {"name": "bridge-kafka-user", "key": "username"},
+        "JMSBRIDGE_KAFKA_PASSWORD": {"name": "bridge-kafka-user", "key": "password"},
+    }
+    assert spec["executor"]["env"] == spec["driver"]["env"]
+    assert all("value" not in e for e in spec["driver"]["env"])
+
+
+def test_labels_owner_and_hash() -> None:
+    app = _rendered().applications["primary"]
+    meta = app["metadata"]
+    assert meta["name"] == "orders-primary" and meta["namespace"] == "apps"
+    assert meta["labels"][naming.LABEL_MANAGED_BY] == naming.MANAGER
+    assert meta["labels"][naming.LABEL_BRIDGE_INSTANCE] == "primary"
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "jmsbridge.dev/v1alpha1",
+            "kind": "JmsBridge",
+            "name": "orders",
+            "uid": "uid-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert len(meta["annotations"][naming.ANNOTATION_SPEC_HASH]) == 64
+
+
+def test_rendering_is_deterministic() -> None:
+    first = json.dumps(_rendered().objects(), sort_keys=True)
+    assert json.dumps(_rendered().objects(), sort_keys=True) == first
+    shuffled = list(reversed(_routes()))
+    assert json.dumps(_rendered(routes=shuffled).objects(), sort_keys=True) == first
+
+
+def test_route_changes_touch_the_config_map_only() -> None:
+    before = _rendered()
+    routes = _routes()
+    routes[0]["spec"]["kafkaTopic"] = "orders-v2"
+    after = _rendered(routes=routes[:2])
+    assert after.config_map["data"] != before.config_map["data"]
+    assert after.applications == before.applications
+
+
+def test_bridge_changes_change_the_application_spec() -> None:
+    before = _rendered()
+    changed = bridge()
+    changed["spec"]["kafka"]["properties"] = {"linger.ms": "5"}
+    after = _rendered(changed)
+    hash_key = naming.ANNOTATION_SPEC_HASH
+    assert (
+        after.applications["primary"]["metadata"]["annotations"][hash_key]
+        != (before.applications["primary"]["metadata"]["annotations"][hash_key])
+    )
+    suspended = bridge(suspend=True)
+    assert _rendered(suspended).applications == before.applications  # suspend is not part of the spec
+
+
+def test_checkpoint_without_claim_is_scratch_space_and_uri_mounts_nothing() -> None:
+    scratch = bridge()
+    scratch["spec"]["spark"]["checkpoint"] = {"path": "/tmp/cp"}
+    volumes = {v["name"]: v for v in _rendered(scratch).applications["primary"]["spec"]["volumes"]}
+    assert volumes["jmsbridge-checkpoints"] == {"name": "jmsbridge-checkpoints", "emptyDir": {}}
+    remote = bridge()
+    remote["spec"]["spark"]["checkpoint"] = {"path": "s3a://bucket/cp"}
+    names = [v["name"] for v in _rendered(remote).applications["primary"]["spec"]["volumes"]]
+    assert names == ["jmsbridge-config"]
+
+
+def test_offline_render_has_no_owner_reference() -> None:
+    body = bridge()
+    model = JmsBridge.model_validate(body)
+    rendered = render(model, job_config(model, []))
+    assert "ownerReferences" not in rendered.config_map["metadata"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["orders", "a" * 60, "orders.eu.west", "1st-bridge", "x" * 253],
+)
+def test_child_names_are_dns_labels(name: str) -> None:
+    import re
+
+    for suffix in ("config", "primary", "secondary"):
+        child = naming.child_name(name, suffix)
+        assert len(child) <= 63 and re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", child), child
+    assert naming.child_name("orders.eu", "primary") != naming.child_name("orders-eu", "primary")
+    assert len(naming.label_value(name)) <= 63
+
+
+def test_applications_validate_against_the_spark_operator_crd() -> None:
+    crd = require_reference(SPARK_CRD)
+    for body in (bridge(), bridge(failover={"standby": False}, spark={})):
+        for app in _rendered(body).applications.values():
+            assert schema_errors(crd, app, "v1beta2") == []

@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bridge_job.formats import native
+from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, jms_connection
 from tests.job.harness import (
@@ -79,11 +80,14 @@ def paced_latencies(
 
     def send() -> None:
         destination = Destination(DestinationKind.QUEUE, queue)
-        with jms_connection(activemq) as connection, connection.producer() as producer:
-            began = time.monotonic()
-            for seq in range(count):
-                time.sleep(max(0.0, began + seq / rate - time.monotonic()))
-                producer.send(JmsMessage(destination, body=BODY, properties={"seq": Property.of(seq)}))
+        try:
+            with jms_connection(activemq) as connection, connection.producer() as producer:
+                began = time.monotonic()
+                for seq in range(count):
+                    time.sleep(max(0.0, began + seq / rate - time.monotonic()))  # pacing, not waiting
+                    producer.send(JmsMessage(destination, body=BODY, properties={"seq": Property.of(seq)}))
+        finally:
+            detach_thread()
 
     sender = threading.Thread(target=send)
     sender.start()
@@ -119,17 +123,22 @@ def run_baseline(
     """The same JMS consume -> Kafka produce path, without journal or Spark."""
     from bridge_job.config import JmsSource
 
-    producer = Producer({"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True, "linger.ms": 5})
-    with jms_connection(activemq) as connection:
-        consumer = connection.consumer(JmsSource(queue=queue))
-        while not stop.is_set():
-            batch = consumer.receive_batch(500, 100)
-            for message in batch:
-                record = native.encode(message, "baseline")
-                producer.produce(topic, record.value, message.message_id, headers=record.headers)  # type: ignore[arg-type]
-            producer.flush()
-            consumer.commit()
-        consumer.close()
+    try:
+        producer = Producer(
+            {"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True, "linger.ms": 5}
+        )
+        with jms_connection(activemq) as connection:
+            consumer = connection.consumer(JmsSource(queue=queue))
+            while not stop.is_set():
+                batch = consumer.receive_batch(500, 100)
+                for message in batch:
+                    record = native.encode(message, "baseline")
+                    producer.produce(topic, record.value, message.message_id, headers=record.headers)  # type: ignore[arg-type]
+                producer.flush()
+                consumer.commit()
+            consumer.close()
+    finally:
+        detach_thread()
 
 
 def main() -> None:

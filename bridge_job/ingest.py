@@ -21,7 +21,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig
-from bridge_job.jms import BatchConsumer, JmsConnection, JmsError
+from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
 from bridge_job.journal import journal_partition, journal_record, journal_topic
 from bridge_job.kafka_clients import BridgeStopped, client_config, delivery_failure, is_hard, producer_config
 from bridge_job.message import JmsMessage
@@ -128,6 +128,8 @@ class Ingest:
             if not self.stop_event.is_set():
                 self.failure = error
                 self.stop_event.set()
+        finally:
+            detach_thread()
 
     def _pump(self, consumer: BatchConsumer) -> None:
         ingest = self.config.bridge.jms.ingest

@@ -222,6 +222,7 @@ class BridgeJob:
 
     files: list[Path]
     work_dir: Path
+    metrics_port: int = 0
     process: subprocess.Popen[bytes] | None = None
     logs: list[Path] = field(default_factory=list)
 
@@ -233,7 +234,7 @@ class BridgeJob:
         argv += [
             "--checkpoint", str(self.work_dir / "checkpoint"),
             "--work-dir", str(self.work_dir / "run"),
-            "--metrics-port", "0",
+            "--metrics-port", str(self.metrics_port),
         ]  # fmt: skip
         env = os.environ | {"PYSPARK_PYTHON": sys.executable}
         with open(log_path, "wb") as log:

@@ -78,3 +78,13 @@ def start_jvm(classpath: Sequence[str]) -> None:
             jpype.startJVM(jvm_path, *_JVM_OPTIONS, classpath=jars, convertStrings=False)
         except (OSError, RuntimeError) as error:
             raise jms_error(f"cannot start the JVM at {jvm_path}", error) from error
+
+
+def detach_thread() -> None:
+    """Detach the calling Python thread from the JVM; call it last in every thread that used JMS.
+
+    A Python thread that touched Java stays attached after it ends, and the JVM's shutdown at
+    interpreter exit then waits for it forever.
+    """
+    if jvm_started() and jpype.java.lang.Thread.isAttached():
+        jpype.java.lang.Thread.detach()

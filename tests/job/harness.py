@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,16 @@ class Received:
 
 
 def read_topics(
-    kafka: KafkaBroker, topics: Iterable[str], count: int, timeout: float = 120, settle: float = 0.0
+    kafka: KafkaBroker,
+    topics: Iterable[str],
+    count: int,
+    timeout: float = 120,
+    settle: float = 0.0,
+    done: Callable[[list[Received]], bool] | None = None,
 ) -> list[Received]:
-    """Every record of `topics` once `count` arrived (then `settle` seconds more, to catch extras)."""
+    """Every record of `topics` once `count` arrived, or once `done(records)` holds when given (then
+    `settle` seconds more, to catch extras)."""
+    finished = done or (lambda received: len(received) >= count)
     consumer = Consumer(
         {
             "bootstrap.servers": kafka.bootstrap,
@@ -98,13 +105,13 @@ def read_topics(
     try:
         while True:
             now = time.monotonic()
-            if len(received) >= count:
+            if finished(received):
                 settled_at = settled_at or now + settle
                 if now >= settled_at:
                     return received
             elif now > deadline:
                 raise AssertionError(
-                    f"{len(received)} of {count} records arrived in {names} within {timeout}s"
+                    f"{len(received)} records (expected {count}) arrived in {names} within {timeout}s"
                 )
             for message in consumer.consume(num_messages=10_000, timeout=0.5):
                 if message.error() is None:

@@ -6,6 +6,7 @@ consumer sees: topics, keys, headers with types intact, dead letters, and how th
 
 from __future__ import annotations
 
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from bridge_job.formats import KafkaRecord, native
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
+from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
 from tests.job.harness import bridge_document, read_topics, route_document, send, write_yaml
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +31,22 @@ def queue(name: str) -> Destination:
     return Destination(DestinationKind.QUEUE, name)
 
 
+def metric(port: int, bridge: str, outcome: str) -> float | None:
+    """`jmsbridge_routed_messages_total` from the job's Prometheus endpoint, scraped over HTTP."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "jmsbridge_routed_messages_total" and sample.labels == {
+                "bridge": bridge,
+                "outcome": outcome,
+            }:
+                return float(sample.value)
+    return None
+
+
 def decoded(record: object) -> JmsMessage:
     r = record
     return native.decode(KafkaRecord(value=r.value, headers=r.headers, key=r.key))  # type: ignore[attr-defined]
@@ -37,14 +54,14 @@ def decoded(record: object) -> JmsMessage:
 
 def test_routes_keys_and_typed_headers(activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path) -> None:
     n = uuid.uuid4().hex[:8]
-    orders, payments, other = f"orders.{n}.in", f"payments.{n}.eu", f"misc.{n}"
+    orders, payments, other, prices = f"orders.{n}.in", f"payments.{n}.eu", f"misc.{n}", f"prices.{n}"
     t_priority, t_orders, t_payments, t_default = (
         f"{t}-{n}" for t in ("priority", "orders", "payments", "rest")
     )
     kafka.create_topics(t_priority, t_orders, t_payments, t_default)
-    bridge = bridge_document(
-        f"e2e-{n}", activemq, kafka, [{"queue": orders}, {"queue": payments}, {"queue": other}]
-    )
+    sources: list[dict[str, object]] = [{"queue": orders}, {"queue": payments}, {"queue": other}]
+    sources.append({"topic": prices, "durableSubscription": f"bridge-{n}"})
+    bridge = bridge_document(f"e2e-{n}", activemq, kafka, sources)
     routes = [
         route_document("priority", f"e2e-{n}", t_priority, order=1,
                        match={"address": orders, "headers": {"JMSType": "priority"}},
@@ -77,13 +94,16 @@ def test_routes_keys_and_typed_headers(activemq: ActiveMqBroker, kafka: KafkaBro
                 JmsMessage(queue(orders), body="normal", type="normal", properties=typed),
                 JmsMessage(queue(payments), BodyType.BYTES, body=b"\x00\x01\xff", priority=7),
                 JmsMessage(queue(other), body="leftover"),
+                JmsMessage(Destination(DestinationKind.TOPIC, prices), body="EURUSD 1.08"),
             ],
         )
-        records = read_topics(kafka, [t_priority, t_orders, t_payments, t_default], 4, settle=1.0)
+        records = read_topics(kafka, [t_priority, t_orders, t_payments, t_default], 5, settle=1.0)
     finally:
         job.stop()
-    by_topic = {r.topic: r for r in records}
-    assert len(records) == 4 and set(by_topic) == {t_priority, t_orders, t_payments, t_default}
+    by_topic = {r.topic: r for r in records if r.value != b"EURUSD 1.08"}
+    assert len(records) == 5 and set(by_topic) == {t_priority, t_orders, t_payments, t_default}
+    (price,) = [r for r in records if r.value == b"EURUSD 1.08"]
+    assert price.topic == t_default and price.header("jms.JMSDestination") == f"topic://{prices}".encode()
 
     rush = by_topic[t_priority]
     assert rush.key == b"c-1" and rush.value == b"rush"
@@ -117,7 +137,7 @@ def test_skip_and_dead_letter_policies_and_route_reload(
     skipping = route_document("skipping", f"pol-{n}", topic, order=2, match={"headers": {"kind": "skip"}},
                               key={"property": "orderId"}, onSoftFailure="skip")  # fmt: skip
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(routes_file, keyed, skipping)]
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, metrics_port=free_port()).start()
     try:
         job.wait_running()
         kind = lambda k, **p: {"kind": Property.string(k), **p}  # noqa: E731
@@ -142,6 +162,12 @@ def test_skip_and_dead_letter_policies_and_route_reload(
         assert by_body[b"unrouted"].header("jmsbridge.deadletter.reason") == b"NoRoute"
         assert by_body[b"unrouted"].header("jmsbridge.deadletter.source") == f"queue://{source}".encode()
         assert "skipped message" in job.log() and "NoKey" in job.log()
+        counts = {"deadLettered": 2, "skipped": 1, "published": 1}
+        wait_until(
+            lambda: all(metric(job.metrics_port, f"pol-{n}", k) == v for k, v in counts.items()),
+            30,
+            "routing counts on the Prometheus endpoint",
+        )
 
         # A route added while the job runs takes effect without a restart.
         catch_all = route_document("later", f"pol-{n}", later, order=50)

@@ -17,3 +17,4 @@ if command -v systemctl >/dev/null && systemctl is-active --quiet activemq 2>/de
 fi
 
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+scripts/install-helm.sh

@@ -484,3 +484,17 @@ ENV_JMS_USERNAME = "JMSBRIDGE_JMS_USERNAME"
 ENV_JMS_PASSWORD = "JMSBRIDGE_JMS_PASSWORD"
 ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
 ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"
+
+
+# The active/standby election: the instances of a bridge compete for one coordination.k8s.io Lease in the
+# bridge's namespace; its holder is the active instance (`bridge_job/leadership.py`). The job's service
+# account needs get, create and update on leases there.
+
+
+def lease_name(bridge_id: str) -> str:
+    return f"{bridge_id}-jms-bridge"
+
+
+def lease_holder_identity(instance: str, pod: str) -> str:
+    """The Lease's `holderIdentity`: `<instance>/<pod>`, so a reader sees which instance is active."""
+    return f"{instance}/{pod}"

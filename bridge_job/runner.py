@@ -1,7 +1,8 @@
 """The job's driver: check the topics, start ingest and the egress query, follow config changes.
 
 Exit status: 0 when stopped (SIGTERM, or `availableNow` done), 2 on a hard failure (the log's last line
-says what is wrong and what to fix), 1 on a configuration error.
+says what is wrong and what to fix), 1 on a configuration error, 3 when this instance of an active/standby
+pair lost its lease (`bridge_job/leadership.py`; restarted, it comes back as the standby).
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import ConfigError, Direction, JobConfig
 from bridge_job.kafka_clients import BridgeStopped, client_config
+from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
 from bridge_job.loading import load_job_config
+
+if TYPE_CHECKING:
+    from bridge_job.ingest import Ingest
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -38,6 +44,7 @@ class JobOptions:
     instance: str = "a"
     available_now: bool = False
     metrics_port: int | None = None
+    lease: bool = True  # take part in the active/standby election when the config asks for one
 
 
 def destination_topics(config: JobConfig) -> list[str]:
@@ -124,6 +131,9 @@ def run(options: JobOptions) -> int:
     except BridgeStopped as error:
         log.error("jmsbridge stopped: %s", error.reason)
         return 2
+    except LeadershipLost as error:
+        log.error("lost the lease (%s): processing stopped, restart as the standby", error)
+        return EXIT_LEADERSHIP_LOST
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
@@ -152,9 +162,23 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     spark.sparkContext.setLogLevel("WARN")
     register_sources(spark)
     checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)  # a standby stops cleanly too
+    signal.signal(signal.SIGINT, on_signal)
+    # A standby waits here, its Spark session warm, until it holds the lease.
+    leadership = Leadership.for_job(config, options.instance) if options.lease else None
+    if leadership is not None and not leadership.acquire(stopping):
+        spark.stop()
+        return 0
 
     ingest = Ingest(config, metrics.record_ingest, partitions).start()
     query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
+    if leadership is not None:
+        leadership.on_lost(lambda reason: _halt(ingest, query))
     log.info(
         "bridge %s running: %d sources -> journal %s -> %d routes",
         config.bridge_id,
@@ -162,24 +186,24 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         config.journal_topic,
         len(config.routes),
     )
-    stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
+    # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    last_batch = -1
+    last_reported = ""  # progress timestamps are ISO-8601 in UTC, so they order as text
     try:
         while query.isActive and not stopping.is_set():
             query.awaitTermination(POLL_SECONDS)
-            progress = query.lastProgress
-            if progress is not None and progress["batchId"] != last_batch:
-                last_batch = progress["batchId"]
+            # Several batches may finish between two polls: report each one once.
+            for progress in query.recentProgress:
+                if progress.timestamp <= last_reported:
+                    continue
+                last_reported = progress.timestamp
                 try:
-                    metrics.record_batch(figures_from_progress(query.recentProgress[-1]))
+                    metrics.record_batch(figures_from_progress(progress))
                 except Exception:  # telemetry must never stop the bridge
-                    log.warning("cannot record batch %s figures", last_batch, exc_info=True)
+                    log.warning("cannot record batch %s figures", progress.batchId, exc_info=True)
+            if leadership is not None:
+                leadership.check()
             if ingest.failure is not None:
                 raise ingest.failure
             try:
@@ -190,14 +214,18 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             if changed is not None:
                 check_topics(changed)
                 log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
+        if leadership is not None:
+            leadership.check()  # the query stopped because the lease was lost: no failure of its own
         exception = query.exception()
         if exception is not None:
             raise BridgeStopped(stop_reason(exception))
         return 0
-    except BridgeStopped:
+    except (BridgeStopped, LeadershipLost):
         raise
     except Exception as error:
         log.debug("stopping on", exc_info=True)
+        if leadership is not None:
+            leadership.check()
         if BridgeStopped.PREFIX not in str(error):
             log.exception("unexpected failure")
         raise BridgeStopped(stop_reason(error)) from None
@@ -205,4 +233,13 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         ingest.stop()
         if query.isActive:
             query.stop()
+        if leadership is not None:
+            leadership.stop()  # releases the lease (unless lost) now that nothing is processed
         spark.stop()
+
+
+def _halt(ingest: Ingest, query: Any) -> None:
+    """On losing the lease: stop taking messages and writing at once, another instance takes over."""
+    ingest.stop_event.set()
+    if query.isActive:
+        query.stop()

@@ -23,6 +23,11 @@ def register(commands: Any) -> None:
     job.add_argument("--instance", default="a", help="instance name (active/standby pair member)")
     job.add_argument("--metrics-port", type=int, help="Prometheus port (default: telemetry.port; 0: off)")
     job.add_argument("--available-now", action="store_true", help="process what the journal holds, then stop")
+    job.add_argument(
+        "--no-lease", dest="lease", action="store_false",
+        help="run as the active instance without the Kubernetes lease, even when the config names a "
+        "namespace and failover.standby (local runs)",
+    )  # fmt: skip
     job.set_defaults(run=run)
 
 
@@ -39,5 +44,6 @@ def run(args: argparse.Namespace) -> int:
             instance=args.instance,
             available_now=args.available_now,
             metrics_port=args.metrics_port,
+            lease=args.lease,
         )
     )

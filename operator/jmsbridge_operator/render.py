@@ -7,6 +7,9 @@
 - The SparkApplication of each instance runs our PySpark job (`--config <file> --instance <name>`). A
   change of the bridge's own spec does restart it: the hash of the bridge's part of the config is a
   driver annotation, which is part of the spec.
+- The driver runs as `spark.serviceAccount`, else as `naming.JOB_SERVICE_ACCOUNT`, which the Helm chart
+  creates in the bridges' namespaces with the rights the job needs (Spark's executor pods, and the Lease
+  of the active/standby election).
 - Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
   the config module) through `secretKeyRef`, never as values.
 - Each object carries `jmsbridge.dev/spec-hash` (SparkApplication) or `jmsbridge.dev/config-hash`
@@ -192,8 +195,8 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
 
     driver = pod(spark.driver)
     driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
-    if spark.service_account:
-        driver["serviceAccount"] = spark.service_account
+    # The driver creates its executors and, with a standby, takes part in the election over a Lease.
+    driver["serviceAccount"] = spark.service_account or naming.JOB_SERVICE_ACCOUNT
     if config.bridge.telemetry.port > 0:
         driver["ports"] = [
             {"name": "metrics", "containerPort": config.bridge.telemetry.port, "protocol": "TCP"}

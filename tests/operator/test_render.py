@@ -70,7 +70,9 @@ def test_application_runs_our_job() -> None:
     assert volumes["jmsbridge-checkpoints"]["persistentVolumeClaim"] == {
         "claimName": "orders-bridge-checkpoints"
     }
-    assert spec["executor"]["instances"] == 2 and spec["driver"]["serviceAccount"] == "jms-bridge-spark"
+    assert (
+        spec["executor"]["instances"] == 2 and spec["driver"]["serviceAccount"] == "jms-bridge-job"
+    )  # the chart's account, with the lease rights
 
 
 def test_secrets_are_referenced_by_name_only() -> None:

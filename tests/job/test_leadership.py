@@ -1,0 +1,483 @@
+"""The active/standby election over a Kubernetes Lease, against the API emulator (no Spark, no brokers).
+
+Durations are 2 s (renewals every 2/3 s); every wait is on a condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
+from bridge_job.kafka_clients import BridgeStopped
+from bridge_job.leadership import (
+    EXIT_LEADERSHIP_LOST,
+    KubernetesLeases,
+    Leadership,
+    LeadershipLost,
+    LeaseApiError,
+    LeaseStore,
+)
+from jmsbridge.cli import parser
+from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.job.helpers import config
+from tests.kubeapi.client import KubeApi
+
+LEASES = "coordination.k8s.io/v1"
+NAMESPACE = "apps"
+LEASE = lease_name("orders")
+DURATION = 2
+
+
+def identity(instance: str) -> str:
+    return lease_holder_identity(instance, f"orders-{instance}-driver")
+
+
+def leadership(instance: str, store: LeaseStore | None = None) -> Leadership:
+    return Leadership(store or KubernetesLeases(NAMESPACE, LEASE), identity(instance), DURATION)
+
+
+def lease_spec(kube: KubeApi) -> dict[str, Any]:
+    lease = kube.get(LEASES, "Lease", LEASE, NAMESPACE)
+    assert lease is not None
+    spec: dict[str, Any] = lease["spec"]
+    return spec
+
+
+def holders(kube: KubeApi) -> list[str | None]:
+    """The holder of every stored version of the lease, oldest first."""
+    return [
+        (version.get("spec") or {}).get("holderIdentity") if version else None
+        for version in kube.history(LEASES, "Lease", LEASE, NAMESPACE)
+    ]
+
+
+def micro_time(text: str) -> float:
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.UTC).timestamp()
+
+
+class Contender:
+    """An instance standing by in a thread until it holds the lease, as the job does before it runs."""
+
+    def __init__(self, instance: str) -> None:
+        self.leadership = leadership(instance)
+        self.identity = self.leadership.identity
+        self.stopping = threading.Event()
+        self.leading_since: float | None = None
+        self.thread = threading.Thread(target=self._stand_by, name=f"contender-{instance}", daemon=True)
+        self.thread.start()
+
+    def _stand_by(self) -> None:
+        if self.leadership.acquire(self.stopping):
+            self.leading_since = time.monotonic()
+
+    @property
+    def leads(self) -> bool:
+        return self.leading_since is not None and self.leadership.is_leader
+
+    def stop(self, release: bool = True) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=10)
+        self.leadership.stop(release=release)
+
+
+@pytest.fixture()
+def start(kube_api: KubeApi) -> Iterator[Callable[[str], Contender]]:
+    """Start contenders; all stop (and stop renewing) before the emulator goes away."""
+    started: list[Contender] = []
+
+    def starter(instance: str) -> Contender:
+        started.append(Contender(instance))
+        return started[-1]
+
+    yield starter
+    for contender in started:
+        contender.stop()
+
+
+def wait_until_seen(kube: KubeApi, standby: Contender, holder: Contender) -> None:
+    """Until the standby has read the lease as held by `holder` (it measures expiry from then)."""
+    kube.wait_for(lambda: standby.leadership.holder == holder.identity, timeout=10, what="standby saw it")
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_two_contenders_one_leader(kube_api: KubeApi, start: Callable[[str], Contender]) -> None:
+    a, b = start("a"), start("b")
+    leader = kube_api.wait_for(
+        lambda: next((c for c in (a, b) if c.leads), None), timeout=10, what="a leader"
+    )
+    other = b if leader is a else a
+    # Renewals for longer than a lease duration: the other one never takes over.
+    renewals: set[str] = set()
+
+    def renewed_four_times() -> bool:
+        renewals.add(lease_spec(kube_api)["renewTime"])
+        return len(renewals) >= 4
+
+    kube_api.wait_for(renewed_four_times, timeout=10, what="renewals")
+    assert other.leading_since is None and not other.leadership.is_leader
+    assert other.leadership.holder == leader.identity
+    assert set(holders(kube_api)) == {leader.identity}  # every version of the lease: one holder
+    assert lease_spec(kube_api)["leaseTransitions"] == 0
+    assert lease_spec(kube_api)["leaseDurationSeconds"] == DURATION
+
+
+def test_crashed_leader_is_replaced_after_the_duration(
+    kube_api: KubeApi, start: Callable[[str], Contender]
+) -> None:
+    a = start("a")
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    b = start("b")
+    wait_until_seen(kube_api, b, a)
+    a.stop(release=False)  # a crash: renewals stop, nothing is released
+    last_renewal = micro_time(lease_spec(kube_api)["renewTime"])
+
+    kube_api.wait_for(lambda: b.leads, timeout=DURATION + 3, what="b takes over")
+    spec = lease_spec(kube_api)
+    assert spec["holderIdentity"] == b.identity and spec["leaseTransitions"] == 1
+    # Not a moment too early: the lease ran out (no renewal for a full duration) before b took it.
+    assert micro_time(spec["acquireTime"]) - last_renewal >= DURATION
+    assert holders(kube_api)[-2:] == [a.identity, b.identity]
+
+
+def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Callable[[str], Contender]) -> None:
+    a = start("a")
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    b = start("b")
+    wait_until_seen(kube_api, b, a)
+    released = time.monotonic()
+    a.stop()  # releases
+
+    kube_api.wait_for(lambda: b.leads, timeout=DURATION, what="b takes over")
+    assert b.leading_since is not None and b.leading_since - released < DURATION  # no waiting for expiry
+    assert holders(kube_api)[-3:] == [a.identity, None, b.identity]
+    assert lease_spec(kube_api)["leaseTransitions"] == 1
+
+
+@pytest.mark.parametrize(
+    "thief",
+    [{"holderIdentity": "thief/pod"}, {"acquireTime": "2030-01-01T00:00:00.000000Z"}],
+    ids=["other-holder", "same-identity-other-tenure"],
+)
+def test_a_stolen_lease_is_noticed_within_one_renew_period(
+    kube_api: KubeApi, start: Callable[[str], Contender], thief: dict[str, str]
+) -> None:
+    a = start("a")
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    reasons: list[str] = []
+    a.leadership.on_lost(reasons.append)
+
+    kube_api.patch(LEASES, "Lease", LEASE, NAMESPACE, {"spec": thief})
+    stolen = time.monotonic()
+    kube_api.wait_for(a.leadership.lost.is_set, timeout=a.leadership.renew_period + 1, what="loss")
+    assert time.monotonic() - stolen <= a.leadership.renew_period + 0.5
+    holder = thief.get("holderIdentity", a.identity)
+    assert reasons == [a.leadership.loss_reason] and f"held by {holder}" in reasons[0]
+    assert not a.leadership.is_leader
+    with pytest.raises(LeadershipLost, match="held by"):
+        a.leadership.check()
+    late: list[str] = []
+    a.leadership.on_lost(late.append)  # registered after the fact: called at once
+    assert late == reasons
+    a.stop()  # must not release what is not its own any more
+    assert lease_spec(kube_api) | thief == lease_spec(kube_api)
+    assert not a.leadership.try_acquire()  # never again in this process: it restarts as the standby
+
+
+class Unreachable:
+    """A store that stops answering when `down` is set (the API server cut off)."""
+
+    def __init__(self, store: KubernetesLeases) -> None:
+        self.store = store
+        self.namespace, self.name = store.namespace, store.name
+        self.down = threading.Event()
+
+    def _check(self) -> None:
+        if self.down.is_set():
+            raise LeaseApiError(0, "ConnectionRefusedError: [Errno 111] Connection refused")
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        self._check()
+        return self.store.read(timeout)
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._check()
+        return self.store.create(body, timeout)
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._check()
+        return self.store.replace(body, timeout)
+
+
+def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: KubeApi) -> None:
+    store = Unreachable(KubernetesLeases(NAMESPACE, LEASE))
+    a = leadership("a", store)
+    assert a.try_acquire()
+    lost_at: list[float] = []
+    a.on_lost(lambda reason: lost_at.append(time.time()))
+    try:
+        kube_api.wait_for(lambda: lease_spec(kube_api)["renewTime"] != lease_spec(kube_api)["acquireTime"])
+        store.down.set()
+        kube_api.wait_for(a.lost.is_set, timeout=DURATION, what="a gives up")
+        last_renewal = micro_time(lease_spec(kube_api)["renewTime"])
+        assert lost_at[0] - last_renewal < DURATION - a.renew_period / 2  # well before the lease runs out
+        assert "no renewal succeeded" in (a.loss_reason or "")
+        assert lease_spec(kube_api)["holderIdentity"] == a.identity  # runs out by itself
+    finally:
+        a.stop()
+
+
+class Interleaved:
+    """A store that lets another contender write first, between this one's read and its write."""
+
+    def __init__(self, store: KubernetesLeases, before_write: Callable[[], object]) -> None:
+        self.store = store
+        self.namespace, self.name = store.namespace, store.name
+        self.before_write: Callable[[], object] | None = before_write
+
+    def _interleave(self) -> None:
+        if self.before_write is not None:
+            before, self.before_write = self.before_write, None
+            before()
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        return self.store.read(timeout)
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._interleave()
+        return self.store.create(body, timeout)
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._interleave()
+        return self.store.replace(body, timeout)
+
+
+@pytest.mark.parametrize("lease_exists", [False, True], ids=["create", "replace"])
+def test_a_race_has_one_winner(kube_api: KubeApi, lease_exists: bool) -> None:
+    if lease_exists:  # free: no holder, so both contenders go for it at once
+        kube_api.create(
+            {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": LEASE, "namespace": NAMESPACE}}
+        )
+    b = leadership("b")
+    a = leadership("a", Interleaved(KubernetesLeases(NAMESPACE, LEASE), b.try_acquire))
+    try:
+        assert not a.try_acquire()  # read the lease, then b wrote first: 409 for a
+        assert b.is_leader and not a.is_leader
+        assert lease_spec(kube_api)["holderIdentity"] == b.identity
+        assert holders(kube_api)[-1] == b.identity and a.identity not in holders(kube_api)
+    finally:
+        a.stop()
+        b.stop()
+
+
+# ---------------------------------------------------------------------------------------------------
+# When the election applies
+
+
+def standby_config(**failover: Any) -> JobConfig:
+    return config(failover={"standby": True, **failover}).model_copy(update={"namespace": NAMESPACE})
+
+
+def test_local_runs_and_single_instances_run_alone() -> None:
+    assert Leadership.for_job(config(failover={"standby": True}), "a") is None  # no namespace: local
+    single = config().model_copy(update={"namespace": NAMESPACE})
+    assert Leadership.for_job(single, "a") is None
+    args = parser().parse_args(["job", "-f", "bridge.yaml", "--no-lease"])
+    assert args.lease is False
+    assert parser().parse_args(["job", "-f", "bridge.yaml"]).lease is True
+
+
+def test_the_job_holds_the_bridge_lease_as_instance_and_pod(
+    kube_api: KubeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOSTNAME", "orders-secondary-driver")
+    election = Leadership.for_job(standby_config(leaseDurationSeconds=5), "secondary")
+    assert election is not None
+    assert election.lease == "apps/orders-jms-bridge"
+    assert election.identity == "secondary/orders-secondary-driver"
+    assert (election.duration_seconds, election.renew_period) == (5, 5 / 3)
+    try:
+        assert election.acquire()
+        assert lease_spec(kube_api)["holderIdentity"] == "secondary/orders-secondary-driver"
+    finally:
+        election.stop()
+    assert "holderIdentity" not in lease_spec(kube_api)
+
+
+def test_no_cluster_is_a_hard_failure_that_names_the_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    with pytest.raises(BridgeStopped, match="--no-lease"):
+        Leadership.for_job(standby_config(), "a")
+
+
+class Forbidden:
+    """A store whose service account may not touch leases."""
+
+    namespace, name = NAMESPACE, LEASE
+    error = LeaseApiError(403, f'leases.coordination.k8s.io "{LEASE}" is forbidden')
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        raise self.error
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise self.error
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise self.error
+
+
+def test_missing_rbac_is_a_hard_failure() -> None:
+    with pytest.raises(BridgeStopped, match="needs get, create and update on leases in namespace apps"):
+        leadership("a", Forbidden()).acquire()
+
+
+# ---------------------------------------------------------------------------------------------------
+# What runs the election in a cluster
+
+
+def test_the_rendered_service_account_may_hold_the_lease() -> None:
+    """The SparkApplications run as the chart's job service account, whose Role allows the election."""
+    from jmsbridge_operator import naming
+    from jmsbridge_operator.render import render
+
+    from tests.operator.helpers import CHART_DIR, bridge
+
+    body = bridge(spark={})  # no spark.serviceAccount
+    model = JmsBridge.model_validate(body)
+    for app in render(model, job_config(model, [])).applications.values():
+        assert app["spec"]["driver"]["serviceAccount"] == naming.JOB_SERVICE_ACCOUNT
+
+    helm = shutil.which("helm")
+    if helm is None:
+        pytest.skip("helm is not installed (scripts/install-helm.sh installs it)")
+    args = [helm, "template", "bridge", str(CHART_DIR), "-n", "ops", "--set", "watchNamespaces={apps}"]
+    output = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
+    documents = [d for d in yaml.safe_load_all(output) if d]
+    ours = {
+        (d["kind"], d["metadata"]["namespace"]): d
+        for d in documents
+        if d["metadata"]["name"] == naming.JOB_SERVICE_ACCOUNT
+    }
+    assert set(ours) == {("ServiceAccount", "apps"), ("Role", "apps"), ("RoleBinding", "apps")}
+    binding = ours[("RoleBinding", "apps")]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": naming.JOB_SERVICE_ACCOUNT, "namespace": "apps"}
+    ]
+    assert binding["roleRef"]["name"] == ours[("Role", "apps")]["metadata"]["name"]
+    leases = [r for r in ours[("Role", "apps")]["rules"] if "leases" in r["resources"]]
+    assert leases == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
+
+
+class JobProcess:
+    """`jmsbridge job --instance NAME` as a child process in its own process group."""
+
+    def __init__(self, instance: str, files: list[Path], tmp_path: Path) -> None:
+        self.log_path = tmp_path / f"job-{instance}.log"
+        argv = [sys.executable, "-m", "jmsbridge", "job", "--master", "local[1]", "--instance", instance]
+        argv += [f"--file={f}" for f in files]
+        argv += ["--checkpoint", str(tmp_path / "checkpoint")]  # shared, as a volume of the pair would be
+        argv += ["--work-dir", str(tmp_path / f"run-{instance}"), "--metrics-port", "0"]
+        env = os.environ | {"PYSPARK_PYTHON": sys.executable, "HOSTNAME": f"pod-{instance}"}
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+            )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_log(self, kube: KubeApi, text: str, timeout: float = 180) -> None:
+        def logged() -> bool:
+            if self.process.poll() is not None and text not in self.log():
+                raise AssertionError(f"job exited with {self.process.returncode}:\n{self.log()[-4000:]}")
+            return text in self.log()
+
+        kube.wait_for(logged, timeout=timeout, what=f"{text!r} in {self.log_path.name}")
+
+    def exit_status(self, timeout: float = 120) -> int:
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"job still running after {timeout}s:\n{self.log()[-4000:]}") from None
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=60)
+
+
+@pytest.mark.e2e
+def test_two_jobs_run_as_an_active_standby_pair(
+    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    from bridge_job.message import Destination, DestinationKind, JmsMessage
+    from tests.job.harness import bridge_document, read_topics, route_document, send, write_yaml
+
+    n = uuid.uuid4().hex[:8]
+    name, source, topic = f"pair-{n}", f"pair.{n}", f"pair-{n}"
+    kafka.create_topics(topic)
+    bridge = bridge_document(name, activemq, kafka, [{"queue": source}])
+    bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": 4}
+    route = route_document("all", name, topic)
+    for document in (bridge, route):
+        document["metadata"]["namespace"] = NAMESPACE
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    destination = Destination(DestinationKind.QUEUE, source)
+
+    def messages(first: int) -> list[JmsMessage]:
+        return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
+
+    a = JobProcess("a", files, tmp_path)
+    b: JobProcess | None = None
+    try:
+        a.wait_log(kube_api, " running: ")
+        b = JobProcess("b", files, tmp_path)
+        b.wait_log(kube_api, "standby: waiting for lease")
+        send(activemq, messages(0))
+        assert len(read_topics(kafka, [topic], 10)) == 10
+        assert " running: " not in b.log()
+        assert lease_spec_of(kube_api, name)["holderIdentity"] == "a/pod-a"
+
+        a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over at once
+        assert a.exit_status() == 0
+        b.wait_log(kube_api, " running: ", timeout=120)
+        assert lease_spec_of(kube_api, name)["holderIdentity"] == "b/pod-b"
+        send(activemq, messages(10))
+        assert len(read_topics(kafka, [topic], 20)) == 20
+
+        kube_api.patch(
+            LEASES, "Lease", lease_name(name), NAMESPACE, {"spec": {"holderIdentity": "thief/pod"}}
+        )
+        assert b.exit_status() == EXIT_LEADERSHIP_LOST
+        assert "lost the lease" in b.log()
+    finally:
+        a.close()
+        if b is not None:
+            b.close()
+
+
+def lease_spec_of(kube: KubeApi, bridge_id: str) -> dict[str, Any]:
+    lease = kube.get(LEASES, "Lease", lease_name(bridge_id), NAMESPACE)
+    assert lease is not None
+    spec: dict[str, Any] = lease["spec"]
+    return spec

@@ -18,7 +18,6 @@ Prints ONE JSON line. Not a test: a measurement (bounded in time, loopback only)
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import json
 import os
@@ -127,6 +126,7 @@ def peak_rss_mib(pid: int) -> float:
 def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
     env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
+    env["JMSBRIDGE_KAFKA_CHECKS"] = "false"  # the bridges name no real Kafka; this measures reconciling
     env.pop("KUBERNETES_SERVICE_HOST", None)
     command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
     command += ["--liveness", f"http://127.0.0.1:{port}/healthz"]
@@ -152,28 +152,6 @@ def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[byte
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def bound_request_log(kube: KubeApi, keep: int = 4) -> None:
-    """Keep only kmock's last few served requests while the benchmark runs.
-
-    kmock records every request and, for each new one, scans that log from the start to find it again
-    (`request in view`, applying each reaction's filters to every past request), so the emulator's cost
-    per request grows with the number served: after a few thousand requests it spends most of its CPU
-    there, and the benchmark would measure kmock, not the operator. The log only serves assertions on
-    requests, which this benchmark does not make; bounding it changes nothing that is served, and the
-    request counts come from the emulator's own counters. (A request is looked up right after it is
-    recorded, before anything else runs in the emulator's loop, so it is always still there.)
-    """
-    emulator: Any = kube.emulator
-
-    def bound() -> None:
-        for owner in [emulator, *getattr(emulator, "_payloads", [])]:
-            if isinstance(getattr(owner, "_requests", None), list):
-                # kmock's reactions are frozen attrs classes: set the attribute past attrs.
-                object.__setattr__(owner, "_requests", collections.deque(owner._requests, maxlen=keep))
-
-    kube._serving.call(bound)
 
 
 def operator_requests(kube: KubeApi) -> int:
@@ -226,15 +204,16 @@ def main() -> int:
     args = parser.parse_args()
     apps_per_bridge = 2 if args.standby else 1
 
-    with tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp, serve_kube_api(Path(tmp)) as kube:
+    with (
+        tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp,
+        serve_kube_api(Path(tmp), record_requests=False) as kube,
+    ):
         spark_crd = SPARK_CRD
         if not spark_crd.exists():
             spark_crd = Path(tmp) / "spark-crd.yaml"
             spark_crd.write_text(json.dumps(SPARK_CRD_STUB))
         kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd)
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-
-        bound_request_log(kube)
         with operator_process(kube, Path(tmp) / "operator.log") as process:
             before = operator_requests(kube)
             started = time.monotonic()

@@ -59,6 +59,23 @@ def register(commands: Any) -> None:
         "--watch-timeout", type=float, metavar="S", help="restart watches after S seconds (300)"
     )
     operator.add_argument("--workers", type=int, metavar="N", help="handler threads (8)")
+    operator.add_argument(
+        "--kafka-check-interval",
+        type=float,
+        metavar="S",
+        help="check each bridge's Kafka topics and permissions every S seconds (60)",
+    )
+    operator.add_argument(
+        "--kafka-grace-period",
+        type=float,
+        metavar="S",
+        help="Kafka unreachable this long is a hard failure that stops the bridge (300)",
+    )
+    operator.add_argument(
+        "--no-kafka-checks",
+        action="store_true",
+        help="start bridges without checking their Kafka side (when the operator cannot reach it)",
+    )
     verbosity = operator.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true")
     verbosity.add_argument("-q", "--quiet", action="store_true")
@@ -112,6 +129,12 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
         env[options.ENV_WATCH_TIMEOUT] = str(args.watch_timeout)
     if args.workers is not None:
         env[options.ENV_WORKERS] = str(args.workers)
+    if args.kafka_check_interval is not None:
+        env[options.ENV_KAFKA_CHECK_INTERVAL] = str(args.kafka_check_interval)
+    if args.kafka_grace_period is not None:
+        env[options.ENV_KAFKA_GRACE_PERIOD] = str(args.kafka_grace_period)
+    if args.no_kafka_checks:
+        env[options.ENV_KAFKA_CHECKS] = "false"
     return env
 
 

@@ -18,7 +18,9 @@ their latest verdict per bridge, and ask for a new reconciliation when it change
 (`Reconciler.request(namespace, name)`). The gate then only looks the verdict up.
 
 The default gate is always open. Another is installed with `install_gate(gate)` (any time: the reconciler
-looks it up on every reconciliation), or given to `Reconciler(kube, gate=...)`. A check that wants a new
+looks it up on every reconciliation), or given to `Reconciler(kube, gate=...)`. The operator gives its
+reconciler the Kafka checks' gate (`kafka_gate.KafkaGate`, fed by `handlers/checking.py`); only with the
+checks off (`JMSBRIDGE_KAFKA_CHECKS=false`) does it ask the installed one. A check that wants a new
 reconciliation calls `memo.reconciler.request(namespace, name, routes)` from a kopf handler (e.g. a timer on
 JmsBridge), `routes` being `main._routes(kwargs)`, the lookup over kopf's route index.
 """

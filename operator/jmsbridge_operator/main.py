@@ -5,6 +5,9 @@
 - JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
   bridge; resumed -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
+- Kafka checks: one daemon per JmsBridge checks its Kafka side before its applications are started or
+  changed and every `JMSBRIDGE_KAFKA_CHECK_INTERVAL` while it lives, and reconciles it when the verdict
+  changes (`handlers/checking.py`; off with `JMSBRIDGE_KAFKA_CHECKS=false`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import kopf
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers import applications, bridges, routes, startup
+from jmsbridge_operator.handlers import applications, bridges, checking, routes, startup
 from jmsbridge_operator.handlers.reconciling import RoutesLookup
 from jmsbridge_operator.options import OperatorOptions
 
@@ -25,6 +28,8 @@ ROUTE = naming.ROUTE_RESOURCE
 APPLICATION = (naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
 OURS = {naming.LABEL_MANAGED_BY: naming.MANAGER}
 RETRY = OPTIONS.retry_seconds
+# A check in flight when its bridge goes (or the operator stops) is cancelled; kopf waits this long.
+CHECK_CANCELLATION = 5.0
 
 
 def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
@@ -39,7 +44,7 @@ def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    startup.configure(settings, memo, OPTIONS)
+    startup.configure(settings, memo, OperatorOptions.from_env())  # as the environment is now
 
 
 @kopf.on.cleanup()
@@ -85,6 +90,19 @@ def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
 @kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
 def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
     bridges.changed(memo.reconciler, namespace or "", name, _routes(kwargs))
+
+
+def _checking_kafka(memo: Any, **_: Any) -> bool:
+    return memo.kafka_gate is not None  # no daemons at all with the checks off
+
+
+@kopf.daemon(*BRIDGE, when=_checking_kafka, cancellation_timeout=CHECK_CANCELLATION)
+async def bridge_kafka_checks(
+    namespace: str | None, name: str, body: kopf.Body, stopped: kopf.DaemonStopped, memo: Any, **kwargs: Any
+) -> None:
+    key = (namespace or "", name)
+    gate, settings = memo.kafka_gate, memo.kafka_check_settings
+    await checking.run(gate, memo.reconciler, settings, key, body, _routes(kwargs), stopped)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -30,6 +30,11 @@ DURATION = Histogram(
     ["kind"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
+KAFKA_CHECKS = Counter(
+    "jmsbridge_operator_kafka_checks_total",
+    "Kafka checks of bridges, by outcome (the KafkaReady reason: Verified, TopicNotFound, ...).",
+    ["reason"],
+)
 WRITES = Counter(
     "jmsbridge_operator_writes_total",
     "Writes to child objects and statuses, by kind and verb (create, replace, delete, status).",

@@ -1,8 +1,13 @@
-"""The operator's own settings, read from the environment when it starts.
+"""The operator's own settings, read from the environment.
 
 `jmsbridge operator --metrics-port 9090 ...` sets these variables and runs kopf; `kopf run -m
 jmsbridge_operator` with the same variables behaves the same. kopf's own settings (namespaces, liveness
 endpoint, log format) are kopf's command-line options.
+
+They are read twice: when `main` is imported, for what kopf fixes at registration (the resync timer's
+interval, the handlers' retry back-off), and again when the operator starts, for everything else (the
+Kafka checks, workers, watches, metrics). The two agree unless the environment changed in between, which
+only tests do (one process, several operators with different Kafka check timings).
 """
 
 from __future__ import annotations
@@ -11,12 +16,19 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
+from jmsbridge_operator.kafka_checks import CheckSettings
+
 ENV_METRICS_PORT = "JMSBRIDGE_METRICS_PORT"
 ENV_METRICS_ADDRESS = "JMSBRIDGE_METRICS_ADDRESS"
 ENV_RESYNC_SECONDS = "JMSBRIDGE_RESYNC_SECONDS"
 ENV_WATCH_TIMEOUT = "JMSBRIDGE_WATCH_TIMEOUT"
 ENV_WORKERS = "JMSBRIDGE_WORKERS"
 ENV_RETRY_SECONDS = "JMSBRIDGE_RETRY_SECONDS"
+ENV_KAFKA_CHECKS = "JMSBRIDGE_KAFKA_CHECKS"
+ENV_KAFKA_CHECK_INTERVAL = "JMSBRIDGE_KAFKA_CHECK_INTERVAL"
+ENV_KAFKA_GRACE_PERIOD = "JMSBRIDGE_KAFKA_GRACE_PERIOD"
+
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +42,26 @@ class OperatorOptions:
     watch_timeout_seconds: float = 300.0
     workers: int = 8  # threads for the (synchronous) handlers
     retry_seconds: float = 5.0  # back-off before kopf retries a failed handler
+    # The Kafka checks of every bridge (docs/kafka-checks.md): on unless switched off, e.g. where the
+    # operator cannot reach the bridges' Kafka clusters (the bridges then start unchecked).
+    kafka_checks: bool = True
+    kafka_check_interval_seconds: float = 60.0  # between checks of a bridge
+    kafka_grace_seconds: float = 300.0  # Kafka unreachable this long: a hard failure (Stalled)
+
+    def __post_init__(self) -> None:
+        if self.kafka_check_interval_seconds <= 0:
+            raise ValueError(f"Kafka check interval {self.kafka_check_interval_seconds}: must be positive")
+        if self.kafka_grace_seconds < 0:
+            raise ValueError(f"Kafka grace period {self.kafka_grace_seconds}: must not be negative")
+
+    def kafka_check_settings(self) -> CheckSettings:
+        """The checks' timing; the probe's own deadlines keep their defaults."""
+        interval = self.kafka_check_interval_seconds
+        return CheckSettings(
+            interval_seconds=interval,
+            grace_seconds=self.kafka_grace_seconds,
+            retry_seconds=min(CheckSettings.retry_seconds, interval),
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorOptions:
@@ -48,4 +80,9 @@ class OperatorOptions:
             watch_timeout_seconds=number(ENV_WATCH_TIMEOUT, defaults.watch_timeout_seconds),
             workers=int(number(ENV_WORKERS, defaults.workers)),
             retry_seconds=number(ENV_RETRY_SECONDS, defaults.retry_seconds),
+            kafka_checks=env.get(ENV_KAFKA_CHECKS, "").strip().lower() not in _FALSE,
+            kafka_check_interval_seconds=number(
+                ENV_KAFKA_CHECK_INTERVAL, defaults.kafka_check_interval_seconds
+            ),
+            kafka_grace_seconds=number(ENV_KAFKA_GRACE_PERIOD, defaults.kafka_grace_seconds),
         )

@@ -217,12 +217,22 @@ def _bridge_verdicts(outcome: BridgeOutcome, active: ApplicationState | None) ->
         return [Verdict(READY, "False", "Suspended", "Suspended (spec.suspend): applications stopped.")]
     gate = outcome.gate
     if not gate.open:
-        if gate.transient:
+        if not gate.transient:
+            return stalled(gate.reason, gate.message)
+        if active is None:
             return [
                 Verdict(READY, "False", gate.reason, gate.message),
                 Verdict(RECONCILING, "True", gate.reason, gate.message),
             ]
-        return stalled(gate.reason, gate.message)
+        # Held while it runs (a check under way, Kafka not answering within its grace period): the
+        # applications keep running untouched, Ready follows them, and Reconciling says what is awaited.
+        verdicts = [v for v in _application_verdicts(outcome, active) if v.type != RECONCILING]
+        return [*verdicts, Verdict(RECONCILING, "True", gate.reason, gate.message)]
+    return _application_verdicts(outcome, active)
+
+
+def _application_verdicts(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Verdict]:
+    apps = outcome.applications
     routes = f"{len(outcome.routes)} route{'s' if len(outcome.routes) != 1 else ''}"
     if active is not None:
         others = [a for a in apps if a is not active]
@@ -240,7 +250,11 @@ def _bridge_verdicts(outcome: BridgeOutcome, active: ApplicationState | None) ->
         ]
     failed = [a for a in apps if a.failed]
     if failed:
-        return stalled("ApplicationFailed", "; ".join(a.describe() for a in failed) + ".")
+        message = "; ".join(a.describe() for a in failed) + "."
+        return [
+            Verdict(READY, "False", "ApplicationFailed", message),
+            Verdict(STALLED, "True", "ApplicationFailed", message),
+        ]
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
     message = f"Starting: {waiting}."
     return [Verdict(READY, "False", "Starting", message), Verdict(RECONCILING, "True", "Starting", message)]
@@ -251,7 +265,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     previous = previous or {}
     previous_active = previous.get("activeInstance")
     apps = outcome.applications
-    held = outcome.suspended or not outcome.gate.open
+    # Stopped applications have no active instance; a transient hold leaves running ones running.
+    held = outcome.suspended or not (outcome.gate.open or outcome.gate.transient)
     active = None if held else _choose_active(apps, previous_active)
     failovers = int(previous.get("failovers") or 0)
     if active is not None and previous_active and active.application != previous_active:
@@ -328,14 +343,21 @@ class Transition:
 
 
 def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> Transition | None:
-    """An Event when the Ready condition changed its status or reason (not its message alone)."""
+    """An Event when the Ready condition changed its status or reason (not its message alone), or when
+    the bridge stalled or stopped stalling with the same reason (`KafkaUnreachable` past its grace period).
+    """
     old = find_condition(previous, READY)
     new = find_condition(current, READY)
     if new is None:
         return None
-    if old is not None and (old.get("status"), old.get("reason")) == (new.get("status"), new.get("reason")):
-        return None
     stalled = find_condition(current, STALLED) is not None
+    was_stalled = find_condition(previous, STALLED) is not None
+    if old is not None and (old.get("status"), old.get("reason"), was_stalled) == (
+        new.get("status"),
+        new.get("reason"),
+        stalled,
+    ):
+        return None
     kind: Literal["Normal", "Warning"] = "Warning" if stalled or new.get("reason") == "Degraded" else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 

@@ -13,6 +13,7 @@ from tests.kubeapi.operator_runner import run_operator
 from tests.operator.helpers import CRD_DIR, NAMESPACE, SPARK_CRD
 
 OPERATOR_MODULE = "jmsbridge_operator"
+KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
 
 # Only when shared/ref is missing (outside CI): enough of the SparkApplication CRD to serve the kind.
 _SPARK_CRD_STUB = {
@@ -51,7 +52,17 @@ def cluster(kube_api: KubeApi, tmp_path: Path) -> KubeApi:
 
 
 @pytest.fixture()
-def operator(cluster: KubeApi) -> Iterator[KubeApi]:
+def no_kafka_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operators started in this test do not check Kafka.
+
+    The bridges of most tests name a Kafka (`kafka:9092`) that does not exist. The checks have their own
+    tests against a real broker (`test_kafka_gate.py`).
+    """
+    monkeypatch.setenv(KAFKA_CHECKS_ENV, "false")
+
+
+@pytest.fixture()
+def operator(cluster: KubeApi, no_kafka_checks: None) -> Iterator[KubeApi]:
     """The real operator (kopf, our handlers) running against the cluster for the whole test."""
     with run_operator(cluster, OPERATOR_MODULE):
         yield cluster

@@ -124,9 +124,30 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
         ("sparkoperator.k8s.io", "sparkapplications", "delete"),
         ("", "configmaps", "update"),
         ("", "events", "create"),
+        ("", "secrets", "get"),  # the Kafka checks read each bridge's SASL credentials
     ]:
         assert needed in granted
-    assert not any(resource == "secrets" for _, resource, _ in granted)
+    assert {verb for _, resource, verb in granted if resource == "secrets"} == {"get"}  # never list them
+
+    unchecked = next(
+        d
+        for d in template("operator.kafkaChecks.enabled=false")
+        if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
+    )
+    assert not any("secrets" in rule["resources"] for rule in unchecked["rules"])
+
+
+def test_kafka_check_values_become_operator_options() -> None:
+    def args(*values: str) -> list[str]:
+        deployment = next(d for d in template(*values) if d["kind"] == "Deployment")
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        return list(container["args"])
+
+    assert {"--kafka-check-interval=60", "--kafka-grace-period=300"} <= set(args())
+    custom = args("operator.kafkaChecks.intervalSeconds=30", "operator.kafkaChecks.gracePeriodSeconds=120")
+    assert {"--kafka-check-interval=30", "--kafka-grace-period=120"} <= set(custom)
+    off = args("operator.kafkaChecks.enabled=false")
+    assert "--no-kafka-checks" in off and not any(a.startswith("--kafka-") for a in off)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -113,8 +113,13 @@ def test_operator_options(monkeypatch: pytest.MonkeyPatch) -> None:
         "JMSBRIDGE_RESYNC_SECONDS",
         "JMSBRIDGE_WORKERS",
         "JMSBRIDGE_WATCH_TIMEOUT",
+        "JMSBRIDGE_KAFKA_CHECKS",
+        "JMSBRIDGE_KAFKA_CHECK_INTERVAL",
+        "JMSBRIDGE_KAFKA_GRACE_PERIOD",
     ):
-        monkeypatch.delenv(name, raising=False)
+        # The command writes these into os.environ: setting first makes monkeypatch restore them after.
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     assert args.run(args) == 0
     assert calls["run"] == {
         "clusterwide": False,
@@ -125,6 +130,15 @@ def test_operator_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls["configure"]["log_format"] == kopf.LogFormat.JSON
     settings = options.OperatorOptions.from_env()
     assert (settings.metrics_port, settings.resync_seconds, settings.workers) == (9090, 60.0, 4)
+    assert (settings.kafka_checks, settings.kafka_check_interval_seconds) == (True, 60.0)
+
+    checks = ["operator", "--kafka-check-interval", "20", "--kafka-grace-period", "90"]
+    timed = parser().parse_args(checks)
+    assert timed.run(timed) == 0
+    settings = options.OperatorOptions.from_env()
+    assert (settings.kafka_check_interval_seconds, settings.kafka_grace_seconds) == (20.0, 90.0)
+    off = parser().parse_args(["operator", "--no-kafka-checks"])
+    assert off.run(off) == 0 and options.OperatorOptions.from_env().kafka_checks is False
 
     everything = parser().parse_args(["operator"])
     assert everything.run(everything) == 0 and calls["run"]["clusterwide"] is True

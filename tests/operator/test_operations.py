@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from jmsbridge_operator import metrics
 from jmsbridge_operator.handlers.reconciling import Reconciler
+from jmsbridge_operator.kafka_checks import CheckSettings
 from jmsbridge_operator.options import OperatorOptions
 
 
@@ -20,6 +21,16 @@ def test_options_from_environment() -> None:
         {"JMSBRIDGE_METRICS_PORT": "9100", "JMSBRIDGE_RESYNC_SECONDS": "30", "JMSBRIDGE_WATCH_TIMEOUT": "60"}
     )
     assert (custom.metrics_port, custom.resync_seconds, custom.watch_timeout_seconds) == (9100, 30.0, 60.0)
+    assert custom.kafka_checks is True
+    assert custom.kafka_check_settings() == CheckSettings(interval_seconds=60.0, grace_seconds=300.0)
+    checks = OperatorOptions.from_env(
+        {"JMSBRIDGE_KAFKA_CHECK_INTERVAL": "2", "JMSBRIDGE_KAFKA_GRACE_PERIOD": "10"}
+    ).kafka_check_settings()
+    assert (checks.interval_seconds, checks.grace_seconds, checks.retry_seconds) == (2.0, 10.0, 2.0)
+    for off in ("false", "0", "no", "Off"):
+        assert OperatorOptions.from_env({"JMSBRIDGE_KAFKA_CHECKS": off}).kafka_checks is False
+    with pytest.raises(ValueError, match="interval"):
+        OperatorOptions.from_env({"JMSBRIDGE_KAFKA_CHECK_INTERVAL": "0"})
 
 
 def free_port() -> int:

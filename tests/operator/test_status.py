@@ -143,6 +143,28 @@ def test_invalid_spec_suspend_conflict_and_gate() -> None:
         GateVerdict(open=False)
 
 
+def test_a_transient_hold_leaves_a_running_bridge_ready() -> None:
+    """Kafka not answering (within its grace period) or a check under way: running stays running."""
+    unknown = GateCondition("KafkaReady", "Unknown", "KafkaUnreachable", "Kafka at k:9092 did not answer")
+    transient = GateVerdict(
+        open=False, reason="KafkaUnreachable", message="retrying", transient=True, conditions=(unknown,)
+    )
+    running = bridge_status(outcome(app("primary", "RUNNING"), gate=transient), None, T0)
+    assert conditions(running) == {
+        "Ready": ("True", "Running"),
+        "Reconciling": ("True", "KafkaUnreachable"),
+        "KafkaReady": ("Unknown", "KafkaUnreachable"),
+    }
+    assert running["activeInstance"] == "b-primary"
+    standby = bridge_status(
+        outcome(app("primary", "RUNNING"), app("secondary", "SUBMITTED"), gate=transient), None, T0
+    )
+    assert conditions(standby)["Reconciling"] == ("True", "KafkaUnreachable")  # one Reconciling only
+    assert len(standby["conditions"]) == 3
+    starting = bridge_status(outcome(app("primary", "SUBMITTED"), gate=transient), None, T0)
+    assert conditions(starting)["Ready"] == ("False", "KafkaUnreachable")
+
+
 def test_ready_transitions_make_events() -> None:
     starting = bridge_status(outcome(app("primary", "SUBMITTED")), None, T0)
     first = ready_transition(None, starting)
@@ -151,6 +173,15 @@ def test_ready_transitions_make_events() -> None:
     failed = bridge_status(outcome(app("primary", "FAILED")), starting, T1)
     event = ready_transition(starting, failed)
     assert event is not None and (event.type, event.reason) == ("Warning", "ApplicationFailed")
+
+    # Unreachable within the grace period, then past it: the same reason, but now a hard failure.
+    transient = GateVerdict(open=False, reason="KafkaUnreachable", message="retrying", transient=True)
+    hard = GateVerdict(open=False, reason="KafkaUnreachable", message="unreachable for 300s")
+    retrying = bridge_status(outcome(gate=transient), None, T0)
+    given_up = bridge_status(outcome(gate=hard), retrying, T1)
+    event = ready_transition(retrying, given_up)
+    assert event is not None and (event.type, event.reason) == ("Warning", "KafkaUnreachable")
+    assert ready_transition(given_up, bridge_status(outcome(gate=hard), given_up, T1)) is None
 
 
 def test_route_status() -> None:

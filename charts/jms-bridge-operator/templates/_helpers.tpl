@@ -49,4 +49,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - apiGroups: ["", events.k8s.io]
   resources: [events]
   verbs: [create]
+{{- if .Values.operator.kafkaChecks.enabled }}
+# The Kafka checks connect as each bridge: they read its spec.kafka.sasl.credentialsSecretRef (only get).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get]
+{{- end }}
 {{- end }}

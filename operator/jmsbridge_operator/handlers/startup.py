@@ -1,4 +1,4 @@
-"""Operator start and stop: kopf settings, the API client, the reconciler, the metrics endpoint."""
+"""Operator start and stop: kopf settings, the API client, the reconciler and its Kafka gate, metrics."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import kopf
 
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers.reconciling import Reconciler
+from jmsbridge_operator.kafka_gate import KafkaGate
 from jmsbridge_operator.kube import Kube
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
@@ -36,7 +37,17 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     settings.posting.loggers = False
 
     memo.options = options
-    memo.reconciler = Reconciler(Kube.connect())
+    # With the Kafka checks on, the reconciler asks their gate; off, the installed one (open by default).
+    memo.kafka_gate = KafkaGate() if options.kafka_checks else None
+    memo.kafka_check_settings = options.kafka_check_settings()
+    memo.reconciler = Reconciler(Kube.connect(), gate=memo.kafka_gate)
+    if options.kafka_checks:
+        settings_ = memo.kafka_check_settings
+        logger.info(
+            "Kafka checks every %gs, grace period %gs", settings_.interval_seconds, settings_.grace_seconds
+        )
+    else:
+        logger.warning("Kafka checks are off: bridges start without checking their topics and permissions")
     memo.metrics = None
     if options.metrics_port is not None:
         memo.metrics = MetricsServer(options.metrics_port, options.metrics_address)

@@ -1,0 +1,159 @@
+"""The Kafka gate: each bridge's latest Kafka check, as the verdict the reconciler asks for.
+
+A Kafka check probes a cluster and can take seconds (its deadline is 15 s), so it never runs inside a
+reconciliation. Each bridge has its own schedule (`handlers/checking.py`, a kopf daemon) that checks and
+records the outcome here; the gate, asked by `planning.plan()` once per reconciliation, only looks it up:
+
+- checked and ready: open, with `KafkaReady=True`;
+- checked, hard failure: closed (the applications are stopped, `Stalled`), `KafkaReady=False`;
+- checked, unreachable within the grace period: closed and transient (nothing is started, changed or
+  stopped; `Reconciling`), `KafkaReady=Unknown`;
+- not checked yet *for what the bridge now needs* (a new bridge, an operator restart, a new route's
+  topic, other Kafka settings): closed and transient with reason `CheckingKafka`, and the bridge's
+  schedule is woken to check at once. So no SparkApplication is created or changed before its check.
+
+What a check covers is its `Subject`: the bridge's Kafka settings plus what it needs there (topics,
+operations, groups, transactional ids, from `kafka_checks.required_access`). A verdict counts only for the
+subject it was found for; a change elsewhere in the bridge (Spark sizing, say) reuses it.
+
+Everything is kept in memory. An operator restart forgets it: each bridge is checked again before its
+applications are changed (running ones keep running meanwhile), and the grace period of an unreachable
+cluster starts over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+
+from bridge_job.config import JmsBridge, JobConfig
+from jmsbridge_operator.gating import GateCondition, GateVerdict
+from jmsbridge_operator.kafka_checks import (
+    CONDITION_TYPE,
+    CheckResult,
+    CheckState,
+    RequiredAccess,
+    required_access,
+)
+
+CHECKING = "CheckingKafka"
+CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+
+Key = tuple[str, str]  # (namespace, bridge name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    """What one check covers: the Kafka settings (as JSON) and everything the bridge needs there."""
+
+    kafka: str
+    access: RequiredAccess
+
+    @classmethod
+    def of(cls, config: JobConfig) -> Subject:
+        return cls(config.bridge.kafka.model_dump_json(), required_access(config))
+
+
+def verdict_of(result: CheckResult) -> GateVerdict:
+    """A check's result as the gate's verdict (the `KafkaReady` condition rides along)."""
+    condition = result.condition
+    extra = (GateCondition(condition.type, condition.status, condition.reason, condition.message),)
+    if result.ready:
+        return GateVerdict(conditions=extra)
+    return GateVerdict(
+        open=False,
+        reason=condition.reason,
+        message=condition.message,
+        transient=result.reconciling,
+        conditions=extra,
+    )
+
+
+def held(reason: str, message: str) -> GateVerdict:
+    """A hard failure found before the cluster could be asked (e.g. the credentials are missing)."""
+    return GateVerdict(
+        open=False,
+        reason=reason,
+        message=message,
+        conditions=(GateCondition(CONDITION_TYPE, "False", reason, message),),
+    )
+
+
+def checking(config: JobConfig) -> GateVerdict:
+    message = (
+        f"Checking Kafka at {config.bridge.kafka.bootstrap_servers} (topics, consumer groups, "
+        "permissions) before the applications are started or changed"
+    )
+    return GateVerdict(
+        open=False,
+        reason=CHECKING,
+        message=message,
+        transient=True,
+        conditions=(GateCondition(CONDITION_TYPE, "Unknown", CHECKING, message),),
+    )
+
+
+@dataclasses.dataclass
+class _Bridge:
+    wanted: JobConfig | None = None  # the config of the latest reconciliation: what to check next
+    checked: Subject | None = None
+    verdict: GateVerdict | None = None  # found for `checked`
+    state: CheckState | None = None  # carried from check to check (the unreachable clock)
+    wake: Callable[[], None] | None = None  # wakes the bridge's schedule; callable from any thread
+
+
+class KafkaGate:
+    """The gate over the latest checks (thread-safe: asked from handler threads, fed from kopf's loop)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._bridges: dict[Key, _Bridge] = {}
+
+    def __call__(self, bridge: JmsBridge, config: JobConfig) -> GateVerdict:
+        key = (bridge.metadata.namespace or "", bridge.metadata.name)
+        subject = Subject.of(config)
+        with self._guard:
+            entry = self._bridges.setdefault(key, _Bridge())
+            entry.wanted = config
+            if entry.checked == subject and entry.verdict is not None:
+                return entry.verdict
+            wake = entry.wake
+        if wake is not None:
+            wake()
+        return checking(config)
+
+    # -- for the bridge's schedule ----------------------------------------------------------------------
+
+    def subscribe(self, key: Key, wake: Callable[[], None]) -> None:
+        with self._guard:
+            self._bridges.setdefault(key, _Bridge()).wake = wake
+
+    def forget(self, key: Key) -> None:
+        """The bridge is gone (or the operator stops): nothing of it is kept."""
+        with self._guard:
+            self._bridges.pop(key, None)
+
+    def wanted(self, key: Key) -> JobConfig | None:
+        """What the latest reconciliation asked to be checked (None before the first one)."""
+        with self._guard:
+            entry = self._bridges.get(key)
+            return entry.wanted if entry is not None else None
+
+    def state(self, key: Key, config: JobConfig) -> CheckState | None:
+        """The state to carry into the next check of `config` (none when its Kafka settings changed)."""
+        with self._guard:
+            entry = self._bridges.get(key)
+            if entry is None or entry.checked is None:
+                return None
+            same_cluster = entry.checked.kafka == config.bridge.kafka.model_dump_json()
+            return entry.state if same_cluster else None
+
+    def record(self, key: Key, config: JobConfig, verdict: GateVerdict, state: CheckState | None) -> bool:
+        """Keep what a check of `config` found; True when the bridge should be reconciled for it."""
+        subject = Subject.of(config)
+        with self._guard:
+            entry = self._bridges.setdefault(key, _Bridge())
+            changed = entry.checked != subject or entry.verdict != verdict
+            entry.checked, entry.verdict, entry.state = subject, verdict, state
+            return changed

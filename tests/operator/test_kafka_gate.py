@@ -1,0 +1,419 @@
+"""The Kafka checks inside the operator: real kopf on the API emulator, and a real noida-db broker.
+
+The operator here checks every bridge's Kafka side every `INTERVAL` seconds and turns a cluster that does
+not answer for `GRACE` seconds into a hard failure (set through its environment, as the Helm chart does
+through its flags). No spark-operator runs: the tests play it by patching SparkApplication status.
+
+Each test uses its own bridge, topics and journal (`unique()`): the session's `kafka` broker is shared
+with other tests. The test that stops a broker starts its own.
+
+noida-db has no authorizer (DESIGN section 5), so the permission test controls the broker's answers
+instead: it replaces the probe (`kafka_probe.probe_kafka`, the one function that talks to Kafka) with a
+fake answering what the test says. Everything else (the Secret, the schedule, the evaluation, the gate,
+the reconciliation, the status) is the operator's own.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
+from jmsbridge_operator import kafka_probe
+from jmsbridge_operator.gating import GateCondition, GateVerdict
+from jmsbridge_operator.handlers.checking import CredentialsNotFound, read_credentials
+from jmsbridge_operator.kafka_checks import (
+    Authorizer,
+    CheckSettings,
+    GroupAnswer,
+    Lookup,
+    Operation,
+    ProbeResult,
+    RequiredAccess,
+    TopicAnswer,
+)
+from jmsbridge_operator.kafka_gate import KafkaGate
+from jmsbridge_operator.kafka_probe import KafkaCredentials
+from jmsbridge_operator.kube import ApiError
+
+from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
+from tests.brokers import KafkaBroker, free_port
+from tests.kubeapi.client import KubeApi
+from tests.kubeapi.operator_runner import run_operator
+from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
+from tests.operator.test_operator import View, everything_but_secrets
+
+pytestmark = pytest.mark.timeout(120)
+
+INTERVAL = 1.0
+GRACE = 3.0
+NO_AUTHORIZER = "no authorizer found: all operations allowed"
+
+
+def stalled(reason: str) -> dict[str, tuple[str, str]]:
+    return {"Ready": ("False", reason), "Stalled": ("True", reason), "KafkaReady": ("False", reason)}
+
+
+STARTING = {
+    "Ready": ("False", "Starting"),
+    "Reconciling": ("True", "Starting"),
+    "KafkaReady": ("True", "Verified"),
+}
+RUNNING = {"Ready": ("True", "Running"), "KafkaReady": ("True", "Verified")}
+
+
+@pytest.fixture()
+def view(cluster: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[View]:
+    """The operator with its Kafka checks on, every INTERVAL seconds, and a short grace period."""
+    monkeypatch.setenv(KAFKA_CHECKS_ENV, "true")
+    monkeypatch.setenv("JMSBRIDGE_KAFKA_CHECK_INTERVAL", str(INTERVAL))
+    monkeypatch.setenv("JMSBRIDGE_KAFKA_GRACE_PERIOD", str(GRACE))
+    with run_operator(cluster, OPERATOR_MODULE):
+        yield View(cluster)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class Bridge:
+    """A bridge with one jmsToKafka route to `topic`; its journal is `<name>.jms-bridge.journal`."""
+
+    def __init__(self, bootstrap: str, **kafka: Any) -> None:
+        self.name = unique("b")
+        self.topic = unique("out")
+        self.route = f"{self.name}-out"
+        self.journal = f"{self.name}.jms-bridge.journal"
+        self.body = simple_bridge(self.name)
+        self.body["spec"]["kafka"] = {"bootstrapServers": bootstrap, **kafka}
+        self.primary = f"{self.name}-primary"
+
+    def create(self, view: View) -> None:
+        view.create(self.body, route(self.route, self.name, topic=self.topic))
+
+    def apps(self, view: View) -> list[str]:
+        return sorted(name for name in view.apps() if name.startswith(f"{self.name}-"))
+
+    def wait(self, view: View, expected: dict[str, tuple[str, str]], timeout: float = 30) -> dict[str, Any]:
+        """The bridge once its conditions are exactly `expected`."""
+
+        def matches() -> dict[str, Any] | None:
+            body = view.bridge(self.name)
+            return body if View.conditions(body) == expected else None
+
+        try:
+            found: dict[str, Any] = view.wait(matches, f"{self.name} {expected}", timeout=timeout)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; now: {View.conditions(view.bridge(self.name))}") from None
+        return found
+
+    def warned(self, view: View, reason: str) -> bool:
+        return (self.name, "Warning", reason) in view.events()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Against noida-db
+
+
+def test_missing_topic_stalls_the_bridge_until_it_is_created(kafka: KafkaBroker, view: View) -> None:
+    bridge = Bridge(kafka.bootstrap)
+    kafka.create_topics(bridge.journal)
+    bridge.create(view)
+
+    body = bridge.wait(view, stalled("TopicNotFound"))
+    message = view.message(body, "Stalled")
+    assert message.startswith(f"topic {bridge.topic}: does not exist (destination of route {bridge.route})")
+    assert NO_AUTHORIZER in view.message(body, "KafkaReady")
+    view.wait(lambda: bridge.warned(view, "TopicNotFound"), "a Warning Event")
+    # No SparkApplication, not even for a moment: the check came before the first one.
+    assert view.kube.history(SPARK_VERSION, "SparkApplication", bridge.primary, NAMESPACE) == []
+
+    kafka.create_topics(bridge.topic)
+    body = bridge.wait(view, STARTING)  # resumed by itself at the next check
+    assert bridge.apps(view) == [bridge.primary]
+    assert NO_AUTHORIZER in view.message(body, "KafkaReady")
+    view.play_spark(bridge.primary, "RUNNING")
+    bridge.wait(view, RUNNING)
+
+
+def test_topic_deleted_while_running_stops_the_bridge_within_an_interval(
+    kafka: KafkaBroker, view: View
+) -> None:
+    bridge = Bridge(kafka.bootstrap)
+    kafka.create_topics(bridge.journal, bridge.topic)
+    bridge.create(view)
+    view.wait(lambda: bridge.apps(view), "the SparkApplication")
+    view.play_spark(bridge.primary, "RUNNING")
+    bridge.wait(view, RUNNING)
+
+    deleted = time.monotonic()
+    kafka.delete_topics(bridge.topic)
+    body = bridge.wait(view, stalled("TopicNotFound"), timeout=INTERVAL + 15)
+    noticed = time.monotonic() - deleted
+    # One interval, plus the probe and the reconciliation (slack for a busy machine).
+    assert noticed < INTERVAL + 5, noticed
+    assert bridge.apps(view) == []  # stopped, not left to crash
+    assert view.message(body, "Ready").startswith(f"topic {bridge.topic}: does not exist")
+    view.wait(lambda: bridge.warned(view, "TopicNotFound"), "a Warning Event")
+
+    kafka.create_topics(bridge.topic)
+    bridge.wait(view, STARTING)
+    assert bridge.apps(view) == [bridge.primary]
+
+
+def test_unreachable_kafka_is_reconciling_then_stalled_after_the_grace_period(view: View) -> None:
+    broker = KafkaBroker().start()
+    try:
+        running = Bridge(broker.bootstrap)
+        broker.create_topics(running.journal, running.topic)
+        never = Bridge(f"127.0.0.1:{free_port()}")  # nothing listens there
+        never.create(view)
+        running.create(view)
+
+        # A bridge whose Kafka never answered is not started, and it does not hold up the other one.
+        unreachable = {"Ready": ("False", "KafkaUnreachable"), "Reconciling": ("True", "KafkaUnreachable")}
+        body = never.wait(view, {**unreachable, "KafkaReady": ("Unknown", "KafkaUnreachable")})
+        assert "did not answer" in view.message(body, "Reconciling")
+        view.wait(lambda: running.apps(view), "the other bridge's SparkApplication")
+        view.play_spark(running.primary, "RUNNING")
+        running.wait(view, RUNNING)
+        assert never.apps(view) == []
+
+        broker.stop()
+        # Within the grace period, a running bridge keeps running; only its conditions say so.
+        running.wait(
+            view,
+            {
+                "Ready": ("True", "Running"),
+                "Reconciling": ("True", "KafkaUnreachable"),
+                "KafkaReady": ("Unknown", "KafkaUnreachable"),
+            },
+        )
+        assert running.apps(view) == [running.primary]
+
+        body = running.wait(view, stalled("KafkaUnreachable"), timeout=GRACE + 15)
+        assert f"grace period {GRACE:.0f}s" in view.message(body, "Stalled")
+        assert running.apps(view) == []
+        never.wait(view, stalled("KafkaUnreachable"))
+        assert never.apps(view) == []
+        view.wait(lambda: never.warned(view, "KafkaUnreachable"), "a Warning Event")
+    finally:
+        broker.cleanup()
+
+
+def test_the_operator_creates_the_journal_topic_when_asked(kafka: KafkaBroker, view: View) -> None:
+    bridge = Bridge(kafka.bootstrap, createJournalTopic=True)
+    kafka.create_topics(bridge.topic)
+    bridge.create(view)
+
+    bridge.wait(view, STARTING)
+    assert bridge.apps(view) == [bridge.primary]
+    view.wait(lambda: (bridge.name, "Normal", "KafkaTopicCreated") in view.events(), "the Event")
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    assert bridge.journal in admin.list_topics(timeout=10).topics
+    resource = ConfigResource(ResourceType.TOPIC, bridge.journal)
+    entries = admin.describe_configs([resource], request_timeout=10)[resource].result(timeout=30)
+    assert (entries["cleanup.policy"].value, entries["retention.ms"].value) == ("delete", "604800000")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Permissions, with broker answers the test controls
+
+
+class FakeBroker:
+    """Stands in for `kafka_probe.probe_kafka`: answers with an authorizer and the operations given."""
+
+    def __init__(self) -> None:
+        self.topic_operations: frozenset[Operation] = frozenset({Operation.ALL})
+        self.group_operations: frozenset[Operation] = frozenset({Operation.ALL})
+        self.credentials: list[KafkaCredentials | None] = []
+
+    def probe(
+        self,
+        access: RequiredAccess,
+        kafka: KafkaSpec,
+        credentials: KafkaCredentials | None,
+        settings: CheckSettings | None = None,
+    ) -> ProbeResult:
+        self.credentials.append(credentials)
+        return ProbeResult(
+            reachable=True,
+            authorizer=Authorizer.PRESENT,
+            topics={use.name: TopicAnswer(Lookup.FOUND, self.topic_operations) for use in access.topics},
+            groups={
+                group: GroupAnswer(Lookup.NOT_FOUND, self.group_operations)
+                for group in access.consumer_groups
+            },
+        )
+
+
+def secret(name: str, username: str, password: str) -> dict[str, Any]:
+    def encoded(value: str) -> str:
+        return base64.b64encode(value.encode()).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "data": {"user": encoded(username), "pass": encoded(password)},
+    }
+
+
+def test_missing_permissions_stall_the_bridge_until_granted(
+    view: View, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The probe is replaced by a fake (no broker here enforces ACLs); the rest is the real operator."""
+    caplog.set_level(logging.DEBUG)
+    broker = FakeBroker()
+    monkeypatch.setattr(kafka_probe, "probe_kafka", broker.probe)
+    sasl = {
+        "mechanism": "PLAIN",
+        "credentialsSecretRef": {"name": "kafka-user", "usernameKey": "user", "passwordKey": "pass"},
+    }
+    bridge = Bridge("kafka.invalid:9092", securityProtocol="SASL_PLAINTEXT", sasl=sasl)
+    bridge.create(view)
+
+    # No Secret yet: nothing can be checked, nothing starts.
+    body = bridge.wait(view, stalled("CredentialsNotFound"))
+    assert "Secret kafka-user (spec.kafka.sasl.credentialsSecretRef) not found" in view.message(body)
+    assert broker.credentials == []
+
+    broker.topic_operations = frozenset({Operation.READ})  # READ implies DESCRIBE; WRITE is missing
+    password = "Zq9-kafka-password-p1"
+    view.create(secret("kafka-user", "bridge-user", password))
+    body = bridge.wait(view, stalled("TopicAuthorizationFailed"))
+    message = view.message(body, "Stalled")
+    assert f"topic {bridge.topic}: missing WRITE (destination of route {bridge.route})" in message
+    assert f"topic {bridge.journal}: missing WRITE (journal)" in message
+    assert bridge.apps(view) == []
+    assert broker.credentials[-1] == KafkaCredentials("bridge-user", password)
+
+    broker.topic_operations = frozenset({Operation.ALL})
+    broker.group_operations = frozenset({Operation.DESCRIBE})
+    body = bridge.wait(view, stalled("GroupAuthorizationFailed"))
+    group = f"{bridge.name}.jms-bridge.journal-reader"
+    assert view.message(body, "Stalled") == f"consumer group {group}: missing READ"
+
+    broker.group_operations = frozenset({Operation.READ})
+    body = bridge.wait(view, STARTING)
+    assert bridge.apps(view) == [bridge.primary]
+    assert NO_AUTHORIZER not in view.message(body, "KafkaReady")
+    view.wait(lambda: bridge.warned(view, "TopicAuthorizationFailed"), "a Warning Event")
+
+    # The password went to the (fake) Kafka client only: no object, Event or log line has it.
+    assert password not in str(everything_but_secrets(view.kube))
+    assert password not in "\n".join(record.getMessage() for record in caplog.records)
+
+
+def test_checks_of_one_bridge_wait_for_nothing_of_another(
+    view: View, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe that hangs (a silent cluster) holds only its own bridge; the probe is the test's fake."""
+    stuck = Bridge("silent.invalid:9092")
+    fine = Bridge("fine.invalid:9092")
+    answers = FakeBroker()
+    hanging, release = threading.Event(), threading.Event()
+
+    def probe(access: RequiredAccess, kafka: KafkaSpec, *args: Any) -> ProbeResult:
+        if kafka.bootstrap_servers == stuck.body["spec"]["kafka"]["bootstrapServers"]:
+            hanging.set()
+            release.wait(timeout=60)  # a real probe gives up at its deadline (15 s)
+            return ProbeResult.unreachable("no answer")
+        return answers.probe(access, kafka, None)
+
+    monkeypatch.setattr(kafka_probe, "probe_kafka", probe)
+    try:
+        stuck.create(view)
+        view.wait(hanging.is_set, "the stuck probe under way")
+        fine.create(view)
+        fine.wait(view, STARTING, timeout=10)
+        checking = {"Ready": ("False", "CheckingKafka"), "Reconciling": ("True", "CheckingKafka")}
+        stuck.wait(view, {**checking, "KafkaReady": ("Unknown", "CheckingKafka")})
+        assert stuck.apps(view) == []
+    finally:
+        release.set()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The gate and the credentials alone (no operator)
+
+
+def gate_input(body: dict[str, Any], *routes: dict[str, Any]) -> tuple[JmsBridge, JobConfig]:
+    bridge = JmsBridge.model_validate(body)
+    return bridge, job_config(bridge, [JmsBridgeRoute.model_validate(r) for r in routes])
+
+
+def test_the_gate_holds_what_was_not_checked_and_wakes_the_schedule() -> None:
+    gate, woken = KafkaGate(), []
+    key = (NAMESPACE, "simple")
+    gate.subscribe(key, lambda: woken.append(1))
+    bridge, config = gate_input(simple_bridge(), route("out"))
+
+    first = gate(bridge, config)
+    assert (first.open, first.transient, first.reason) == (False, True, "CheckingKafka")
+    assert woken == [1] and gate.wanted(key) == config
+
+    ready = GateVerdict(conditions=(GateCondition("KafkaReady", "True", "Verified", "checked"),))
+    assert gate.record(key, config, ready, None) is True
+    assert gate.record(key, config, ready, None) is False  # nothing new: no reconciliation
+    assert gate(bridge, config) == ready
+
+    # Spark sizing does not touch Kafka: the verdict stands. A new route's topic does not.
+    bigger = simple_bridge()
+    bigger["spec"]["spark"] = {"executor": {"instances": 3}}
+    assert gate(*gate_input(bigger, route("out"))) == ready
+    assert gate(*gate_input(simple_bridge(), route("out"), route("more", order=20, topic="new"))).reason == (
+        "CheckingKafka"
+    )
+    assert len(woken) == 2
+    gate.forget(key)
+    assert gate.wanted(key) is None
+
+
+class Secrets:
+    """Enough of `Kube` for `read_credentials`."""
+
+    def __init__(self, secret: dict[str, Any] | None = None, status: int | None = None) -> None:
+        self.secret, self.status = secret, status
+
+    def get(self, resource: Any, namespace: str, name: str) -> dict[str, Any] | None:
+        if self.status is not None:
+            raise ApiError(self.status, "Forbidden", "no")
+        return self.secret
+
+
+def test_credentials_come_from_the_bridges_secret() -> None:
+    kafka = KafkaSpec.model_validate(
+        {
+            "bootstrapServers": "k:9092",
+            "securityProtocol": "SASL_SSL",
+            "sasl": {
+                "credentialsSecretRef": {"name": "kafka-user", "usernameKey": "user", "passwordKey": "pass"}
+            },
+        }
+    )
+
+    def read(kube: Any) -> KafkaCredentials | None:
+        return read_credentials(kube, NAMESPACE, kafka)
+
+    assert read(Secrets(secret("kafka-user", "u", "p-secret"))) == KafkaCredentials("u", "p-secret")
+    assert "p-secret" not in repr(read(Secrets(secret("kafka-user", "u", "p-secret"))))
+    plain: Any = Secrets()
+    assert read_credentials(plain, NAMESPACE, KafkaSpec(bootstrap_servers="k:9092")) is None
+    with pytest.raises(CredentialsNotFound, match=r"Secret kafka-user \(.*\) not found in namespace apps"):
+        read(Secrets(None))
+    with pytest.raises(CredentialsNotFound, match="has no key 'pass'"):
+        read(Secrets({"data": {"user": "dQ=="}}))
+    with pytest.raises(CredentialsNotFound, match="key 'user' is not base64"):
+        read(Secrets({"data": {"user": "!!", "pass": "cA=="}}))
+    with pytest.raises(CredentialsNotFound, match="needs `get` on secrets"):
+        read(Secrets(status=403))
+    with pytest.raises(ApiError):  # anything else is the API server's trouble: retried, not a verdict
+        read(Secrets(status=500))

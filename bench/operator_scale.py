@@ -35,34 +35,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from tests.kubeapi.client import KubeApi, serve_kube_api  # noqa: E402
+from tests.operator.helpers import spark_crd_file  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"
 GROUP_VERSION = "jmsbridge.dev/v1alpha1"
 SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
 OPERATOR_AGENTS = ("kopf", "OpenAPI-Generator")
-SPARK_CRD = REPO.parent / "shared" / "ref" / "sparkoperator.k8s.io_sparkapplications.yaml"
-SPARK_CRD_STUB = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
-    "spec": {
-        "group": "sparkoperator.k8s.io",
-        "names": {"kind": "SparkApplication", "plural": "sparkapplications", "singular": "sparkapplication"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
 
 
 def bridge(name: str, standby: bool) -> dict[str, Any]:
@@ -208,11 +187,7 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp,
         serve_kube_api(Path(tmp), record_requests=False) as kube,
     ):
-        spark_crd = SPARK_CRD
-        if not spark_crd.exists():
-            spark_crd = Path(tmp) / "spark-crd.yaml"
-            spark_crd.write_text(json.dumps(SPARK_CRD_STUB))
-        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd)
+        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file(Path(tmp)))
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         with operator_process(kube, Path(tmp) / "operator.log") as process:
             before = operator_requests(kube)

@@ -6,47 +6,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
-from tests.operator.helpers import CRD_DIR, NAMESPACE, SPARK_CRD
+from tests.operator.helpers import CRD_DIR, NAMESPACE, spark_crd_file
 
 OPERATOR_MODULE = "jmsbridge_operator"
 KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
-
-# Only when shared/ref is missing (outside CI): enough of the SparkApplication CRD to serve the kind.
-_SPARK_CRD_STUB = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
-    "spec": {
-        "group": "sparkoperator.k8s.io",
-        "names": {"kind": "SparkApplication", "plural": "sparkapplications", "singular": "sparkapplication"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
 
 
 @pytest.fixture()
 def cluster(kube_api: KubeApi, tmp_path: Path) -> KubeApi:
     """The emulator with our CRDs (from crds/), the spark-operator's CRD and the `apps` namespace."""
-    spark_crd = SPARK_CRD
-    if not spark_crd.exists():
-        spark_crd = tmp_path / "spark-crd.yaml"
-        spark_crd.write_text(yaml.safe_dump(_SPARK_CRD_STUB))
-    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), spark_crd)
+    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), spark_crd_file(tmp_path))
     kube_api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     return kube_api
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +24,39 @@ SPARK_CRD = REF_DIR / "sparkoperator.k8s.io_sparkapplications.yaml"
 GROUP_VERSION = "jmsbridge.dev/v1alpha1"
 SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
 NAMESPACE = "apps"
+
+
+# Only when shared/ref is missing (outside CI): enough of the SparkApplication CRD to serve the kind.
+SPARK_CRD_STUB = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
+    "spec": {
+        "group": "sparkoperator.k8s.io",
+        "names": {"kind": "SparkApplication", "plural": "sparkapplications", "singular": "sparkapplication"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1beta2",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+def spark_crd_file(tmp_path: Path) -> Path:
+    """The spark-operator's CRD from shared/ref, or (outside CI only) a stub written to `tmp_path`."""
+    if SPARK_CRD.exists():
+        return SPARK_CRD
+    stub = tmp_path / "spark-crd.yaml"
+    stub.write_text(json.dumps(SPARK_CRD_STUB))
+    return stub
 
 
 def require_reference(path: Path = SPARK_CRD) -> Path:

@@ -6,4 +6,4 @@ scripts/setup.sh
 echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import-linter"; lint-imports
-echo "== pytest"; python3 -m pytest -q -ra "$@"
+echo "== pytest"; python3 -m pytest -q -ra --durations=15 "$@"

@@ -10,7 +10,10 @@ can, then measures:
   generation, its routes in effect, its ConfigMap and SparkApplication(s) there, every route Accepted;
 - `running_s`: after playing the spark-operator (every application RUNNING), until every bridge is Ready;
 - `requests_per_bridge`: API requests the operator made (kopf's and ours), per bridge, up to `running`;
-- `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM).
+- `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
+- `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
+  client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
+  `reconciled_vs_baseline`, how many times longer the operator took to reconcile everything.
 
 Prints ONE JSON line. Not a test: a measurement (bounded in time, loopback only).
 """
@@ -39,6 +42,7 @@ from tests.operator.helpers import spark_crd_file  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"
+BASELINE_NAMESPACE = "bench-baseline"
 GROUP_VERSION = "jmsbridge.dev/v1alpha1"
 SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
 OPERATOR_AGENTS = ("kopf", "OpenAPI-Generator")
@@ -174,6 +178,29 @@ def all_ready(kube: KubeApi, bridges: int) -> bool:
     return len(ready) == bridges
 
 
+def write_directly(kube: KubeApi, applications: int) -> float:
+    """Baseline: the seconds this client takes to write the objects the operator wrote (its ConfigMaps
+    and SparkApplications, copied into a fresh namespace) straight to the same emulator, no operator."""
+    objects = kube.list("v1", "ConfigMap", NAMESPACE) + kube.list(
+        SPARK_VERSION, "SparkApplication", NAMESPACE
+    )
+    assert len(objects) >= applications, "the operator's objects are the baseline's input"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BASELINE_NAMESPACE}})
+    copies = [
+        {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "metadata": {"name": obj["metadata"]["name"], "namespace": BASELINE_NAMESPACE},
+            **{k: v for k, v in obj.items() if k in ("data", "spec")},
+        }
+        for obj in objects
+    ]
+    started = time.monotonic()
+    for copy in copies:
+        kube.create(copy)
+    return time.monotonic() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bridges", type=int, default=300)
@@ -218,6 +245,7 @@ def main() -> int:
             running_s = time.monotonic() - running_started
             requests_total = operator_requests(kube) - before
             peak = peak_rss_mib(process.pid)
+        baseline_s = write_directly(kube, apps_per_bridge * args.bridges)
 
         result = {
             "bridges": args.bridges,
@@ -229,6 +257,8 @@ def main() -> int:
             "requests_per_bridge": round(requests_total / args.bridges, 1),
             "requests_per_bridge_until_reconciled": round(requests_reconciled / args.bridges, 1),
             "operator_peak_rss_mib": round(peak, 1),
+            "baseline_direct_write_s": round(baseline_s, 2),
+            "reconciled_vs_baseline": round(reconciled_s / baseline_s, 2),
         }
     print(json.dumps(result))
     return 0

@@ -32,6 +32,7 @@ import jpype
 from bridge_job.config import JmsSource
 from bridge_job.jms.errors import JavaException, JmsError, jms_error
 from bridge_job.jms.mapping import MessageReader
+from bridge_job.jms.sessions import SessionOwner
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 
 
@@ -42,7 +43,7 @@ def source_destination(source: JmsSource) -> Destination:
     return Destination(DestinationKind.TOPIC, source.topic)
 
 
-class BatchConsumer:
+class BatchConsumer(SessionOwner):
     """Receives batches from one queue or durable topic subscription in its own transacted session."""
 
     def __init__(
@@ -85,6 +86,8 @@ class BatchConsumer:
             raise jms_error(f"cannot consume from {self._where}", error) from error
         self._reader = MessageReader(self.destination)
         self._closed = False
+        self._batch = f"the batch from {self._where}"
+        self._owner = f"the consumer of {self._where}"
 
     def receive_batch(self, max_messages: int, max_delay_ms: int) -> list[JmsMessage]:
         """Up to `max_messages`, within `max_delay_ms` in total; `[]` if none arrived."""
@@ -110,36 +113,6 @@ class BatchConsumer:
             self._check_connection()
             raise jms_error(f"cannot receive from {self._where}", error) from error
         return batch
-
-    def commit(self) -> None:
-        """Acknowledge every message received since the last commit or rollback."""
-        try:
-            self._session.commit()
-        except JavaException as error:
-            self._check_connection()
-            raise jms_error(f"cannot commit the batch from {self._where}", error) from error
-
-    def rollback(self) -> None:
-        """Hand the messages received since the last commit back to the provider for redelivery."""
-        try:
-            self._session.rollback()
-        except JavaException as error:
-            self._check_connection()
-            raise jms_error(f"cannot roll back the batch from {self._where}", error) from error
-
-    def close(self) -> None:
-        """Close the session; an uncommitted batch is rolled back. A durable subscription stays."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._session.close()
-        except JavaException as error:
-            try:
-                self._check_connection()
-            except JmsError:
-                return  # the connection is closed or lost, and the session with it
-            raise jms_error(f"cannot close the consumer of {self._where}", error) from error
 
     def _close_quietly(self) -> None:
         with contextlib.suppress(JavaException):

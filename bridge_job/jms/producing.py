@@ -20,6 +20,7 @@ import jpype
 
 from bridge_job.jms.errors import JavaException, JmsError, jms_error
 from bridge_job.jms.mapping import MessageWriter
+from bridge_job.jms.sessions import SessionOwner
 from bridge_job.message import Destination, JmsMessage
 
 
@@ -30,7 +31,7 @@ def time_to_live(expiration: int, now_ms: int) -> int:
     return max(expiration - now_ms, 1)
 
 
-class JmsProducer:
+class JmsProducer(SessionOwner):
     """Sends messages in its own session, transacted or auto-acknowledged."""
 
     def __init__(self, connection: Any, transacted: bool, check_connection: Callable[[], None]) -> None:
@@ -51,6 +52,8 @@ class JmsProducer:
             raise jms_error("cannot create a JMS producer", error) from error
         self._writer = MessageWriter(self._session)
         self._closed = False
+        self._batch = "the sent messages"
+        self._owner = "the JMS producer"
 
     def send(self, message: JmsMessage, destination: Destination | None = None) -> str:
         """Send to `destination` (default: the message's own); returns the JMSMessageID assigned."""
@@ -71,33 +74,6 @@ class JmsProducer:
                 raise JmsError(f"cannot send to {target.uri()}: the producer is closed") from error
             self._check_connection()
             raise jms_error(f"cannot send to {target.uri()}", error) from error
-
-    def commit(self) -> None:
-        try:
-            self._session.commit()
-        except JavaException as error:
-            self._check_connection()
-            raise jms_error("cannot commit the sent messages", error) from error
-
-    def rollback(self) -> None:
-        try:
-            self._session.rollback()
-        except JavaException as error:
-            self._check_connection()
-            raise jms_error("cannot roll back the sent messages", error) from error
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._session.close()
-        except JavaException as error:
-            try:
-                self._check_connection()
-            except JmsError:
-                return  # the connection is closed or lost, and the session with it
-            raise jms_error("cannot close the JMS producer", error) from error
 
     def __enter__(self) -> JmsProducer:
         return self

@@ -110,8 +110,3 @@ class WatchedConfig:
             self._config = load_job_config([self.path])
             self._stamp = stamp
         return self._config
-
-    def changed(self) -> bool:
-        """True when the file differs from what `current()` last read."""
-        stat = self.path.stat()
-        return (stat.st_mtime_ns, stat.st_size, stat.st_ino) != self._stamp

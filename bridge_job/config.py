@@ -239,7 +239,10 @@ class SparkSpec(CamelModel):
     checkpoint: CheckpointSpec = Field(default_factory=CheckpointSpec)
     trigger_interval_ms: Annotated[int, Field(ge=0, le=600_000)] = 500
     max_records_per_batch: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
-    dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 600
+    dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = Field(
+        default=600,
+        description="How far back (by journal time) a redelivered JMS message is looked for in the journal.",
+    )
 
 
 class TelemetrySpec(CamelModel):

@@ -1,4 +1,4 @@
-"""Egress conversion: a journalled JMS message becomes a Kafka record, a dead letter, a skip or a stop.
+"""Egress conversion: a journal entry becomes a Kafka record, a dead letter, a skip or a stop.
 
 This is the pure heart of JMS -> Kafka: route the message (first match wins), take the key (a configured
 header or property, default JMSMessageID), convert the body and headers in the route's format. What
@@ -12,11 +12,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from bridge_job.config import JobConfig, Route, SoftFailurePolicy
-from bridge_job.formats import FormatError, KafkaRecord
+from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
-from bridge_job.formats.native import render_value
-from bridge_job.message import BodyType, JmsMessage
+from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.journal import JournalEntry
+from bridge_job.message import BodyType, PropertyType
 from bridge_job.routing import RouteTable
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
@@ -72,31 +73,36 @@ class Outcome:
     failure: SoftFailure | None = None
 
 
-def kafka_key(message: JmsMessage, route: Route) -> bytes:
+def kafka_key(entry: JournalEntry, route: Route) -> bytes:
     spec = route.spec.key
     name = "JMSMessageID" if spec is None else (spec.header or spec.property or "")
-    if spec is not None and spec.property is not None:
-        prop = message.properties.get(name)
-        value = None if prop is None else prop.value
-    else:
-        value = message.header(name)
-    if value is None:
+    by_property = spec is not None and spec.property is not None
+    text = entry.property_text(name) if by_property else entry.text(name)
+    if text is None:
         raise SoftFailure(SoftFailureReason.NO_KEY, f"key {name} is not set on the message")
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise SoftFailure(
-            SoftFailureReason.INVALID_KEY, f"key {name} is {render_value(value)!r}, not text or a number"
-        )
-    return render_value(value).encode()
+    if entry.value_type(name) is PropertyType.BOOLEAN:
+        raise SoftFailure(SoftFailureReason.INVALID_KEY, f"key {name} is {text!r}, not text or a number")
+    return text.encode()
 
 
-def convert(message: JmsMessage, route: Route, origin: str) -> KafkaRecord:
-    """The Kafka record for a message on a route; raises SoftFailure when this message cannot go."""
-    if message.body_type not in (BodyType.TEXT, BodyType.BYTES):
+def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
+    """The Kafka record for a journalled message on a route; raises SoftFailure when this message cannot
+    go, FormatError when the journal record itself is malformed.
+
+    A `native` route passes the journal record's headers and body through and adds the origin: the
+    journal holds the message in the `native` encoding already. Other formats rebuild the message.
+    """
+    body_type = entry.body_type
+    if body_type not in (BodyType.TEXT, BodyType.BYTES):
         raise SoftFailure(
             SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{message.body_type.value} is not carried (only TextMessage and BytesMessage)",
+            f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
         )
-    key = kafka_key(message, route)
+    key = kafka_key(entry, route)
+    if route.spec.format is Format.NATIVE:
+        headers = [*entry.record.headers, (ORIGIN_HEADER, origin.encode())]
+        return KafkaRecord(value=entry.record.value, headers=headers, key=key)
+    message = entry.message()
     try:
         record = codec(route.spec.format).encode(message, origin)
     except FormatError as error:
@@ -135,25 +141,37 @@ class Egress:
             return route.spec.on_soft_failure
         return self.config.bridge.routing.on_soft_failure
 
-    def handle(self, message: JmsMessage, original: KafkaRecord, source: SourceCoordinates) -> Outcome:
-        route = self.table.route(message)
+    def handle(self, entry: JournalEntry) -> Outcome:
+        route = None
         try:
+            route = self.table.route(entry)
             if route is None:
                 raise SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches")
-            record = convert(message, route, self.config.bridge_id)
+            record = convert(entry, route, self.config.bridge_id)
         except SoftFailure as failure:
-            return self.soft_failure(failure, original, source, route)
+            return self.soft_failure(failure, entry, route)
+        except FormatError as error:
+            malformed = SoftFailure(SoftFailureReason.MALFORMED_JOURNAL_RECORD, str(error))
+            return self.soft_failure(malformed, entry, route)
         return Outcome(Action.PUBLISH, route.spec.kafka_topic, record, route.name)
 
-    def soft_failure(
-        self, failure: SoftFailure, original: KafkaRecord, source: SourceCoordinates, route: Route | None
-    ) -> Outcome:
+    def source(self, entry: JournalEntry) -> SourceCoordinates:
+        destination = entry.record.header(native.PREFIX + "JMSDestination")
+        return SourceCoordinates(
+            destination=destination.decode("utf-8", "replace") if destination else "(unknown)",
+            message_id=entry.message_id,
+            journal_topic=self.config.journal_topic,
+            journal_partition=entry.partition,
+            journal_offset=entry.offset,
+        )
+
+    def soft_failure(self, failure: SoftFailure, entry: JournalEntry, route: Route | None) -> Outcome:
         name = None if route is None else route.name
         policy = self.policy(route)
         if policy is SoftFailurePolicy.SKIP:
             return Outcome(Action.SKIP, route=name, failure=failure)
         if policy is SoftFailurePolicy.DEAD_LETTER:
             topic = self.config.bridge.routing.dead_letter_topic
-            record = dead_letter(original, failure, source, name)
+            record = dead_letter(entry.record, failure, self.source(entry), name)
             return Outcome(Action.DEAD_LETTER, topic, record, name, failure)
         return Outcome(Action.FAIL, route=name, failure=failure)

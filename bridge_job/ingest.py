@@ -21,9 +21,10 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig
+from bridge_job.errors import BridgeStopped
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
 from bridge_job.journal import journal_partition, journal_record, journal_topic
-from bridge_job.kafka_clients import BridgeStopped, client_config, delivery_failure, is_hard, producer_config
+from bridge_job.kafka_clients import client_config, delivery_failure, is_hard, producer_config
 from bridge_job.message import JmsMessage
 
 log = logging.getLogger("jmsbridge.ingest")

@@ -8,6 +8,9 @@ broker. Routing reads the journal, so a route change or a crash never loses what
 Records of one JMS destination go to one journal partition (by a stable hash of the destination), which
 keeps their order and puts a redelivered duplicate next to its original.
 
+A `JournalEntry` is a record read back. Routing and the `native` format need only a few of its headers,
+so an entry parses what is asked for and decodes the whole message only for the formats that rebuild it.
+
 Offsets are `{partition: next offset}` maps with string keys (Spark stores them as JSON).
 """
 
@@ -15,10 +18,10 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from bridge_job.formats import KafkaRecord, native
-from bridge_job.message import JmsMessage
+from bridge_job.formats import FormatError, KafkaRecord, native
+from bridge_job.message import HEADER_NAMES, BodyType, Destination, JmsMessage, PropertyType
 
 Offsets = dict[str, int]
 
@@ -62,6 +65,89 @@ def journal_record(message: JmsMessage) -> KafkaRecord:
     record = native.encode(message)
     key = None if message.message_id is None else message.message_id.encode()
     return KafkaRecord(value=record.value, headers=record.headers, key=key)
+
+
+@dataclass(slots=True)
+class JournalEntry:
+    """A journal record at its place in the journal, read lazily: nothing is parsed until asked for."""
+
+    record: KafkaRecord
+    partition: int = 0
+    offset: int = 0
+    timestamp_ms: int = 0
+    _texts: dict[str, bytes] | None = field(default=None, init=False, repr=False, compare=False)
+    _message: JmsMessage | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, message: JmsMessage, partition: int = 0, offset: int = 0) -> JournalEntry:
+        """The entry the ingest would write for a message (for tests and tools)."""
+        return cls(journal_record(message), partition, offset)
+
+    def _headers(self) -> dict[str, bytes]:
+        if self._texts is None:
+            self._texts = {name: value for name, value in self.record.headers}  # the last one wins
+        return self._texts
+
+    def _text(self, header: str) -> str | None:
+        raw = self._headers().get(header)
+        if raw is None:
+            return None
+        try:
+            return raw.decode()
+        except UnicodeDecodeError as error:
+            raise FormatError(f"header {header}: not UTF-8 at byte {error.start}") from None
+
+    def text(self, name: str) -> str | None:
+        """A JMS header (JMSType, ...) or property by its JMS name, as the text `native` wrote for it."""
+        return self._text(native.PREFIX + name)
+
+    def property_text(self, name: str) -> str | None:
+        return None if name in HEADER_NAMES else self.text(name)
+
+    def value_type(self, name: str) -> PropertyType:
+        """The JMS type of a header or property value (what `jmsbridge.types` records for properties)."""
+        if name == "JMSRedelivered":
+            return PropertyType.BOOLEAN
+        if name in HEADER_NAMES:
+            return PropertyType.STRING
+        types = self._text(native.TYPES_HEADER)
+        return native.parse_types(types).get(name, PropertyType.STRING) if types else PropertyType.STRING
+
+    @property
+    def destination(self) -> Destination:
+        text = self.text("JMSDestination")
+        if text is None:
+            raise FormatError(f"header {native.PREFIX}JMSDestination: missing")
+        try:
+            return Destination.parse(text)
+        except ValueError as error:
+            raise FormatError(f"header {native.PREFIX}JMSDestination: {error}") from None
+
+    @property
+    def message_id(self) -> str | None:
+        return None if self.record.key is None else self.record.key.decode("utf-8", "replace")
+
+    @property
+    def redelivered(self) -> bool:
+        return self._headers().get(native.PREFIX + "JMSRedelivered") == b"true"
+
+    @property
+    def body_type(self) -> BodyType:
+        text = self._text(native.MESSAGE_TYPE_HEADER)
+        if text is None:
+            return BodyType.BYTES
+        try:
+            return BodyType(text)
+        except ValueError:
+            raise FormatError(
+                f"header {native.MESSAGE_TYPE_HEADER}: unknown JMS message type {text!r}"
+            ) from None
+
+    def message(self) -> JmsMessage:
+        """The whole JMS message; raises FormatError when the record is not a valid `native` one."""
+        if self._message is None:
+            self._message = native.decode(self.record)
+        return self._message
 
 
 def journal_partition(message: JmsMessage, partitions: int) -> int:

@@ -10,17 +10,7 @@ import os
 from collections.abc import Mapping
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
-
-
-class BridgeStopped(Exception):
-    """A hard failure: the bridge must stop. The message names what is wrong and what to fix."""
-
-    PREFIX = "jmsbridge stopped: "
-
-    def __init__(self, message: str) -> None:
-        super().__init__(self.PREFIX + message)
-        self.reason = message
-
+from bridge_job.errors import BridgeStopped
 
 KafkaConfig = dict[str, str | int | float | bool]
 

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
-from bridge_job.kafka_clients import BridgeStopped
+from bridge_job.errors import BridgeStopped
 
 log = logging.getLogger("jmsbridge.leadership")
 

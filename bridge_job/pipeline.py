@@ -1,52 +1,32 @@
-"""The egress query, top to bottom: journal -> drop redeliveries -> route and convert -> Kafka.
+"""The egress query, top to bottom: journal ranges -> tasks (read, deduplicate, route, convert, write).
 
-Duplicates come from JMS redelivery after a crash between the journal write and the JMS commit; they
-carry the same JMSMessageID and are dropped within a bounded window (`spark.dedupWindowSeconds`, kept
-in the checkpointed state store). The query runs with one shuffle partition so that messages of one
-JMS destination keep their order from the journal to their topic.
+Spark does what it is for: it plans each micro-batch as journal offset ranges, checkpoints them, runs one
+task per journal partition on its executors, retries and replays. The records stay inside each task's
+Python process from the journal read to the Kafka write (egress_task.py); what reaches Spark is one
+summary row per task, summed into the batch's observed metrics for telemetry. Nothing is left for a sink
+to do, so the query writes to Spark's `noop` sink.
+
+No stage shuffles: parallelism follows the journal's partitions (`kafka.journalPartitions`), and the
+messages of one JMS destination, which share a journal partition, keep their order.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from bridge_job.config import JobConfig
-from bridge_job.converting import Action
-from bridge_job.egress_stage import SCHEMA as ROUTED_SCHEMA
-from bridge_job.egress_stage import route_batches
-from bridge_job.journal_source import JournalSource
-from bridge_job.kafka_sink import KafkaSink
+from bridge_job.egress_source import EgressSource
 from bridge_job.telemetry import OBSERVATION
 
 
 def register_sources(spark: SparkSession) -> None:
-    spark.dataSource.register(JournalSource)
-    spark.dataSource.register(KafkaSink)
+    spark.dataSource.register(EgressSource)
 
 
-def _count(action: Action) -> Column:
-    return F.count(F.when(F.col("action") == action.value, 1))
-
-
-def routed_messages(spark: SparkSession, config_path: str, config: JobConfig) -> DataFrame:
-    journal = spark.readStream.format("jmsbridge-journal").option("config", config_path).load()
-    window = f"{config.bridge.spark.dedup_window_seconds} seconds"
-    # A message without a JMSMessageID (the producer disabled ids) is unique by its journal position.
-    keyed = journal.withColumn(
-        "message_id", F.coalesce("message_id", F.format_string("journal:%d:%d", "partition", "offset"))
-    )
-    unique = keyed.withWatermark("timestamp", window).dropDuplicatesWithinWatermark(["message_id"])
-    routed = unique.mapInArrow(route_batches(config_path), ROUTED_SCHEMA)
-    return routed.observe(
-        OBSERVATION,
-        _count(Action.PUBLISH).alias("published"),
-        _count(Action.DEAD_LETTER).alias("dead_lettered"),
-        _count(Action.SKIP).alias("skipped"),
-        F.count(F.lit(1)).alias("routed"),
-        F.coalesce(F.sum("latency_ns"), F.lit(0)).alias("latency_ns"),
-    )
+def _total(column: str) -> Column:
+    return F.coalesce(F.sum(column), F.lit(0)).alias(column)
 
 
 def egress_query(
@@ -56,12 +36,20 @@ def egress_query(
     checkpoint: str,
     available_now: bool = False,
 ) -> StreamingQuery:
-    routed = routed_messages(spark, config_path, config)
-    outgoing = routed.where(F.col("action").isin(Action.PUBLISH.value, Action.DEAD_LETTER.value))
+    tasks = spark.readStream.format(EgressSource.name()).option("config", config_path).load()
+    observed = tasks.observe(
+        OBSERVATION,
+        *(
+            _total(c)
+            for c in ("records", "duplicates", "published", "dead_lettered", "skipped", "routing_ns")
+        ),
+        F.count(F.lit(1)).alias("tasks"),
+        F.coalesce(F.sum(F.col("ended_ms") - F.col("started_ms")), F.lit(0)).alias("task_ms"),
+        F.coalesce(F.max("ended_ms") - F.min("started_ms"), F.lit(0)).alias("span_ms"),
+        F.count(F.when(F.col("replayed"), 1)).alias("replayed_tasks"),
+    )
     writer = (
-        outgoing.select("topic", "key", "value", "headers")
-        .writeStream.format("jmsbridge-kafka")
-        .option("config", config_path)
+        observed.writeStream.format("noop")
         .option("checkpointLocation", checkpoint)
         .queryName(f"jmsbridge-{config.bridge_id}-egress")
     )

@@ -4,6 +4,9 @@ A route matches when every condition of its `match` holds: the destination name 
 (exact, or with ActiveMQ-style wildcards: `*` one dot-separated segment, `>` one or more trailing
 segments), the destination type, and each listed header or property compared as text. Routes are tried
 in (order, name) order; `JobConfig` keeps them sorted.
+
+Routing reads a message through `Routable`: its destination and the text of a header or property (the
+text the `native` format carries), so a journal entry is routed without decoding it whole.
 """
 
 from __future__ import annotations
@@ -12,10 +15,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 from bridge_job.config import Direction, Route
-from bridge_job.formats.native import render_value
-from bridge_job.message import JmsMessage
+from bridge_job.message import Destination
+
+
+class Routable(Protocol):
+    @property
+    def destination(self) -> Destination: ...
+
+    def text(self, name: str) -> str | None:
+        """A JMS header or property value by its JMS name, as text; None when not set."""
 
 
 @lru_cache(maxsize=1024)
@@ -39,17 +50,13 @@ def address_matches(address: str, name: str) -> bool:
     return address_pattern(address).fullmatch(name) is not None
 
 
-def matches(route: Route, message: JmsMessage) -> bool:
+def matches(route: Route, message: Routable) -> bool:
     match = route.spec.match
     if match.destination_type is not None and match.destination_type != message.destination.kind.value:
         return False
     if match.address is not None and not address_matches(match.address, message.destination.name):
         return False
-    for name, expected in match.headers.items():
-        value = message.header(name)
-        if value is None or render_value(value) != expected:
-            return False
-    return True
+    return all(message.text(name) == expected for name, expected in match.headers.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +69,7 @@ class RouteTable:
     def of(cls, routes: Sequence[Route]) -> RouteTable:
         return cls(tuple(r for r in routes if r.spec.direction is Direction.JMS_TO_KAFKA))
 
-    def route(self, message: JmsMessage) -> Route | None:
+    def route(self, message: Routable) -> Route | None:
         for route in self.routes:
             if matches(route, message):
                 return route

@@ -23,9 +23,11 @@ import yaml
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import ConfigError, Direction, JobConfig
-from bridge_job.kafka_clients import BridgeStopped, client_config
+from bridge_job.errors import BridgeStopped
+from bridge_job.kafka_clients import client_config
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
 from bridge_job.loading import load_job_config
+from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
     from bridge_job.ingest import Ingest
@@ -45,6 +47,7 @@ class JobOptions:
     available_now: bool = False
     metrics_port: int | None = None
     lease: bool = True  # take part in the active/standby election when the config asks for one
+    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over SPARK_SETTINGS
 
 
 def destination_topics(config: JobConfig) -> list[str]:
@@ -153,12 +156,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
     if options.master:
         builder = builder.master(options.master).config("spark.ui.enabled", "false")
-    spark = (
-        builder.config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.streaming.stateStore.providerClass",
-                "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-        .getOrCreate()
-    )  # fmt: skip
+    for name, value in [*SPARK_SETTINGS.items(), *options.spark_conf]:
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     register_sources(spark)
     checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id

@@ -1,8 +1,10 @@
 """Telemetry: the seed's routing metrics plus throughput and journal lag, for Prometheus and the log.
 
-Routing runs in Spark tasks; their counts reach the driver as the query's observed metrics (`observe`
-on the routing stage's output), read here from each micro-batch's progress. The ingest counts in the
-driver directly. One JSON log line per batch carries the same figures.
+Routing runs in Spark tasks; each task's counts reach the driver in its summary row, summed into the
+query's observed metrics (`observe`), read here from each micro-batch's progress. The ingest counts in
+the driver directly. One JSON log line per batch carries the same figures, with how many tasks ran and how
+much they overlapped (`parallelism`: task time over the batch's task span; 2.0 means two tasks side by
+side all along).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ class BatchFigures:
     latency_avg_seconds: float
     duration_seconds: float
     journal_lag: int
+    duplicates: int = 0
+    tasks: int = 0
+    parallelism: float = 0.0
     phases_ms: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
@@ -53,18 +58,24 @@ def journal_lag(end_offset: str | None, latest_offset: str | None) -> int:
 def figures_from_progress(progress: Any) -> BatchFigures:
     observed = (progress.observedMetrics or {}).get(OBSERVATION)
     counts = observed.asDict() if observed is not None else {}
-    routed = int(counts.get("routed") or 0)
-    latency_ns = int(counts.get("latency_ns") or 0)
+
+    def count(name: str) -> int:
+        return int(counts.get(name) or 0)
+
+    routed = count("published") + count("dead_lettered") + count("skipped")
     source = progress.sources[0] if progress.sources else None
     return BatchFigures(
         batch_id=int(progress.batchId),
-        input_records=int(progress.numInputRows or 0),
-        published=int(counts.get("published") or 0),
-        dead_lettered=int(counts.get("dead_lettered") or 0),
-        skipped=int(counts.get("skipped") or 0),
-        latency_avg_seconds=(latency_ns / routed / 1e9) if routed else 0.0,
+        input_records=count("records"),
+        published=count("published"),
+        dead_lettered=count("dead_lettered"),
+        skipped=count("skipped"),
+        latency_avg_seconds=(count("routing_ns") / routed / 1e9) if routed else 0.0,
         duration_seconds=float((progress.batchDuration or 0) / 1000.0),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
+        duplicates=count("duplicates"),
+        tasks=count("tasks"),
+        parallelism=round(count("task_ms") / max(count("span_ms"), 1), 2),
         phases_ms=dict(progress.durationMs or {}),
     )
 
@@ -96,6 +107,9 @@ class Metrics:
         self.throughput = gauge("jmsbridge_throughput_messages_per_second", "Journal records per second")
         self.journal_lag = gauge("jmsbridge_journal_lag_records", "Journal records not yet routed")
         self.ingested = counter("jmsbridge_ingested_messages", "JMS messages written to the journal")
+        self.duplicates = counter(
+            "jmsbridge_redelivered_duplicates", "Redelivered JMS messages dropped (already in the journal)"
+        )
         self.batches = counter("jmsbridge_batches", "Micro-batches completed")
 
     def serve(self, port: int) -> None:
@@ -111,6 +125,7 @@ class Metrics:
         self.routed.labels(b, "published").inc(figures.published)
         self.routed.labels(b, "deadLettered").inc(figures.dead_lettered)
         self.routed.labels(b, "skipped").inc(figures.skipped)
+        self.duplicates.labels(b).inc(figures.duplicates)
         self.throughput.labels(b).set(figures.throughput)
         self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()

@@ -24,11 +24,22 @@ def register(commands: Any) -> None:
     job.add_argument("--metrics-port", type=int, help="Prometheus port (default: telemetry.port; 0: off)")
     job.add_argument("--available-now", action="store_true", help="process what the journal holds, then stop")
     job.add_argument(
+        "--conf", dest="spark_conf", action="append", default=[], type=spark_setting, metavar="KEY=VALUE",
+        help="a Spark setting for the job's session, as with spark-submit (repeatable)",
+    )  # fmt: skip
+    job.add_argument(
         "--no-lease", dest="lease", action="store_false",
         help="run as the active instance without the Kubernetes lease, even when the config names a "
         "namespace and failover.standby (local runs)",
     )  # fmt: skip
     job.set_defaults(run=run)
+
+
+def spark_setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.startswith("spark."):
+        raise argparse.ArgumentTypeError(f"{text!r} is not spark.KEY=VALUE")
+    return key, value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
             available_now=args.available_now,
             metrics_port=args.metrics_port,
             lease=args.lease,
+            spark_conf=tuple(args.spark_conf),
         )
     )

@@ -42,6 +42,7 @@ from bridge_job.config import (
     JobConfig,
     SecretRef,
 )
+from bridge_job.spark_settings import SPARK_SETTINGS
 from jmsbridge_operator import naming
 
 CONFIG_VOLUME = "jmsbridge-config"
@@ -158,19 +159,7 @@ def _checkpoint_volume(config: JobConfig) -> dict[str, Any] | None:
 
 
 def spark_conf(config: JobConfig) -> dict[str, str]:
-    executor = config.bridge.spark.executor
-    return {
-        # One shuffle partition per executor core: the default of 200 makes every tiny batch slow.
-        "spark.sql.shuffle.partitions": str(executor.instances * executor.cores),
-        # A speculative copy of a writer task would open a second Kafka transaction for the same batch.
-        "spark.speculation": "false",
-        # A bridge runs a fixed set of executors; scaling them down would drop their Kafka producers.
-        "spark.dynamicAllocation.enabled": "false",
-        # Arrow-based Python writers are about twice as fast as row-based ones.
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.sql.streaming.metricsEnabled": "true",
-    }
+    return dict(SPARK_SETTINGS)
 
 
 def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str, Any]:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bridge_job.converting import Action, Egress, SourceCoordinates
+from bridge_job.converting import Action, Egress
 from bridge_job.formats import KafkaRecord, native
-from bridge_job.journal import journal_record
+from bridge_job.journal import JournalEntry, journal_record
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
 from tests.job.helpers import config, route
-
-SOURCE = SourceCoordinates("queue://orders.in", "ID:1", "orders.jms-bridge.journal", 0, 42)
 
 
 def order(**fields: object) -> JmsMessage:
@@ -26,7 +24,7 @@ def order(**fields: object) -> JmsMessage:
 
 
 def handle(egress: Egress, message: JmsMessage):  # type: ignore[no-untyped-def]
-    return egress.handle(message, journal_record(message), SOURCE)
+    return egress.handle(JournalEntry.of(message, partition=0, offset=42))
 
 
 def test_publish_with_default_key_and_typed_headers() -> None:
@@ -85,7 +83,7 @@ def test_no_route_uses_the_bridge_policy_and_dead_letters_with_reason_and_source
     )
     message = order()
     original = journal_record(message)
-    outcome = egress.handle(message, original, SOURCE)
+    outcome = handle(egress, message)
     assert outcome.action is Action.DEAD_LETTER
     assert outcome.topic == "dlq"
     record = outcome.record

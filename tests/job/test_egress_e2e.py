@@ -6,14 +6,18 @@ consumer sees: topics, keys, headers with types intact, dead letters, and how th
 
 from __future__ import annotations
 
+import itertools
+import json
 import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bridge_job.formats import KafkaRecord, native
+from bridge_job.journal import journal_partition
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
@@ -211,3 +215,50 @@ def test_missing_topic_stops_the_job_naming_it(
     job = BridgeJob(files, tmp_path).start()
     assert job.wait_exit() == 2
     assert f"topic no-such-topic-{n} does not exist" in job.log()
+
+
+def batch_figures(log: str) -> list[dict[str, Any]]:
+    """The per-batch JSON lines the job logs."""
+    return [json.loads(line.split(" batch ", 1)[1]) for line in log.splitlines() if " batch {" in line]
+
+
+def test_journal_partitions_run_side_by_side_and_keep_order_per_destination(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    n = uuid.uuid4().hex[:8]
+    # Two queues whose messages land in different journal partitions (partitioned by destination).
+    candidates = (f"par.{n}.{i}" for i in itertools.count())
+    by_partition: dict[int, str] = {}
+    while len(by_partition) < 2:
+        name = next(candidates)
+        by_partition.setdefault(journal_partition(JmsMessage(queue(name)), 2), name)
+    sources, topic = list(by_partition.values()), f"par-{n}"
+    kafka.create_topics(topic)
+    bridge = bridge_document(
+        f"par-{n}", activemq, kafka, [{"queue": s} for s in sources],
+        spark={"maxRecordsPerBatch": 1000, "triggerIntervalMs": 1000},
+    )  # fmt: skip
+    bridge["spec"]["kafka"]["journalPartitions"] = 2
+    route = route_document("all", f"par-{n}", topic, key={"property": "seq"})
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    per_source = 3000
+    # Both queues filled before the job starts, so that every batch has records in both partitions.
+    for source in sources:
+        send(activemq, [JmsMessage(queue(source), body="x" * 200, properties={"seq": Property.of(i)})
+                        for i in range(per_source)])  # fmt: skip
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        records = read_topics(kafka, [topic], 2 * per_source, timeout=240)
+    finally:
+        job.stop()
+    for source in sources:
+        seqs = [
+            int(r.key or b"-1")
+            for r in records
+            if r.header("jms.JMSDestination") == f"queue://{source}".encode()
+        ]
+        assert seqs == list(range(per_source)), f"{source}: out of order or incomplete"
+    both = [b for b in batch_figures(job.log()) if b["tasks"] == 2]
+    assert both, f"no batch ran a task per journal partition: {batch_figures(job.log())}"
+    # Task time over the span of the batch's tasks: above 1 only if the two tasks overlapped.
+    assert max(b["parallelism"] for b in both) > 1.2, both

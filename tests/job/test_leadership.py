@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
-from bridge_job.kafka_clients import BridgeStopped
+from bridge_job.errors import BridgeStopped
 from bridge_job.leadership import (
     EXIT_LEADERSHIP_LOST,
     KubernetesLeases,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from bridge_job.journal import JournalEntry
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property, PropertyType
 from bridge_job.routing import RouteTable, address_matches
 from tests.job.helpers import config, route
 
 
-def message(name: str, kind: DestinationKind = DestinationKind.QUEUE, **fields: object) -> JmsMessage:
-    return JmsMessage(destination=Destination(kind, name), body="x", **fields)  # type: ignore[arg-type]
+def message(name: str, kind: DestinationKind = DestinationKind.QUEUE, **fields: object) -> JournalEntry:
+    return JournalEntry.of(JmsMessage(destination=Destination(kind, name), body="x", **fields))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,17 @@ def test_journal_lag_sums_partitions_and_tolerates_missing_offsets() -> None:
 
 def test_figures_from_progress_and_metrics() -> None:
     observed = SimpleNamespace(
-        asDict=lambda: {"published": 8, "dead_lettered": 1, "skipped": 1, "routed": 10, "latency_ns": 50_000}
+        asDict=lambda: {
+            "records": 12,
+            "duplicates": 2,
+            "published": 8,
+            "dead_lettered": 1,
+            "skipped": 1,
+            "routing_ns": 50_000,
+            "tasks": 2,
+            "task_ms": 300,
+            "span_ms": 200,
+        }
     )
     source = SimpleNamespace(endOffset='{"0": 10}', latestOffset='{"0": 30}')
     progress = SimpleNamespace(
@@ -27,7 +37,7 @@ def test_figures_from_progress_and_metrics() -> None:
         durationMs={"addBatch": 400},
     )
     figures = figures_from_progress(progress)
-    assert figures == BatchFigures(3, 10, 8, 1, 1, 5e-06, 0.5, 20)
+    assert figures == BatchFigures(3, 12, 8, 1, 1, 5e-06, 0.5, 20, duplicates=2, tasks=2, parallelism=1.5)
     metrics = Metrics("orders")
     metrics.record_batch(figures)
     value = metrics.registry.get_sample_value
@@ -35,3 +45,4 @@ def test_figures_from_progress_and_metrics() -> None:
     assert value("jmsbridge_routing_failure_rate", {"bridge": "orders"}) == 4.0
     assert value("jmsbridge_routed_messages_total", {"bridge": "orders", "outcome": "deadLettered"}) == 1
     assert value("jmsbridge_journal_lag_records", {"bridge": "orders"}) == 20
+    assert value("jmsbridge_redelivered_duplicates_total", {"bridge": "orders"}) == 2

@@ -19,6 +19,7 @@ from bridge_job.config import (
     JobConfig,
     job_config,
 )
+from bridge_job.spark_settings import SPARK_SETTINGS
 from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
 
 
@@ -59,7 +60,7 @@ def test_application_runs_our_job() -> None:
         "--instance",
         "secondary",
     ]
-    assert spec["sparkConf"]["spark.sql.shuffle.partitions"] == "4"  # 2 executors x 2 cores
+    assert spec["sparkConf"] == SPARK_SETTINGS  # the settings the job's own session applies
     assert spec["sparkConf"]["spark.speculation"] == "false"
     for pod in (spec["driver"], spec["executor"]):
         assert {"name": "jmsbridge-config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True} in pod[

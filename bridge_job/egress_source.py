@@ -1,0 +1,127 @@
+"""The egress query's source: Spark plans journal offset ranges, each task moves its range to Kafka.
+
+In the driver, `latestOffset` fixes each micro-batch as a set of per-partition offset ranges of the journal
+(bounded by `spark.maxRecordsPerBatch`, shared fairly, see `journal.plan_batch`), and Spark writes them to
+its checkpoint before the batch runs, so a batch replayed after a crash covers exactly the same records.
+`partitions` makes one task per journal partition with records, and Spark runs them in parallel on its
+executors. Each task runs `egress_task.run` on its range in its Python worker (read, deduplicate, route,
+convert, write) and hands back a single summary row: records never cross between the JVM and Python.
+
+The `availableNow` trigger is honoured: Spark then asks with `ReadAllAvailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from bridge_job import egress_task
+from bridge_job.errors import BridgeStopped
+from bridge_job.journal import Offsets, plan_batch
+from bridge_job.journal_reading import consumer_settings
+from bridge_job.loading import load_job_config
+
+
+@dataclass(frozen=True)
+class JournalRange(InputPartition):
+    topic: str
+    partition: int
+    start: int
+    end: int
+    config_path: str
+
+
+class EgressReader(DataSourceStreamReader):
+    def __init__(self, config_path: str) -> None:
+        self.config_path = config_path
+        self.config = load_job_config([Path(config_path)])
+        self.topic = self.config.journal_topic
+        self._consumer: Consumer | None = None
+        self._latest: Offsets | None = None
+
+    @property
+    def consumer(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = Consumer(consumer_settings(self.config))
+        return self._consumer
+
+    def watermarks(self) -> tuple[Offsets, Offsets]:
+        """Low and high watermarks of every journal partition."""
+        metadata = self.consumer.list_topics(self.topic, timeout=30)
+        topic = metadata.topics.get(self.topic)
+        if topic is None or topic.error is not None:
+            raise BridgeStopped(
+                f"journal topic {self.topic} does not exist: create it or set kafka.createJournalTopic"
+            )
+        low: Offsets = {}
+        high: Offsets = {}
+        for partition in topic.partitions:
+            lo, hi = self.consumer.get_watermark_offsets(
+                TopicPartition(self.topic, partition), timeout=30, cached=False
+            )
+            low[str(partition)], high[str(partition)] = lo, hi
+        return low, high
+
+    def initialOffset(self) -> Offsets:
+        return self.watermarks()[0]
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        low, high = self.watermarks()
+        self._latest = high
+        begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
+        lost = {p: (start[p], low[p]) for p in start if p in low and start[p] < low[p]}
+        if lost:
+            ranges = ", ".join(f"partition {p} offsets {a}..{b - 1}" for p, (a, b) in sorted(lost.items()))
+            raise BridgeStopped(
+                f"journal topic {self.topic} lost records before the bridge read them ({ranges}): "
+                "raise its retention"
+            )
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return plan_batch(begin, high, max_rows)
+
+    def reportLatestOffset(self) -> Offsets:
+        """For the journal lag in progress reports: what `latestOffset` saw, without asking again."""
+        return self._latest if self._latest is not None else self.watermarks()[1]
+
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
+        return [
+            JournalRange(self.topic, int(p), start.get(p, 0), end[p], self.config_path)
+            for p in sorted(end, key=int)
+            if end[p] > start.get(p, 0)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:
+        assert isinstance(partition, JournalRange)
+        p = partition
+        yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
+
+    def commit(self, end: Offsets) -> None:
+        """Nothing to do: the checkpoint is the source of truth for progress, not Kafka."""
+
+    def stop(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+class EgressSource(DataSource):
+    """`spark.readStream.format("jmsbridge-egress").option("config", PATH)`: one summary row per task."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jmsbridge-egress"
+
+    def schema(self) -> str:
+        return egress_task.SUMMARY_SCHEMA
+
+    def streamReader(self, schema: StructType) -> EgressReader:
+        return EgressReader(self.options["config"])

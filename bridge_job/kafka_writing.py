@@ -1,0 +1,148 @@
+"""Writing an egress task's records to Kafka with confluent-kafka, in either delivery mode.
+
+`atLeastOnce`: an idempotent producer (acks=all), flushed before the task reports success, so a batch
+Spark commits is in Kafka. A batch Spark replays after a crash is written again (duplicates, never loss).
+
+`exactlyOnce`: the records and the task's progress go in one Kafka transaction. The progress is the
+journal offset up to which the task has written, committed as the offset of the journal reader's
+consumer group for that journal partition (Kafka's consume-transform-produce pattern); a replayed range
+at or below it is skipped. The `transactional.id` is stable per bridge and journal partition, so
+opening it fences a crashed or partitioned former writer of that partition (a zombie).
+
+A failed delivery (topic missing, not authorized, ...) raises `BridgeStopped`, which fails the task and
+stops the query: the batch is not committed, and after the cause is fixed the job replays it. Producers
+are kept per Python worker process (Spark reuses workers), so a batch does not pay for a connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from bridge_job.config import transactional_id_prefix
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+from bridge_job.kafka_clients import KafkaConfig, delivery_failure
+
+log = logging.getLogger("jmsbridge.writing")
+
+FLUSH_TIMEOUT_SECONDS = 120.0
+TRANSACTION_TIMEOUT_SECONDS = 120.0
+
+Addressed = tuple[str, KafkaRecord]  # a record and its destination topic
+
+_producers: dict[tuple[tuple[str, object], ...], Producer] = {}
+
+
+def producer_for(settings: KafkaConfig) -> Producer:
+    key = tuple(sorted(settings.items()))
+    producer = _producers.get(key)
+    if producer is None:
+        producer = Producer(settings)
+        if "transactional.id" in settings:
+            producer.init_transactions(TRANSACTION_TIMEOUT_SECONDS)  # fences any former writer
+        _producers[key] = producer
+    return producer
+
+
+def close_producers() -> None:
+    """Flush and drop this process's producers (a process that is done with the bridge)."""
+    while _producers:
+        _producers.popitem()[1].flush(FLUSH_TIMEOUT_SECONDS)
+
+
+def forget_producer(settings: KafkaConfig) -> None:
+    _producers.pop(tuple(sorted(settings.items())), None)
+
+
+def fenced(error: KafkaException) -> bool:
+    """Whether a producer lost its transactional id to a newer one (it must be replaced, not reused)."""
+    kafka_error = error.args[0] if error.args else None
+    fatal = bool(getattr(kafka_error, "fatal", lambda: False)())
+    name = str(getattr(kafka_error, "name", lambda: "")())
+    return fatal or name in ("PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED", "_FATAL")
+
+
+def egress_transactional_id(bridge_id: str, journal_partition: int) -> str:
+    return f"{transactional_id_prefix(bridge_id)}egress-{journal_partition}"
+
+
+class Deliveries:
+    """Delivery reports of one task: the first few failures, as clear hard failures."""
+
+    def __init__(self) -> None:
+        self.failures: list[BridgeStopped] = []
+
+    def __call__(self, error: Any, message: Any) -> None:
+        if error is not None and len(self.failures) < 10:
+            self.failures.append(delivery_failure(message.topic(), error))
+
+
+def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: Deliveries) -> None:
+    for index, (topic, record) in enumerate(records):
+        while True:
+            try:
+                headers: Any = record.headers  # a list of (str, bytes) pairs, which librdkafka takes
+                producer.produce(topic, record.value, record.key, headers=headers, on_delivery=deliveries)
+                break
+            except BufferError:
+                producer.poll(0.1)  # the local queue is full: let deliveries drain
+        if index % 1000 == 999:
+            producer.poll(0)
+            if deliveries.failures:
+                raise deliveries.failures[0]
+
+
+def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], servers: str) -> None:
+    producer = producer_for(settings)
+    deliveries = Deliveries()
+    produce_all(producer, records, deliveries)
+    remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
+    if deliveries.failures:
+        raise deliveries.failures[0]
+    if remaining:
+        raise BridgeStopped(
+            f"{remaining} records not acknowledged by Kafka after {FLUSH_TIMEOUT_SECONDS:.0f}s "
+            f"({servers} unreachable?)"
+        )
+
+
+def write_transaction(
+    settings: KafkaConfig, records: Sequence[Addressed], reader: Consumer, progress: TopicPartition
+) -> None:
+    """`records` and the reader group's offset `progress` in one transaction of `settings`' id."""
+    # Spark may run the next batch in another of its Python workers, whose producer for the same
+    # transactional id fenced this one: a fenced producer is replaced once and the batch retried.
+    for attempt in (1, 2):
+        producer = producer_for(settings)
+        deliveries = Deliveries()
+        try:
+            producer.begin_transaction()
+            try:
+                produce_all(producer, records, deliveries)
+                producer.send_offsets_to_transaction(
+                    [progress], reader.consumer_group_metadata(), TRANSACTION_TIMEOUT_SECONDS
+                )
+                producer.commit_transaction(TRANSACTION_TIMEOUT_SECONDS)
+                return
+            except BaseException:
+                try:
+                    producer.abort_transaction(TRANSACTION_TIMEOUT_SECONDS)
+                except KafkaException:
+                    forget_producer(settings)
+                if deliveries.failures:
+                    raise deliveries.failures[0] from None
+                raise
+        except KafkaException as error:
+            forget_producer(settings)
+            if attempt == 2 or not fenced(error):
+                raise BridgeStopped(
+                    f"Kafka transaction {settings['transactional.id']} up to journal offset "
+                    f"{progress.offset} failed: {error}"
+                ) from None
+            log.info(
+                "transactional producer %s was fenced; retrying with a new one", settings["transactional.id"]
+            )

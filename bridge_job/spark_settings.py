@@ -1,0 +1,19 @@
+"""The Spark settings of every bridge job: one list, applied by the job's session and rendered by the
+operator into the SparkApplication (where settings such as dynamic allocation must be known at submit).
+
+There is no shuffle in the bridge's query, so no shuffle-partition setting: parallelism follows the
+journal's partitions.
+"""
+
+from __future__ import annotations
+
+SPARK_SETTINGS: dict[str, str] = {
+    # A speculative copy of an egress task would write its journal range twice.
+    "spark.speculation": "false",
+    # A bridge runs a fixed set of executors; scaling them down would drop their Kafka producers.
+    "spark.dynamicAllocation.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.streaming.metricsEnabled": "true",
+    # Python workers, and with them their Kafka clients and parsed config, live across micro-batches.
+    "spark.python.worker.reuse": "true",
+}

@@ -1,0 +1,124 @@
+"""One egress task in-process, on a real Kafka broker (noida-db), without Spark: what a Spark task does
+with its journal range, checked by reading the destination topics as a user would."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from bridge_job import egress_task
+from bridge_job.config import JobConfig, journal_reader_group
+from bridge_job.errors import BridgeStopped
+from bridge_job.journal import journal_record
+from bridge_job.journal_reading import close_consumers
+from bridge_job.kafka_writing import close_producers
+from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
+from tests.brokers import KafkaBroker
+from tests.job.harness import read_topics
+from tests.job.helpers import config, route
+
+QUEUE = Destination(DestinationKind.QUEUE, "orders.in")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def clients() -> Iterator[None]:
+    """The task keeps its Kafka clients per process, as in a Spark worker: close them after the module."""
+    yield
+    close_consumers()
+    close_producers()
+
+
+def setup(kafka: KafkaBroker, tmp_path: Path, **bridge: object) -> tuple[JobConfig, str, str]:
+    n = uuid.uuid4().hex[:8]
+    topic = f"orders-{n}"
+    job = config(
+        route("orders", topic, f"task-{n}", match={"headers": {"kind": "order"}}, key={"property": "seq"}),
+        name=f"task-{n}",
+        bootstrap=kafka.bootstrap,
+        **bridge,
+    )
+    kafka.create_topics(job.journal_topic, topic)
+    path = tmp_path / f"job-{n}.yaml"
+    path.write_text(yaml.safe_dump(job.dump()))
+    return job, str(path), topic
+
+
+def journal(kafka: KafkaBroker, job: JobConfig, *messages: JmsMessage, timestamp_ms: int = 0) -> None:
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for message in messages:
+        record = journal_record(message)
+        producer.produce(
+            job.journal_topic, record.value, record.key, headers=record.headers, timestamp=timestamp_ms
+        )  # type: ignore[arg-type]
+    assert producer.flush(10) == 0
+
+
+def order(seq: int, redelivered: bool = False, kind: str = "order") -> JmsMessage:
+    properties = {"seq": Property.of(seq), "kind": Property.string(kind)}
+    return JmsMessage(
+        QUEUE, body=f"order {seq}", message_id=f"ID:{seq}", redelivered=redelivered, properties=properties
+    )
+
+
+def test_a_range_is_routed_converted_and_written(kafka: KafkaBroker, tmp_path: Path) -> None:
+    job, path, topic = setup(kafka, tmp_path)
+    journal(kafka, job, *(order(seq) for seq in range(5)))
+    summary = egress_task.run(path, job.journal_topic, 0, 1, 4)  # the middle three only
+    assert (summary.records, summary.published, summary.duplicates, summary.replayed) == (3, 3, 0, False)
+    records = read_topics(kafka, [topic], 3, settle=0.5)
+    assert [r.key for r in records] == [b"1", b"2", b"3"]  # in journal order
+    assert all(r.header("jmsbridge.origin") == job.bridge_id.encode() for r in records)
+
+
+def test_a_redelivery_whose_original_is_in_an_earlier_range_is_dropped(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    job, path, topic = setup(kafka, tmp_path)
+    journal(kafka, job, order(0), order(1), order(2), order(1, redelivered=True), order(3))
+    egress_task.run(path, job.journal_topic, 0, 0, 3)
+    summary = egress_task.run(path, job.journal_topic, 0, 3, 5)
+    assert (summary.records, summary.duplicates, summary.published) == (2, 1, 1)
+    assert [r.key for r in read_topics(kafka, [topic], 4, settle=0.5)] == [b"0", b"1", b"2", b"3"]
+
+
+def test_an_original_older_than_the_dedup_window_does_not_count(kafka: KafkaBroker, tmp_path: Path) -> None:
+    job, path, _ = setup(kafka, tmp_path, spark={"dedupWindowSeconds": 60})
+    now = int(time.time() * 1000)
+    journal(kafka, job, order(0), order(1), timestamp_ms=now - 3_600_000)
+    journal(kafka, job, order(1, redelivered=True), timestamp_ms=now)
+    summary = egress_task.run(path, job.journal_topic, 0, 2, 3)
+    assert (summary.duplicates, summary.published) == (0, 1)
+
+
+def test_fail_policy_stops_before_anything_of_the_range_is_written(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    job, path, topic = setup(kafka, tmp_path)
+    journal(kafka, job, order(0), order(1, kind="unknown"), order(2))
+    with pytest.raises(BridgeStopped, match=r"message ID:1 from queue://orders.in .*NoRoute.*policy fail"):
+        egress_task.run(path, job.journal_topic, 0, 0, 3)
+    assert read_topics(kafka, [topic], 0, settle=1.0) == []
+
+
+def test_exactly_once_commits_progress_with_the_records_and_skips_a_replay(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    job, path, topic = setup(kafka, tmp_path, delivery="exactlyOnce")
+    journal(kafka, job, *(order(seq) for seq in range(4)))
+    first = egress_task.run(path, job.journal_topic, 0, 0, 4)
+    replay = egress_task.run(path, job.journal_topic, 0, 0, 4)  # Spark replays the batch after a crash
+    assert (first.published, first.replayed) == (4, False)
+    assert (replay.published, replay.replayed) == (0, True)
+    assert [r.key for r in read_topics(kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]
+    reader = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": journal_reader_group(job.bridge_id)})
+    try:
+        (progress,) = reader.committed([TopicPartition(job.journal_topic, 0)], timeout=10)
+    finally:
+        reader.close()
+    assert progress.offset == 4  # the reader group's offset is the progress, visible to Kafka tools

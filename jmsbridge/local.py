@@ -2,7 +2,6 @@
 
 - `KafkaBroker`: noida-db, a Kafka-protocol broker (topics, idempotence, transactions, groups).
 - `ActiveMqBroker`: Debian's ActiveMQ Classic 5.17, OpenWire; JMS clients reach it through JPype.
-- `NatsServer`: Debian's nats-server.
 
 Readiness is a condition (the port answers, the broker says it started), never a fixed sleep.
 """
@@ -171,26 +170,6 @@ class ActiveMqBroker(_Process):
             ]
         )  # fmt: skip
         wait_until(lambda: self._check_alive() and port_open(self.port), 90, f"ActiveMQ on {self.url}")
-        return self
-
-
-class NatsServer(_Process):
-    name = "nats"
-
-    def __init__(self, port: int | None = None) -> None:
-        super().__init__()
-        self.port = port or free_port()
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> NatsServer:
-        binary = shutil.which("nats-server")
-        if binary is None:
-            raise RuntimeError("nats-server is not installed: run scripts/setup.sh")
-        self._spawn([binary, "-a", "127.0.0.1", "-p", str(self.port)])
-        wait_until(lambda: self._check_alive() and port_open(self.port), 30, f"NATS on {self.url}")
         return self
 
 

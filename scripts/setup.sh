@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
-# ActiveMQ Classic and nats-server from Debian, the project with its Python dependencies from PyPI.
+# ActiveMQ Classic from Debian, the project with its Python dependencies from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
-command -v nats-server >/dev/null || need_apt+=(nats-server)
 if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.brokers import ActiveMqBroker, KafkaBroker
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
@@ -23,10 +23,3 @@ def activemq() -> Iterator[ActiveMqBroker]:
     broker = ActiveMqBroker().start()
     yield broker
     broker.cleanup()
-
-
-@pytest.fixture(scope="session")
-def nats() -> Iterator[NatsServer]:
-    server = NatsServer().start()
-    yield server
-    server.cleanup()

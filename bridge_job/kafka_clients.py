@@ -64,7 +64,7 @@ def is_hard(error: object) -> bool:
 
 
 def delivery_failure(topic: str, error: object) -> BridgeStopped:
-    """A clear hard failure for a failed Kafka write (the seed's "invalid topic" and "not authorized")."""
+    """A clear hard failure for a failed Kafka write: a topic that does not exist, a write not allowed."""
     name = getattr(error, "name", lambda: "")()
     if name in ("UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_TOPIC"):
         return BridgeStopped(f"topic {topic} does not exist: create it or fix the route")

@@ -1,4 +1,4 @@
-"""Routing: which route takes a JMS message (seed: ordered routes, first match wins, one topic each).
+"""Routing: which route takes a JMS message (routes are ordered, the first match wins, one topic each).
 
 A route matches when every condition of its `match` holds: the destination name against `address`
 (exact, or with ActiveMQ-style wildcards: `*` one dot-separated segment, `>` one or more trailing

@@ -58,7 +58,7 @@ def destination_topics(config: JobConfig) -> list[str]:
 
 
 def check_topics(config: JobConfig) -> None:
-    """Stop before starting when a destination topic is missing (the seed's first hard failure)."""
+    """Stop before starting when a destination topic is missing: a hard failure (docs/egress.md, Failures)."""
     topics = destination_topics(config)
     if not topics:
         return

@@ -1,4 +1,4 @@
-"""Telemetry: the seed's routing metrics plus throughput and journal lag, for Prometheus and the log.
+"""Telemetry: routing rates and latency, throughput and journal lag, for Prometheus and the log.
 
 Routing runs in Spark tasks; each task's counts reach the driver in its summary row, summed into the
 query's observed metrics (`observe`), read here from each micro-batch's progress. The ingest counts in

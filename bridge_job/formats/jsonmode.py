@@ -1,6 +1,6 @@
 """The `json` format: the record value is one JSON object with the message's headers, properties and body.
 
-The JSON transformation of the seed, made exact enough to come back as the same JMS message:
+The whole message as JSON (docs/formats.md, `json`), exact enough to come back as the same JMS message:
 
     {"headers": {"JMSDestination": "queue://orders", "JMSMessageID": "ID:1", "JMSPriority": 4,
                  "JMSDeliveryMode": 2, "JMSExpiration": 0, "JMSTimestamp": 1700000000000,

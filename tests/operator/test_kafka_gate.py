@@ -7,7 +7,7 @@ through its flags). No spark-operator runs: the tests play it by patching SparkA
 Each test uses its own bridge, topics and journal (`unique()`): the session's `kafka` broker is shared
 with other tests. The test that stops a broker starts its own.
 
-noida-db has no authorizer (DESIGN section 5), so the permission test controls the broker's answers
+noida-db has no authorizer, so the permission test controls the broker's answers
 instead: it replaces the probe (`kafka_probe.probe_kafka`, the one function that talks to Kafka) with a
 fake answering what the test says. Everything else (the Secret, the schedule, the evaluation, the gate,
 the reconciliation, the status) is the operator's own.

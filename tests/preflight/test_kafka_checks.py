@@ -1,8 +1,8 @@
 """The Kafka checks' decisions, from broker answers the tests write themselves.
 
-No broker obtainable here enforces ACLs (DESIGN section 5: noida-db has no authorizer, answers ACL calls
-with SECURITY_DISABLED and accepts any SASL/PLAIN password). So every authorization decision (allowed,
-denied per operation, not reported) is tested here with `ProbeResult`s that play a broker with an
+No broker obtainable here enforces ACLs (noida-db has no authorizer, answers ACL calls with
+SECURITY_DISABLED and accepts any SASL/PLAIN password). So every authorization decision (allowed, denied
+per operation, not reported) is tested here with `ProbeResult`s that play a broker with an
 authorizer; `test_kafka_probe.py` covers what a real Kafka-protocol broker answers.
 """
 

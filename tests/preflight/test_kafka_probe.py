@@ -1,6 +1,6 @@
 """The Kafka checks against a real Kafka-protocol broker (noida-db), through `check_bridge`.
 
-noida-db has no authorizer (DESIGN section 5), so here every operation is allowed and the checks must
+noida-db has no authorizer, so here every operation is allowed and the checks must
 say that no authorizer was found; refused permissions are tested with controlled answers in
 `test_kafka_checks.py`.
 """

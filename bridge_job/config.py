@@ -19,10 +19,14 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from bridge_job import __version__
+
 API_GROUP = "jmsbridge.dev"
 API_VERSION = "v1alpha1"
 BRIDGE_KIND = "JmsBridge"
 ROUTE_KIND = "JmsBridgeRoute"
+# The bridge job's container image; by default the tag of this release.
+JOB_IMAGE = "ghcr.io/jmsbridge/bridge-job"
 
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
 TOPIC_PATTERN = r"^[a-zA-Z0-9._-]{1,249}$"
@@ -231,7 +235,7 @@ class CheckpointSpec(CamelModel):
 
 
 class SparkSpec(CamelModel):
-    image: str = "ghcr.io/jmsbridge/bridge-job:0.1.0"
+    image: str = f"{JOB_IMAGE}:{__version__}"
     spark_version: str = "4.0.0"
     service_account: str | None = None
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)

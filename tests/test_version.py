@@ -1,0 +1,37 @@
+"""The release version is written once (`bridge_job.__version__`); everything that names it agrees."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from bridge_job import __version__
+from bridge_job.config import JOB_IMAGE, SparkSpec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_package_reads_its_version_from_bridge_job() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bridge_job.__version__"}
+
+
+def test_the_chart_and_the_default_job_image_name_the_package_version() -> None:
+    chart = yaml.safe_load((REPO / "charts" / "jms-bridge-operator" / "Chart.yaml").read_text())
+    assert (chart["version"], chart["appVersion"]) == (__version__, __version__)
+    assert SparkSpec().image == f"{JOB_IMAGE}:{__version__}"
+
+
+def test_examples_and_crds_name_the_package_version() -> None:
+    files = [*REPO.glob("examples/**/*.yaml"), *REPO.glob("crds/*.yaml"), *REPO.glob("charts/**/*.yaml")]
+    tags = {
+        f"{path.relative_to(REPO)}: {tag}"
+        for path in files
+        for tag in re.findall(rf"{re.escape(JOB_IMAGE)}:([\w.+-]+)", path.read_text())
+    }
+    assert tags, "no file names the job image"
+    assert {tag for tag in tags if not tag.endswith(f": {__version__}")} == set()

@@ -197,7 +197,10 @@ class KafkaSpec(CamelModel):
     create_journal_topic: bool = False
     journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
     properties: dict[str, str] = Field(
-        default_factory=dict, description="Extra librdkafka settings for every client of the bridge."
+        default_factory=dict,
+        description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "
+        "operator's checks). The fields above and the bridge's guarantees (allow.auto.create.topics=false; "
+        "idempotent producers with acks=all) take precedence over them.",
     )
 
     @model_validator(mode="after")

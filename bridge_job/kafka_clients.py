@@ -1,49 +1,90 @@
-"""librdkafka settings for every Kafka client of the bridge, from its KafkaSpec and the environment.
+"""librdkafka settings for every Kafka client of a bridge: the job's and the operator's checks alike.
 
-Credentials come from environment variables the operator fills from the bridge's Secrets (never from
-the config file), so that the ConfigMap, the SparkApplication and the logs never hold them.
+`client_settings` is the one builder. The user's `spec.kafka.properties` come first; on top of them the
+settings the spec's own fields decide (`bootstrapServers`, `securityProtocol`, `sasl`) and the one the
+bridge's promises need (`allow.auto.create.topics=false`: a missing topic is a hard failure, never created
+by a write). Producers add their guarantees (idempotence, `acks=all`) on top as well, over a few defaults a
+user may tune (`linger.ms`). So the operator's checks connect exactly as the job they vouch for.
+
+Credentials are plain values. The job reads them from environment variables the operator fills from the
+bridge's Secret (`client_config`, `producer_config`), so that the ConfigMap, the SparkApplication and the
+logs never hold them; the operator reads the Secret itself and passes its values in.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
 from bridge_job.errors import BridgeStopped
 
 KafkaConfig = dict[str, str | int | float | bool]
 
+# What a producer of the bridge sets unless the user's properties say otherwise.
+PRODUCER_DEFAULTS: KafkaConfig = {"linger.ms": "5", "topic.metadata.propagation.max.ms": "5000"}
+# What every producer of the bridge needs for its delivery guarantees, whatever the properties say.
+PRODUCER_GUARANTEES: KafkaConfig = {"enable.idempotence": "true", "acks": "all"}
 
-def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
-    env = os.environ if environ is None else environ
-    config: KafkaConfig = {
+
+@dataclass(frozen=True)
+class KafkaCredentials:
+    """SASL username and password, as read from the bridge's Secret. The password never shows in a repr."""
+
+    username: str
+    password: str = field(repr=False)
+
+
+def client_settings(kafka: KafkaSpec, credentials: KafkaCredentials | None) -> KafkaConfig:
+    """The settings of any client of the bridge. ValueError when SASL needs credentials and has none."""
+    config: KafkaConfig = dict(kafka.properties)
+    config |= {
         "bootstrap.servers": kafka.bootstrap_servers,
         "security.protocol": kafka.security_protocol.value,
         # A producer must never create a topic by writing to it: a missing topic is a hard failure.
         "allow.auto.create.topics": "false",
     }
     if kafka.sasl is not None:
-        username, password = env.get(ENV_KAFKA_USERNAME), env.get(ENV_KAFKA_PASSWORD)
-        if not username or password is None:
-            raise BridgeStopped(
-                f"Kafka SASL needs the environment variables {ENV_KAFKA_USERNAME} and {ENV_KAFKA_PASSWORD} "
-                f"(from Secret {kafka.sasl.credentials_secret_ref.name})"
+        if credentials is None:
+            raise ValueError(
+                f"securityProtocol {kafka.security_protocol.value} needs SASL credentials "
+                f"(sasl.credentialsSecretRef {kafka.sasl.credentials_secret_ref.name}) and none were given"
             )
-        config |= {"sasl.mechanism": kafka.sasl.mechanism.value, "sasl.username": username}
-        config["sasl.password"] = password
-    config.update(kafka.properties)
+        config |= {"sasl.mechanism": kafka.sasl.mechanism.value, "sasl.username": credentials.username}
+        config["sasl.password"] = credentials.password
     return config
 
 
-def producer_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
+def producer_settings(kafka: KafkaSpec, credentials: KafkaCredentials | None) -> KafkaConfig:
     """An idempotent producer that fails fast on a missing topic instead of waiting for it."""
-    return client_config(kafka, environ) | {
-        "enable.idempotence": "true",
-        "acks": "all",
-        "linger.ms": "5",
-        "topic.metadata.propagation.max.ms": "5000",
-    }
+    return PRODUCER_DEFAULTS | client_settings(kafka, credentials) | PRODUCER_GUARANTEES
+
+
+def environment_credentials(
+    kafka: KafkaSpec, environ: Mapping[str, str] | None = None
+) -> KafkaCredentials | None:
+    """The job's SASL credentials, from the variables the operator fills from the Secret (None: no SASL)."""
+    if kafka.sasl is None:
+        return None
+    env = os.environ if environ is None else environ
+    username, password = env.get(ENV_KAFKA_USERNAME), env.get(ENV_KAFKA_PASSWORD)
+    if not username or password is None:
+        raise BridgeStopped(
+            f"Kafka SASL needs the environment variables {ENV_KAFKA_USERNAME} and {ENV_KAFKA_PASSWORD} "
+            f"(from Secret {kafka.sasl.credentials_secret_ref.name})"
+        )
+    return KafkaCredentials(username, password)
+
+
+def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
+    """A client of the job (credentials from the environment)."""
+    return client_settings(kafka, environment_credentials(kafka, environ))
+
+
+def producer_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
+    """A producer of the job (credentials from the environment)."""
+    return producer_settings(kafka, environment_credentials(kafka, environ))
 
 
 HARD_ERRORS = frozenset(

@@ -1,7 +1,8 @@
 """Asks a Kafka cluster, as the bridge's own principal, what the bridge may do; creates its journal topic.
 
 The I/O half of the Kafka checks (`kafka_checks` decides). One probe opens one AdminClient with the
-bridge's own connection settings and credentials, and asks:
+settings the job's own clients use (`bridge_job.kafka_clients`, with the credentials from the bridge's
+Secret), and asks:
 
 1. `describe_cluster`: does the cluster answer at all, and how many brokers does it have;
 2. `describe_acls`, and when that is inconclusive a `delete_acls` whose filter matches no binding:
@@ -34,7 +35,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
@@ -50,7 +50,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
-from bridge_job.config import JobConfig, KafkaSpec, SecurityProtocol
+from bridge_job.config import JobConfig, KafkaSpec
+from bridge_job.kafka_clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
 from jmsbridge_operator.kafka_checks import (
     Access,
     AclAnswer,
@@ -113,45 +114,6 @@ _ANY_ACL = AclBindingFilter(
 )
 
 
-@dataclass(frozen=True)
-class KafkaCredentials:
-    """SASL username and password as read from the bridge's Secret. The password never shows in a repr."""
-
-    username: str
-    password: str = field(repr=False)
-
-
-def client_config(
-    kafka: KafkaSpec, credentials: KafkaCredentials | None, *, client_id: str
-) -> dict[str, str | int | float | bool]:
-    """librdkafka settings for the bridge's own connection: its extra properties, then ours on top."""
-    config: dict[str, str | int | float | bool] = dict(kafka.properties)
-    config.update(
-        {
-            "bootstrap.servers": kafka.bootstrap_servers,
-            "security.protocol": kafka.security_protocol.value,
-            "client.id": client_id,
-            "allow.auto.create.topics": False,
-            "log.connection.close": False,
-        }
-    )
-    if kafka.security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL):
-        if kafka.sasl is None or credentials is None:
-            secret = kafka.sasl.credentials_secret_ref.name if kafka.sasl is not None else "(none)"
-            raise ValueError(
-                f"securityProtocol {kafka.security_protocol.value} needs SASL credentials "
-                f"(sasl.credentialsSecretRef {secret}) and none were given"
-            )
-        config.update(
-            {
-                "sasl.mechanism": kafka.sasl.mechanism.value,
-                "sasl.username": credentials.username,
-                "sasl.password": credentials.password,
-            }
-        )
-    return config
-
-
 class _NoAnswer(Exception):
     """The cluster gave no usable answer in time: the probe is incomplete."""
 
@@ -178,13 +140,13 @@ def _operations(answer: Any) -> frozenset[Operation] | None:
 class _Probe:
     """One probe's AdminClient, its deadline, and the connection errors librdkafka reports meanwhile."""
 
-    def __init__(self, config: dict[str, str | int | float | bool], settings: CheckSettings) -> None:
-        self._config = config
+    def __init__(self, admin: KafkaConfig, producer: KafkaConfig, settings: CheckSettings) -> None:
+        self._producer = producer
         self._settings = settings
         self._deadline = time.monotonic() + settings.probe_deadline_seconds
         self._errors: list[KafkaError] = []
         callbacks: dict[str, Any] = {"error_cb": self._errors.append, "logger": _librdkafka_log}
-        self._admin = AdminClient({**config, **callbacks})
+        self._admin = AdminClient({**admin, **callbacks})
 
     def timeout(self) -> float:
         remaining = self._deadline - time.monotonic()
@@ -362,7 +324,7 @@ class _Probe:
         }
         try:
             # Destroyed when this returns; no transaction is begun, so there is nothing to abort.
-            Producer({**self._config, **transactional}).init_transactions(timeout)
+            Producer({**self._producer, **transactional}).init_transactions(timeout)
         except KafkaException as error:
             kafka_error = _kafka_error(error)
             code = kafka_error.code()
@@ -376,6 +338,11 @@ class _Probe:
         return TransactionalIdAnswer(Access.ALLOWED)
 
 
+def probe_configs(kafka: KafkaSpec, credentials: KafkaCredentials | None) -> tuple[KafkaConfig, KafkaConfig]:
+    """The settings of the probe's AdminClient and of its producer: those of the job's clients."""
+    return client_settings(kafka, credentials), producer_settings(kafka, credentials)
+
+
 def probe_kafka(
     access: RequiredAccess,
     kafka: KafkaSpec,
@@ -385,8 +352,7 @@ def probe_kafka(
     """Ask the cluster what `access` needs to know (blocking; bounded by `probe_deadline_seconds`)."""
     settings = settings or CheckSettings()
     try:
-        config = client_config(kafka, credentials, client_id=f"{access.bridge_id}-jms-bridge-preflight")
-        probe = _Probe(config, settings)
+        probe = _Probe(*probe_configs(kafka, credentials), settings)
     except (ValueError, KafkaException) as error:
         detail = _kafka_error(error).str() if isinstance(error, KafkaException) else str(error)
         return ProbeResult.invalid(detail)

@@ -17,9 +17,10 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 from jmsbridge_operator.kafka_checks import CheckResult, CheckSettings, CheckState, Operation, Reason
-from jmsbridge_operator.kafka_probe import KafkaCredentials, _operations, check_bridge
+from jmsbridge_operator.kafka_probe import _operations, check_bridge, probe_configs
 
-from bridge_job.config import JobConfig
+from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, JobConfig
+from bridge_job.kafka_clients import KafkaCredentials, client_config, producer_config
 from tests.brokers import KafkaBroker, port_open, wait_until
 from tests.preflight.bridges import bridge_config
 
@@ -250,3 +251,28 @@ def test_authorized_operations_are_read_by_name() -> None:
     reported = [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.IDEMPOTENT_WRITE, AclOperation.UNKNOWN]
     assert _operations(reported) == {Operation.READ, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE}
     assert _operations(None) is None
+
+
+def test_the_probe_connects_with_the_settings_of_the_jobs_clients() -> None:
+    """Same bridge, same Secret: the operator's probe and the job hand librdkafka the same settings."""
+    config = bridge_config("kafka-0:9092,kafka-1:9092", sasl_secret="bridge-kafka")
+    properties = {
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "linger.ms": "20",  # a producer default: the user's value wins
+        "bootstrap.servers": "elsewhere:9092",  # set by spec.kafka.bootstrapServers: the spec wins
+        "allow.auto.create.topics": "true",  # a write never creates a topic, whatever is set here
+    }
+    kafka = config.bridge.kafka.model_copy(update={"properties": properties})
+    environment = {ENV_KAFKA_USERNAME: "bridge", ENV_KAFKA_PASSWORD: "from-the-secret"}
+
+    admin, producer = probe_configs(kafka, KafkaCredentials("bridge", "from-the-secret"))
+
+    assert admin == client_config(kafka, environment)
+    assert producer == producer_config(kafka, environment)
+    assert admin["ssl.ca.location"] == "/etc/kafka/ca.pem"
+    assert (admin["bootstrap.servers"], admin["allow.auto.create.topics"]) == (
+        "kafka-0:9092,kafka-1:9092",
+        "false",
+    )
+    assert (producer["linger.ms"], producer["acks"]) == ("20", "all")
+    assert (admin["sasl.username"], admin["sasl.password"]) == ("bridge", "from-the-secret")

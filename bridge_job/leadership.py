@@ -31,15 +31,12 @@ With `delivery: exactlyOnce`, transactional ids still fence a zombie writer insi
 a healthy standby from writing at all.
 
 The election applies to a job whose config names a namespace (the operator renders the bridge's) and asks
-for `failover.standby`; `jmsbridge job --no-lease` turns it off for local runs of such a config. The
-Kubernetes client is configured when the lease is first needed: in a pod from its service account, else
-from `$KUBECONFIG` as it is then (the client computes its default path at import, too early for tools and
-tests that set the variable later), else `~/.kube/config`.
+for `failover.standby`; `jmsbridge job --no-lease` turns it off for local runs of such a config. The Lease
+is read and written through `kubernetes_api.Kube`, configured when the lease is first needed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import logging
@@ -52,30 +49,16 @@ from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
 from bridge_job.errors import BridgeStopped
+from bridge_job.kubernetes_api import LEASES, ApiError, Kube, NotConfigured
 
 log = logging.getLogger("jmsbridge.leadership")
 
 EXIT_LEADERSHIP_LOST: Final = 3
-LEASE_API_VERSION: Final = "coordination.k8s.io/v1"
-_SERVICE_ACCOUNT_TOKEN: Final = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 _SHORTEST_REQUEST: Final = 0.05  # seconds: a request needs some time to be worth sending
 
 
 class LeaseConflict(Exception):
     """Someone else wrote the Lease since it was read (HTTP 409)."""
-
-
-class LeaseApiError(Exception):
-    """The API server refused a Lease request, or did not answer (`status` 0)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"{status} {message}" if status else message)
-        self.status = status
-
-    @property
-    def permanent(self) -> bool:
-        """Retrying cannot help: not authenticated or not allowed (RBAC)."""
-        return self.status in (401, 403)
 
 
 class LeadershipLost(Exception):
@@ -99,75 +82,42 @@ class LeaseStore(Protocol):
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
 
-def _api_client() -> Any:
-    """A `kubernetes.client.ApiClient` configured now: in-cluster in a pod, else from the kubeconfig."""
-    from kubernetes import client, config
+class KubernetesLeases:
+    """The Lease on the API server."""
 
-    configuration = client.Configuration()
+    def __init__(self, namespace: str, name: str, kube: Kube | None = None) -> None:
+        self.namespace = namespace
+        self.name = name
+        self._kube = kube if kube is not None else _connect()
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        return self._kube.get(LEASES, self.namespace, self.name, timeout=timeout)
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self._write(self._kube.create, body, timeout)
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self._write(self._kube.replace, body, timeout)
+
+    def _write(
+        self, write: Callable[..., dict[str, Any]], body: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        try:
+            return write(LEASES, self.namespace, body, timeout=timeout)
+        except ApiError as error:
+            if error.conflict:
+                raise LeaseConflict(f"lease {self.namespace}/{self.name} was changed meanwhile") from None
+            raise
+
+
+def _connect() -> Kube:
     try:
-        if os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(_SERVICE_ACCOUNT_TOKEN):
-            load_incluster: Any = config.load_incluster_config
-            load_incluster(client_configuration=configuration)
-        else:
-            path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-            load_kubeconfig: Any = config.load_kube_config
-            load_kubeconfig(config_file=path, client_configuration=configuration)
-    except (config.ConfigException, OSError) as error:
+        return Kube.connect()
+    except NotConfigured as error:
         raise BridgeStopped(
             f"failover.standby needs the Kubernetes API for its lease, and none is configured ({error}); "
             "outside a cluster run `jmsbridge job --no-lease`"
         ) from None
-    configuration.retries = 0  # the caller retries, within its own deadline
-    return client.ApiClient(configuration)
-
-
-class KubernetesLeases:
-    """The Lease on the API server, as plain JSON through the official client's transport."""
-
-    def __init__(self, namespace: str, name: str, api_client: Any = None) -> None:
-        self.namespace = namespace
-        self.name = name
-        self._api = api_client if api_client is not None else _api_client()
-        self._collection = f"/apis/{LEASE_API_VERSION}/namespaces/{namespace}/leases"
-
-    def read(self, timeout: float) -> dict[str, Any] | None:
-        try:
-            return self._request("GET", f"{self._collection}/{self.name}", None, timeout)
-        except LeaseApiError as error:
-            if error.status == 404:
-                return None
-            raise
-
-    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return self._request("POST", self._collection, body, timeout)
-
-    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return self._request("PUT", f"{self._collection}/{self.name}", body, timeout)
-
-    def _request(self, method: str, path: str, body: Any, timeout: float) -> dict[str, Any]:
-        try:
-            method, url, headers, payload, form = self._api.param_serialize(
-                method=method,
-                resource_path=path,
-                header_params={"Accept": "application/json", "Content-Type": "application/json"},
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = self._api.call_api(
-                method, url, header_params=headers, body=payload, post_params=form, _request_timeout=timeout
-            )
-            data = response.read()
-        except Exception as error:  # no answer: refused, timed out, TLS...
-            raise LeaseApiError(0, f"{type(error).__name__}: {error}") from None
-        if response.status == 409:
-            raise LeaseConflict(f"lease {self.namespace}/{self.name} was changed meanwhile")
-        if not 200 <= response.status <= 299:
-            message = str(response.reason or "")
-            with contextlib.suppress(TypeError, ValueError, AttributeError):
-                message = json.loads(data).get("message") or message
-            raise LeaseApiError(int(response.status), message)
-        result: dict[str, Any] = json.loads(data)
-        return result
 
 
 def micro_time() -> str:
@@ -238,7 +188,7 @@ class Leadership:
             try:
                 if self.try_acquire():
                     return True
-            except LeaseApiError as error:
+            except ApiError as error:
                 if error.permanent:
                     raise BridgeStopped(
                         f"cannot take the lease {self.lease}: {error}; the job's service account needs "
@@ -267,7 +217,7 @@ class Leadership:
         seen = self._clock()
         if current is None:
             body = {
-                "apiVersion": LEASE_API_VERSION,
+                "apiVersion": LEASES.api_version,
                 "kind": "Lease",
                 "metadata": {"name": self.store.name, "namespace": self.store.namespace},
                 "spec": self._acquired_spec({}, transitions=0),
@@ -363,7 +313,7 @@ class Leadership:
             except _Taken as taken:
                 self._lose(str(taken))
                 return
-            except (LeaseApiError, LeaseConflict) as error:
+            except (ApiError, LeaseConflict) as error:
                 log.warning("renewing lease %s failed (%.1fs left): %s", self.lease, self._time_left(), error)
                 delay = self.retry_period
 
@@ -385,8 +335,8 @@ class Leadership:
                     raise _Taken(f"lease {self.lease} is held by {holder or 'nobody'} now") from None
                 sent = self._clock()  # someone only touched it (labels...): still ours
                 written = self.store.replace(self._renewed(current), self._request_timeout())
-        except LeaseApiError as error:
-            if error.status == 404:
+        except ApiError as error:
+            if error.not_found:
                 raise _Taken(f"lease {self.lease} was deleted") from None
             raise
         with self._lock:
@@ -435,5 +385,5 @@ class Leadership:
         try:
             self.store.replace({**lease, "spec": {**spec, "renewTime": micro_time()}}, self.renew_period)
             log.info("released lease %s", self.lease)
-        except (LeaseConflict, LeaseApiError) as error:
+        except (LeaseConflict, ApiError) as error:
             log.warning("could not release lease %s (it runs out by itself): %s", self.lease, error)

@@ -23,12 +23,12 @@ import yaml
 
 from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
 from bridge_job.errors import BridgeStopped
+from bridge_job.kubernetes_api import ApiError
 from bridge_job.leadership import (
     EXIT_LEADERSHIP_LOST,
     KubernetesLeases,
     Leadership,
     LeadershipLost,
-    LeaseApiError,
     LeaseStore,
 )
 from jmsbridge.cli import parser
@@ -209,7 +209,7 @@ class Unreachable:
 
     def _check(self) -> None:
         if self.down.is_set():
-            raise LeaseApiError(0, "ConnectionRefusedError: [Errno 111] Connection refused")
+            raise ApiError(0, "ConnectionRefusedError", "[Errno 111] Connection refused")
 
     def read(self, timeout: float) -> dict[str, Any] | None:
         self._check()
@@ -332,7 +332,7 @@ class Forbidden:
     """A store whose service account may not touch leases."""
 
     namespace, name = NAMESPACE, LEASE
-    error = LeaseApiError(403, f'leases.coordination.k8s.io "{LEASE}" is forbidden')
+    error = ApiError(403, "Forbidden", f'leases.coordination.k8s.io "{LEASE}" is forbidden')
 
     def read(self, timeout: float) -> dict[str, Any] | None:
         raise self.error

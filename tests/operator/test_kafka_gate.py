@@ -39,10 +39,10 @@ from jmsbridge_operator.kafka_checks import (
     TopicAnswer,
 )
 from jmsbridge_operator.kafka_gate import KafkaGate
-from jmsbridge_operator.kube import ApiError
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka_clients import KafkaCredentials
+from bridge_job.kubernetes_api import ApiError
 from tests.brokers import KafkaBroker, free_port
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator

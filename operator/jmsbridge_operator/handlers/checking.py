@@ -32,12 +32,12 @@ import kopf
 
 from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.kafka_clients import KafkaCredentials
+from bridge_job.kubernetes_api import SECRETS, ApiError, Kube
 from jmsbridge_operator import metrics
 from jmsbridge_operator.handlers.reconciling import EventSink, Reconciler, RoutesLookup
 from jmsbridge_operator.kafka_checks import CheckSettings
 from jmsbridge_operator.kafka_gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
 from jmsbridge_operator.kafka_probe import check_bridge
-from jmsbridge_operator.kube import SECRETS, ApiError, Kube
 
 logger = logging.getLogger("jmsbridge_operator")
 

@@ -23,10 +23,10 @@ from typing import Any, Protocol
 
 import kopf
 
+from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.gating import Gate, current_gate
-from jmsbridge_operator.kube import CONFIG_MAPS, ApiError, Kube, Resource
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import kopf
 
+from bridge_job.kubernetes_api import Kube
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers.reconciling import Reconciler
 from jmsbridge_operator.kafka_gate import KafkaGate
-from jmsbridge_operator.kube import Kube
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
 

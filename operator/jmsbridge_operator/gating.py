@@ -13,16 +13,10 @@ Extra conditions (such as `KafkaReady`) are merged into the bridge's status in e
 checks' `CheckResult` maps one to one: `open=result.ready`, `transient=result.reconciling`, reason and
 message from `result.condition`, `conditions=(GateCondition(**result.condition.as_dict()),)`.
 
-A gate must be fast and must not block: slow checks (the Kafka pre-flight checks) run elsewhere, keep
-their latest verdict per bridge, and ask for a new reconciliation when it changes
-(`Reconciler.request(namespace, name)`). The gate then only looks the verdict up.
-
-The default gate is always open. Another is installed with `install_gate(gate)` (any time: the reconciler
-looks it up on every reconciliation), or given to `Reconciler(kube, gate=...)`. The operator gives its
-reconciler the Kafka checks' gate (`kafka_gate.KafkaGate`, fed by `handlers/checking.py`); only with the
-checks off (`JMSBRIDGE_KAFKA_CHECKS=false`) does it ask the installed one. A check that wants a new
-reconciliation calls `memo.reconciler.request(namespace, name, routes)` from a kopf handler (e.g. a timer on
-JmsBridge), `routes` being `main._routes(kwargs)`, the lookup over kopf's route index.
+A gate must be fast and must not block: the Kafka checks run elsewhere (`handlers/checking.py`), keep
+their latest verdict per bridge in their gate (`kafka_gate.KafkaGate`), and reconcile the bridge when it
+changes. The gate only looks the verdict up. With the checks off (`JMSBRIDGE_KAFKA_CHECKS=false`), and for
+`jmsbridge render` and `validate`, the gate is `open_gate`.
 """
 
 from __future__ import annotations
@@ -51,7 +45,6 @@ class GateVerdict:
     message: str = ""  # what is wrong and what to fix; names every affected topic
     transient: bool = False  # True: Reconciling (retrying by itself); False: Stalled (needs a person)
     conditions: tuple[GateCondition, ...] = ()
-    retry_after: float | None = None  # reconcile again after this many seconds (kopf retries the handler)
 
     def __post_init__(self) -> None:
         if not self.open and not self.reason:
@@ -64,17 +57,5 @@ Gate = Callable[[JmsBridge, JobConfig], GateVerdict]
 
 
 def open_gate(bridge: JmsBridge, config: JobConfig) -> GateVerdict:
-    """The default: nothing holds a bridge back."""
+    """Nothing holds a bridge back (the Kafka checks are off)."""
     return OPEN
-
-
-_installed: list[Gate] = [open_gate]
-
-
-def install_gate(gate: Gate) -> None:
-    """Replace the gate the reconciler asks (call before the operator starts)."""
-    _installed[0] = gate
-
-
-def current_gate() -> Gate:
-    return _installed[0]

@@ -1,4 +1,4 @@
-"""Everything the operator reacts to, in one place. Each handler delegates to `handlers/`.
+"""Everything the operator reacts to, in one place. Each handler delegates to the reconciler or `handlers/`.
 
 - JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
   finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift).
@@ -18,7 +18,7 @@ from typing import Any
 import kopf
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers import applications, bridges, checking, routes, startup
+from jmsbridge_operator.handlers import applications, checking, routes, startup
 from jmsbridge_operator.handlers.reconciling import RoutesLookup
 from jmsbridge_operator.options import OperatorOptions
 
@@ -79,17 +79,17 @@ def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, 
 @kopf.on.create(*BRIDGE, backoff=RETRY)
 @kopf.on.update(*BRIDGE, backoff=RETRY)
 def bridge_changed(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
-    bridges.changed(memo.reconciler, namespace or "", name, _routes(kwargs))
+    memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
 
 
 @kopf.on.delete(*BRIDGE, backoff=RETRY)
 def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    bridges.deleted(memo.reconciler, body, _routes(kwargs))
+    memo.reconciler.bridge_deleted(body, _routes(kwargs))
 
 
 @kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
 def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
-    bridges.changed(memo.reconciler, namespace or "", name, _routes(kwargs))
+    memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
 
 
 def _checking_kafka(memo: Any, **_: Any) -> bool:

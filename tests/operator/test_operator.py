@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-from jmsbridge_operator import gating
 
-from bridge_job.config import CONFIG_FILE_NAME, JmsBridge, JobConfig
+from bridge_job.config import CONFIG_FILE_NAME, JobConfig
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
 from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE
@@ -406,43 +405,6 @@ def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
             objects += kube.request("GET", f"{prefix}/{resource['name']}")["items"]
     assert any(o.get("kind", "") == "SparkApplication" or "sparkConf" in json.dumps(o) for o in objects)
     return objects
-
-
-def test_a_gate_holds_the_applications_and_lets_them_go(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The seam of the Kafka pre-flight checks: a gate's verdict stops and resumes a bridge."""
-    verdicts: dict[str, gating.GateVerdict] = {}
-
-    def gate(bridge: JmsBridge, config: JobConfig) -> gating.GateVerdict:
-        return verdicts.get(bridge.metadata.name, gating.OPEN)
-
-    monkeypatch.setattr(gating, "_installed", [gate])
-    view.create(simple_bridge(), route("out"))
-    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
-
-    kafka_ready = gating.GateCondition("KafkaReady", "False", "TopicNotFound", "topic out does not exist")
-    verdicts["simple"] = gating.GateVerdict(
-        open=False, reason="TopicNotFound", message="topic out does not exist", conditions=(kafka_ready,)
-    )
-    nudge = {"metadata": {"labels": {"nudge": "1"}}}  # any change of the bridge makes it reconcile now
-    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, nudge)
-    bridge = view.wait_conditions(
-        "JmsBridge",
-        "simple",
-        {
-            "Ready": ("False", "TopicNotFound"),
-            "Stalled": ("True", "TopicNotFound"),
-            "KafkaReady": ("False", "TopicNotFound"),
-        },
-    )
-    assert view.apps() == {} and view.message(bridge, "Stalled") == "topic out does not exist"
-    view.wait(lambda: ("simple", "Warning", "TopicNotFound") in view.events(), "a Warning Event")
-
-    verdicts["simple"] = gating.GateVerdict(
-        conditions=(gating.GateCondition("KafkaReady", "True", "TopicsReady"),)
-    )
-    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"metadata": {"labels": {"nudge": "2"}}})
-    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication back")
-    view.wait_conditions("JmsBridge", "simple", {**STARTING, "KafkaReady": ("True", "TopicsReady")})
 
 
 def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:

@@ -168,7 +168,7 @@ class BridgeChecks:
     async def reconcile(self) -> bool:
         """Reconcile the bridge for a new verdict; False when that failed (to be tried again)."""
         try:
-            await asyncio.to_thread(self.reconciler.request, *self.key, self.routes)
+            await asyncio.to_thread(self.reconciler.reconcile, *self.key, self.routes)
         except Exception as error:  # e.g. a conflict: the next round tries again
             logger.warning("Reconciling %s/%s after its Kafka check failed: %s", *self.key, error)
             return False

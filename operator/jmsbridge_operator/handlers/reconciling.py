@@ -26,7 +26,7 @@ import kopf
 from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
-from jmsbridge_operator.gating import Gate, current_gate
+from jmsbridge_operator.gating import Gate, open_gate
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
 
@@ -67,22 +67,17 @@ class Reconciler:
         self,
         kube: Kube,
         *,
-        gate: Gate | None = None,
+        gate: Gate = open_gate,
         events: EventSink = post_event,
         clock: Callable[[], str] = utc_now,
     ) -> None:
         self.kube = kube
-        self._gate = gate
+        self.gate = gate
         self.events = events
         self.clock = clock
         self._guard = threading.Lock()
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
-
-    @property
-    def gate(self) -> Gate:
-        """The gate given at construction, else the one installed with `gating.install_gate()`."""
-        return self._gate or current_gate()
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -109,10 +104,6 @@ class Reconciler:
                 self._running.pop(key, None)
             raise
 
-    def request(self, namespace: str, name: str, routes: RoutesLookup) -> None:
-        """For other parts of the operator (e.g. pre-flight checks whose verdict changed)."""
-        self.reconcile(namespace, name, routes)
-
     # -----------------------------------------------------------------------------------------------
 
     def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
@@ -126,10 +117,6 @@ class Reconciler:
         observed = Observed(bridge, route_bodies, config_map, applications)
         decided = plan(observed, self.gate, self.clock())
         self._apply(namespace, bridge, decided)
-        if decided.gate.retry_after is not None:
-            raise kopf.TemporaryError(
-                decided.gate.message or decided.gate.reason, delay=decided.gate.retry_after
-            )
 
     def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """The route with the status we last wrote, when the index has not caught up with it yet."""
@@ -204,6 +191,13 @@ class Reconciler:
                 "metadata": {"name": name, "namespace": namespace},
             }
             self.events(ref, transition.type, transition.reason, transition.message)
+
+    def bridge_deleted(self, body: Mapping[str, Any], routes: RoutesLookup) -> None:
+        """Stop and remove the applications and the ConfigMap; the routes say their bridge is gone."""
+        self.delete_children(body)
+        namespace = str(body["metadata"].get("namespace") or "")
+        name = str(body["metadata"]["name"])
+        self.publish_orphans(namespace, name, list(routes(namespace, name)))
 
     def publish_orphans(
         self, namespace: str, bridge_name: str, route_bodies: Sequence[Mapping[str, Any]]

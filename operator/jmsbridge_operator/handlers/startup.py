@@ -9,6 +9,7 @@ import kopf
 
 from bridge_job.kubernetes_api import Kube
 from jmsbridge_operator import naming
+from jmsbridge_operator.gating import open_gate
 from jmsbridge_operator.handlers.reconciling import Reconciler
 from jmsbridge_operator.kafka_gate import KafkaGate
 from jmsbridge_operator.metrics import MetricsServer
@@ -37,10 +38,10 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     settings.posting.loggers = False
 
     memo.options = options
-    # With the Kafka checks on, the reconciler asks their gate; off, the installed one (open by default).
+    # With the Kafka checks on, the reconciler asks their gate; off, nothing holds a bridge back.
     memo.kafka_gate = KafkaGate() if options.kafka_checks else None
     memo.kafka_check_settings = options.kafka_check_settings()
-    memo.reconciler = Reconciler(Kube.connect(), gate=memo.kafka_gate)
+    memo.reconciler = Reconciler(Kube.connect(), gate=memo.kafka_gate or open_gate)
     if options.kafka_checks:
         settings_ = memo.kafka_check_settings
         logger.info(

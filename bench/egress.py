@@ -1,210 +1,543 @@
-"""Egress benchmark: 1 KB JMS messages through the bridge, against a no-Spark baseline in the same run.
+"""Egress benchmark: JMS -> Kafka through the bridge job, against a plain loop, in the same run.
 
-    python bench/egress.py [--messages 20000] [--latency-messages 1000] [--rate 200]
+    python bench/egress.py [--messages 10000] [--latency-seconds 15] [--journal-partitions 1]
+                           [--delivery atLeastOnce|exactlyOnce] [--max-records-per-batch N] [--trigger-ms MS]
+                           [--warmup-messages 1000] [--poll-backoff-ms 5] [--timeout 600]
 
-Prints one JSON line. Both paths use the same clients (the JPype JMS adapter, confluent-kafka) and
-the same brokers (ActiveMQ persistent, noida-db):
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Prints exactly one JSON line on stdout; progress goes to stderr. Takes a few minutes.
 
-- bridge: `jmsbridge job` (ingest -> journal -> Spark query -> topic);
-- baseline: one transacted JMS consumer producing straight to the topic, committing after each flush.
+Both paths run against the same brokers, started here: ActiveMQ Classic with its persistent store and
+noida-db (Kafka protocol), and use the same clients (the project's JPype JMS adapter, confluent-kafka):
 
-Throughput: N messages preloaded on the queue, then drained; measured from the moment a consumer of the
-destination topic sees the first record to the moment it sees the last (startup is not counted; the
-bridge runs in micro-batches of 2,000). Latency: messages sent at a fixed rate while the path runs,
-JMSTimestamp (set by the broker client at send) to the moment a Kafka consumer sees the record.
+- baseline (bench/baseline_loop.py, its own process): one transacted JMS consumer taking batches with the
+  bridge's default ingest settings (200 messages, 100 ms) over the same broker URL as the bridge, each
+  message encoded in the `native` format and produced straight to the topic (idempotent, linger 5 ms),
+  the JMS session committed after each flush;
+- bridge: `jmsbridge job` (ingest -> journal -> Spark query -> topic) through `jmsbridge.local.BridgeJob`,
+  with the bridge's defaults (500 ms trigger, for one) unless an option above overrides them: the
+  journal's partition count (the destination topics get as many), the delivery guarantee,
+  `spark.maxRecordsPerBatch`, `spark.triggerIntervalMs`.
+
+For each path, baseline first:
+
+1. Start the path and wait until it runs (the job's ` running: ` log line; the loop's ready line).
+2. Warm-up: `--warmup-messages` sent as in 3. and awaited on the topic, not counted (the bridge's first
+   micro-batch starts PySpark's workers and takes seconds; ActiveMQ starts cold for the baseline). Its
+   figures are reported under `warmup`; `--warmup-messages 0` leaves it out.
+3. Throughput, steady flow: a sender process (bench/jms_sender.py, connected beforehand) sends N
+   persistent 1 KB text messages at full speed, transacted, committed every 250. The window runs from
+   its first send to the moment the consumer of the destination topic has seen the last of the N
+   distinct records (by their `seq` property, a `jms.seq` header in the native format): every stage,
+   JMS ingest included, is inside it. Throughput = N / window. `sender_msg_s` is how fast the sender
+   went: when it is close to the throughput, the sender (or ActiveMQ's store) set the pace.
+4. CPU over that window (bench/cpu.py, psutil, sampled every 0.5 s): the path's process tree (the job's
+   driver python with its ingest JVM, Spark's JVM, PySpark's python daemon and workers; or the loop),
+   the ActiveMQ tree and the noida-db tree; "path total" is their sum, reported as CPU seconds per 1,000
+   messages, as cores busy (CPU seconds / window) and as each group's share. The load generator (sender
+   process, and this process, which consumes the topic) is reported apart and not counted.
+5. Latency: messages sent at a fixed rate, 50 % of the baseline's measured throughput, for
+   `--latency-seconds`, each in its own auto-acknowledged send (asynchronous: ActiveMQ's synchronous
+   persistent send caps one producer at about 800/s); latency = the time the topic's consumer saw the
+   record - its JMSTimestamp (set by the JMS client at send, carried as the `jms.JMSTimestamp` header
+   by both paths). p50 and p99. `latency_rate_over_throughput` above 1 means the path cannot
+   carry that rate: its latency then measures a growing backlog.
+
+The destination consumer (bench/topic_watch.py) starts at the topic's high watermarks taken before the
+load, so it cannot miss the first records, and does not spin on a caught-up topic (noida-db answers an
+empty fetch at once): it polls the watermarks every `--poll-backoff-ms` and reads only when they move,
+so a record is seen up to that long (plus two round trips) late, which bounds the measurement error.
+
+For the bridge, the `batch {json}` lines the job logs for the throughput window's records give the number
+of micro-batches, the records they carried and the medians of their duration, records and phases
+(`phases_ms`; fields a line lacks are left out).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import queue
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from confluent_kafka import Consumer, Producer, TopicPartition
+from typing import Any, TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bridge_job.formats import native
-from bridge_job.jms import detach_thread
-from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, jms_connection
-from tests.job.harness import (
-    bridge_document,
-    route_document,
-    write_yaml,
-)
+from bench.cpu import CpuSampler, GroupUse, Root
+from bench.topic_watch import TopicWatch
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from tests.job.harness import bridge_document, route_document, write_yaml
 
-BODY = "x" * 1024
-
-
-def preload(activemq: ActiveMqBroker, queue: str, count: int) -> None:
-    destination = Destination(DestinationKind.QUEUE, queue)
-    with jms_connection(activemq) as connection, connection.producer(transacted=True) as producer:
-        for seq in range(count):
-            producer.send(JmsMessage(destination, body=BODY, properties={"seq": Property.of(seq)}))
-            if seq % 500 == 499:
-                producer.commit()
-        producer.commit()
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+MESSAGE_BYTES = 1024
+COMMIT_EVERY = 250
+LATENCY_FRACTION = 0.5  # of the baseline's measured throughput
+PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
+BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
 
 
-def drain(kafka: KafkaBroker, topic: str, count: int, timeout: float = 600) -> list[tuple[int, float]]:
-    """(record timestamp ms, time seen) for `count` records of `topic`."""
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": uuid.uuid4().hex})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    seen: list[tuple[int, float]] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(seen) < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(seen)} of {count} records in {topic}")
-            for message in consumer.consume(10_000, timeout=0.2):
-                if message.error() is None:
-                    seen.append((message.timestamp()[1], time.time()))
-    finally:
-        consumer.close()
-    return seen
+def note(text: str) -> None:
+    print(f"[egress {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
-def paced_latencies(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, queue: str, topic: str, count: int, rate: float
-) -> list[float]:
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": uuid.uuid4().hex})
-    _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
-    consumer.assign([TopicPartition(topic, 0, high)])
-    latencies: list[float] = []
+class Child:
+    """A bench/ helper process speaking the `BENCH ...` line protocol on stdout (see jms_sender.py)."""
 
-    def send() -> None:
-        destination = Destination(DestinationKind.QUEUE, queue)
+    def __init__(self, name: str, argv: list[str]) -> None:
+        self.name = name
+        self.process = subprocess.Popen(
+            [sys.executable, *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            start_new_session=True,  # a Ctrl-C of the benchmark reaches it through stop(), in order
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self, stream: TextIO) -> None:
+        for line in stream:
+            if line.startswith("BENCH "):
+                self._lines.put(line[len("BENCH ") :].strip())
+            else:  # the JMS client's own output: not ours to print on stdout
+                sys.stderr.write(f"[{self.name}] {line}")
+        self._lines.put(None)
+
+    def line(self, timeout: float) -> str:
         try:
-            with jms_connection(activemq) as connection, connection.producer() as producer:
-                began = time.monotonic()
-                for seq in range(count):
-                    time.sleep(max(0.0, began + seq / rate - time.monotonic()))  # pacing, not waiting
-                    producer.send(JmsMessage(destination, body=BODY, properties={"seq": Property.of(seq)}))
-        finally:
-            detach_thread()
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"{self.name}: nothing said within {timeout:.0f}s") from None
+        if line is None:
+            raise RuntimeError(f"{self.name} exited with {self.process.wait()} before saying anything")
+        return line
 
-    sender = threading.Thread(target=send)
-    sender.start()
-    deadline = time.monotonic() + count / rate + 300
-    try:
-        while len(latencies) < count and time.monotonic() < deadline:
-            for message in consumer.consume(1000, timeout=0.05):
-                if message.error() is None:
-                    now = time.time() * 1000
-                    sent = dict(message.headers() or []).get("jms.JMSTimestamp")
-                    if sent is not None:
-                        latencies.append(now - int(sent))
-    finally:
-        consumer.close()
-        sender.join()
-    return latencies
+    def wait_ready(self, timeout: float = 120) -> None:
+        line = self.line(timeout)
+        if line != "ready":
+            raise RuntimeError(f"{self.name}: expected 'ready', got {line!r}")
+
+    def go(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+
+    def check(self) -> None:
+        code = self.process.poll()
+        if code is not None and code != 0:
+            raise RuntimeError(f"{self.name} exited with {code}")
+
+    def stop(self, timeout: float = 30) -> None:
+        """Close its stdin (a sender that was not given the go signal exits; one sending finishes)."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.process.stdin.close()  # the helpers stop when stdin closes
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=30)
 
 
-def figures(seen: list[tuple[int, float]], latencies: list[float]) -> dict[str, float]:
-    # From the first record a consumer saw to the last: startup is not counted, every later batch is.
-    times = sorted(t for _, t in seen)
-    span = max(times[-1] - times[0], 1e-3)
-    q = statistics.quantiles(latencies, n=100) if len(latencies) >= 2 else [0.0] * 99
+def sender(activemq: ActiveMqBroker, queue_name: str, count: int, run: str, rate: float = 0.0) -> Child:
+    argv = [str(BENCH / "jms_sender.py"), "--url", activemq.url, "--queue", queue_name]
+    argv += ["--count", str(count), "--run", run, "--rate", str(rate)]
+    # Full speed: transacted batches. Paced: each message on its own, without waiting for the store
+    # (a synchronous persistent send caps one producer at about 800/s).
+    argv += ["--commit-every", "0", "--async-send"] if rate > 0 else ["--commit-every", str(COMMIT_EVERY)]
+    child = Child(f"sender {run}", argv)
+    child.wait_ready()
+    return child
+
+
+@dataclass
+class Collector:
+    """The records of one phase (`run` property) seen on the destination topic."""
+
+    run: str
+    expected: int
+    first_seen: dict[int, float] = field(default_factory=dict)  # seq -> wall-clock time first seen
+    latencies_ms: list[float] = field(default_factory=list)
+    records: int = 0
+    last_seen: float = 0.0
+
+    def on_records(self, records: list[Any], seen: float) -> bool:
+        run = self.run.encode()
+        for record in records:
+            headers = dict(record.headers() or [])
+            if headers.get("jms.run") != run:
+                continue  # another phase's record
+            self.records += 1
+            seq = int(headers["jms.seq"])
+            if seq in self.first_seen:
+                continue
+            self.first_seen[seq] = seen
+            self.last_seen = seen
+            sent_ms = headers.get("jms.JMSTimestamp")
+            if sent_ms is not None:
+                self.latencies_ms.append(seen * 1000 - int(sent_ms))
+        return len(self.first_seen) >= self.expected
+
+    @property
+    def duplicates(self) -> int:
+        return self.records - len(self.first_seen)
+
+
+@dataclass
+class PathUnderTest:
+    name: str
+    topic: str
+    queue: str
+    tree_pid: int
+    check: Callable[[], None]
+    job_log: Path | None = None  # the bridge job's log, for its batch lines
+
+
+@dataclass
+class Phase:
+    collector: Collector
+    complete: bool = False
+    first_send: float = 0.0  # wall-clock times the sender reported
+    last_send: float = 0.0
+    uses: dict[str, GroupUse] | None = None
+    cpu_seconds: float = 0.0
+
+    def first_seen(self) -> float:
+        return min(self.collector.first_seen.values())
+
+
+def checks(path: PathUnderTest, load: Child) -> Callable[[], None]:
+    def check() -> None:
+        path.check()
+        load.check()
+
+    return check
+
+
+def quantile(values: list[float], q: int) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
+
+
+def median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
+
+
+def batch_lines(log: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
+    """The JSON of the job's `batch {json}` lines between two offsets of its log file."""
+    with open(log, "rb") as f:
+        f.seek(start)
+        data = f.read() if end is None else f.read(max(end - start, 0))
+    batches: list[dict[str, Any]] = []
+    for line in data.decode(errors="replace").splitlines():
+        match = BATCH_LINE.search(line)
+        if match is None:
+            continue
+        try:
+            figures = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(figures, dict):
+            batches.append(figures)
+    return batches
+
+
+def logged_up_to(log: Path, records: int, timeout: float = 15.0) -> int:
+    """The size of the job's log once its batch lines account for `records` records (the driver logs a
+    batch up to a second after its records are in the topic), or after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        size = log.stat().st_size
+        logged = sum(b.get("input_records", 0) for b in batch_lines(log, 0, size))
+        if logged >= records or time.monotonic() > deadline:
+            return size
+        time.sleep(0.2)
+
+
+def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Count and medians of the micro-batches' figures; fields a batch lacks are left out."""
+
+    def numbers(key: str) -> list[float]:
+        return [float(b[key]) for b in batches if isinstance(b.get(key), int | float)]
+
+    phases: dict[str, list[float]] = {}
+    for b in batches:
+        for phase, ms in (b.get("phases_ms") or {}).items():
+            if isinstance(ms, int | float):
+                phases.setdefault(phase, []).append(float(ms))
+    durations = numbers("duration_seconds")
     return {
-        "throughput_msg_s": round((len(seen) - 1) / span, 1),
-        "latency_p50_ms": round(q[49], 1),
-        "latency_p99_ms": round(q[98], 1),
+        "count": len(batches),
+        "input_records": int(sum(numbers("input_records"))),
+        "median_duration_s": median(durations),
+        "max_duration_s": round(max(durations), 3) if durations else None,
+        "median_input_records": median(numbers("input_records")),
+        "phases_ms_median": {phase: median(values) for phase, values in sorted(phases.items())},
     }
 
 
-def run_baseline(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, queue: str, topic: str, stop: threading.Event
-) -> None:
-    """The same JMS consume -> Kafka produce path, without journal or Spark."""
-    from bridge_job.config import JmsSource
+def cpu_figures(uses: dict[str, GroupUse], seconds: float, messages: int) -> dict[str, Any]:
+    total = sum(uses[g].cpu_s for g in PATH_GROUPS)
+    load = uses["load_generator"]
+    return {
+        "cpu_s_per_1000": round(total / messages * 1000, 3),
+        "cores_busy": round(total / seconds, 2),
+        "cpu_s": {name: round(use.cpu_s, 2) for name, use in uses.items()},
+        "cpu_share": {g: round(uses[g].cpu_s / total, 3) if total else None for g in PATH_GROUPS},
+        "path_processes_cpu_s": {
+            label: round(s, 2) for label, s in uses["path"].by_label().items() if round(s, 2) > 0
+        },
+        "load_generator_cores_busy": round(load.cpu_s / seconds, 2),
+        "cpu_window_s": round(seconds, 3),
+    }
 
-    try:
-        producer = Producer(
-            {"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True, "linger.ms": 5}
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
+        self.args = args
+        self.activemq = activemq
+        self.kafka = kafka
+        self.backoff = args.poll_backoff_ms / 1000
+
+    def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
+        assert self.activemq.process is not None and self.kafka.process is not None
+        return {
+            "path": [Root(path.tree_pid)],
+            "activemq": [Root(self.activemq.process.pid)],
+            "noida-db": [Root(self.kafka.process.pid)],
+            # the sender, and this process (the topic's consumer) without its children
+            "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
+        }
+
+    def send_and_watch(
+        self, path: PathUnderTest, run: str, count: int, rate: float = 0.0, cpu: bool = False
+    ) -> Phase:
+        """Send `count` messages (full speed, or paced at `rate`) and watch the topic until all arrived
+        (or the timeout passed); with `cpu`, sample the process groups over that window."""
+        load = sender(self.activemq, path.queue, count, run, rate)
+        phase = Phase(Collector(run, count))
+        try:
+            watch = TopicWatch(self.kafka.bootstrap, path.topic, self.backoff)  # positions: before the load
+            sampler = CpuSampler(self.groups(path, load)) if cpu else None
+            try:
+                if sampler is not None:
+                    sampler.start()
+                load.go()
+                pace = "at full speed" if rate <= 0 else f"at {rate:.0f} msg/s"
+                note(f"{path.name}: sending {count} messages {pace} ({run})")
+                timeout = self.args.timeout + (count / rate if rate > 0 else 0.0)
+                phase.complete = watch.run(phase.collector.on_records, timeout, checks(path, load))
+            finally:
+                if sampler is not None:
+                    phase.uses, phase.cpu_seconds = sampler.stop(), sampler.seconds
+                watch.close()
+            if phase.complete:
+                sent = json.loads(load.line(timeout=60))
+                phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
+            else:
+                seen = len(phase.collector.first_seen)
+                note(f"{path.name}: only {seen} of {count} records arrived ({run})")
+        finally:
+            load.stop()
+        return phase
+
+    def throughput(self, path: PathUnderTest) -> dict[str, Any]:
+        figures: dict[str, Any] = {}
+        warmup = self.args.warmup_messages
+        if warmup > 0:
+            phase = self.send_and_watch(path, f"{path.name}-warmup", warmup)
+            if not phase.complete:
+                raise RuntimeError(f"{path.name}: the warm-up messages did not all arrive")
+            figures["warmup"] = {
+                "messages": warmup,
+                "first_record_after_s": round(phase.first_seen() - phase.first_send, 3),
+                "last_record_after_s": round(phase.collector.last_seen - phase.first_send, 3),
+            }
+        n = self.args.messages
+        # Batches of the window: logged after the warm-up's and up to the window's last record.
+        log_start = logged_up_to(path.job_log, warmup) if path.job_log is not None else 0
+        phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
+        if not phase.complete or phase.uses is None:
+            raise RuntimeError(f"{path.name}: the {n} messages did not all reach {path.topic}")
+        window = phase.collector.last_seen - phase.first_send
+        figures |= {
+            "messages": n,
+            "window_s": round(window, 3),
+            "throughput_msg_s": round(n / window, 1),
+            "sender_msg_s": round(n / max(phase.last_send - phase.first_send, 1e-3), 1),
+            "first_record_after_s": round(phase.first_seen() - phase.first_send, 3),
+            "duplicates": phase.collector.duplicates,
+        }
+        figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
+        if path.job_log is not None:
+            log_end = logged_up_to(path.job_log, warmup + n)
+            figures["batches"] = batch_figures(batch_lines(path.job_log, log_start, log_end))
+        note(
+            f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
+            f"{figures['cpu_s_per_1000']} CPU s / 1000 msg ({figures['cpu_s']})"
         )
-        with jms_connection(activemq) as connection:
-            consumer = connection.consumer(JmsSource(queue=queue))
-            while not stop.is_set():
-                batch = consumer.receive_batch(500, 100)
-                for message in batch:
-                    record = native.encode(message, "baseline")
-                    producer.produce(topic, record.value, message.message_id, headers=record.headers)  # type: ignore[arg-type]
-                producer.flush()
-                consumer.commit()
-            consumer.close()
-    finally:
-        detach_thread()
+        return figures
+
+    def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
+        count = max(int(rate * self.args.latency_seconds), 20)
+        phase = self.send_and_watch(path, f"{path.name}-latency", count, rate)
+        latencies = phase.collector.latencies_ms
+        sent = phase.last_send - phase.first_send if phase.complete else 0.0
+        if rate > throughput:
+            note(f"{path.name}: {rate:.0f} msg/s is more than it carried at full speed: a queue builds up")
+        if sent > 0 and count / sent < 0.9 * rate:
+            note(f"{path.name}: the sender kept only {count / sent:.0f} of {rate:.0f} msg/s")
+        figures = {
+            # above 1: the path cannot keep up with the latency phase's rate, latency measures a backlog
+            "latency_rate_over_throughput": round(rate / throughput, 2),
+            "latency_p50_ms": quantile(latencies, 50),
+            "latency_p99_ms": quantile(latencies, 99),
+            "latency_max_ms": round(max(latencies), 1) if latencies else None,
+            "latency_messages": count,
+            "latency_seen": len(phase.collector.first_seen),
+            "latency_send_rate_msg_s": round(count / sent, 1) if sent > 0 else None,
+        }
+        note(f"{path.name}: latency p50 {figures['latency_p50_ms']} ms, p99 {figures['latency_p99_ms']} ms")
+        return figures
+
+    def baseline(self) -> dict[str, Any]:
+        topic, queue_name = "egress.baseline", "bench.baseline"
+        self.kafka.create_topics(topic, partitions=self.args.journal_partitions)
+        # The JMS connection exactly as the bridge makes it (failover: URL and its options).
+        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}])
+        url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
+        argv = [str(BENCH / "baseline_loop.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
+        argv += ["--queue", queue_name, "--topic", topic]
+        loop = Child("baseline loop", argv)
+        try:
+            loop.wait_ready()
+            note("baseline: running")
+            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
+            figures = self.throughput(path)
+            throughput = figures["throughput_msg_s"]
+            figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
+        finally:
+            loop.stop()
+        return figures
+
+    def bridge(self, work: Path, rate: float) -> dict[str, Any]:
+        args = self.args
+        topic, queue_name = "egress.bridge", "bench.bridge"
+        self.kafka.create_topics(topic, partitions=args.journal_partitions)
+        spark: dict[str, Any] = {}
+        if args.max_records_per_batch is not None:
+            spark["maxRecordsPerBatch"] = args.max_records_per_batch
+        document = bridge_document(
+            "bench", self.activemq, self.kafka, [{"queue": queue_name}], spark=spark, delivery=args.delivery
+        )
+        document["spec"]["kafka"]["journalPartitions"] = args.journal_partitions  # `kafka=` is taken
+        # The harness sets a 100 ms trigger for the tests; the benchmark uses the bridge's default.
+        document["spec"]["spark"].pop("triggerIntervalMs", None)
+        if args.trigger_ms is not None:
+            document["spec"]["spark"]["triggerIntervalMs"] = args.trigger_ms
+        route = route_document("all", "bench", topic)
+        files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
+        job = BridgeJob(files, work).start()
+        try:
+            assert job.process is not None
+            job.wait_running(timeout=300)
+            note("bridge: running")
+            process = job.process
+
+            def check() -> None:
+                if process.poll() is not None:
+                    tail = job.log()[-3000:]
+                    raise RuntimeError(f"the bridge job exited with {process.returncode}:\n{tail}")
+
+            path = PathUnderTest("bridge", topic, queue_name, process.pid, check, job.logs[-1])
+            figures = self.throughput(path)
+            figures |= self.latency(path, rate, figures["throughput_msg_s"])
+        finally:
+            job.stop()
+        return figures
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=20_000)
-    parser.add_argument("--latency-messages", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=200.0)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
+    parser.add_argument("--latency-seconds", type=float, default=15.0, help="seconds of paced messages")
+    parser.add_argument("--journal-partitions", type=int, default=1, help="also the destination topics'")
+    parser.add_argument("--delivery", choices=["atLeastOnce", "exactlyOnce"], default="atLeastOnce")
+    parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
+    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
+    parser.add_argument(
+        "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
+    )
+    parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="destination consumer backoff")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
     args = parser.parse_args()
 
-    activemq, kafka = ActiveMqBroker().start(), KafkaBroker().start()
+    stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
+    began = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
+    activemq, kafka = ActiveMqBroker(), KafkaBroker()
+    ok = False
     try:
-        # Baseline
-        kafka.create_topics("baseline")
-        preload(activemq, "bench.baseline", args.messages)
-        stop = threading.Event()
-        baseline = threading.Thread(
-            target=run_baseline, args=(activemq, kafka, "bench.baseline", "baseline", stop)
-        )
-        baseline.start()
-        seen = drain(kafka, "baseline", args.messages)
-        latencies = paced_latencies(
-            activemq, kafka, "bench.baseline", "baseline", args.latency_messages, args.rate
-        )
-        stop.set()
-        baseline.join()
-        base = figures(seen, latencies)
-
-        # Bridge
-        kafka.create_topics("bridged")
-        preload(activemq, "bench.bridge", args.messages)
-        # Batches of 2,000 so that the drain spans many micro-batches, not one burst.
-        bridge = bridge_document(
-            "bench", activemq, kafka, [{"queue": "bench.bridge"}], spark={"maxRecordsPerBatch": 2000}
-        )
-        route = route_document("all", "bench", "bridged")
-        files = [write_yaml(work / "bridge.yaml", bridge), write_yaml(work / "routes.yaml", route)]
-        job = BridgeJob(files, work).start()
-        try:
-            job.wait_running(timeout=300)
-            seen = drain(kafka, "bridged", args.messages)
-            latencies = paced_latencies(
-                activemq, kafka, "bench.bridge", "bridged", args.latency_messages, args.rate
-            )
-        finally:
-            job.stop()
-        bridged = figures(seen, latencies)
+        activemq.start()
+        kafka.start()
+        note(f"brokers up: ActiveMQ {activemq.url}, noida-db {kafka.bootstrap}; work dir {work}")
+        bench = Bench(args, activemq, kafka)
+        baseline = bench.baseline()
+        rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
+        bridge = bench.bridge(work, rate)
+        ok = True
     finally:
         activemq.cleanup()
         kafka.cleanup()
-
-    print(
-        json.dumps(
-            {
-                "benchmark": "egress",
-                "messages": args.messages,
-                "message_bytes": len(BODY),
-                "bridge": bridged,
-                "baseline": base,
-                "throughput_ratio": round(bridged["throughput_msg_s"] / base["throughput_msg_s"], 3),
-                "latency_p50_ratio": round(bridged["latency_p50_ms"] / max(base["latency_p50_ms"], 0.1), 2),
-            }
-        )
-    )
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            note(f"failed: the job's files are kept in {work}")
+    result = {
+        "benchmark": "egress",
+        "messages": args.messages,
+        "message_bytes": MESSAGE_BYTES,
+        "journal_partitions": args.journal_partitions,
+        "delivery": args.delivery,
+        "max_records_per_batch": args.max_records_per_batch,
+        "trigger_ms": args.trigger_ms,
+        "warmup_messages": args.warmup_messages,
+        "cpu_count": os.cpu_count(),
+        "latency_rate_msg_s": round(rate, 1),
+        "baseline": baseline,
+        "bridge": bridge,
+        "throughput_ratio": ratio(bridge["throughput_msg_s"], baseline["throughput_msg_s"]),
+        "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
+        "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
+        "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+        "elapsed_s": round(time.monotonic() - began, 1),
+    }
+    print(json.dumps(result), file=stdout, flush=True)
 
 
 if __name__ == "__main__":

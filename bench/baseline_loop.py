@@ -1,0 +1,93 @@
+"""The baseline path of bench/egress.py: JMS -> Kafka in a plain loop, no journal, no Spark.
+
+One transacted JMS consumer (the bridge's JPype adapter, `bridge_job.jms`) takes batches off the queue
+(`receive_batch(--batch, --delay-ms)`, by default the bridge's own ingest settings); each message is
+encoded in the `native` format (as the bridge's default route writes it) and produced to the topic with
+confluent-kafka (idempotent, `linger.ms` 5, keyed by JMSMessageID); after `flush()` the JMS session is
+committed. Runs as its own process so that its CPU is accounted alone.
+
+Protocol: `BENCH ready` on stdout once the consumer and the producer are up; stops when stdin closes (or
+on SIGTERM), committing nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from confluent_kafka import Producer
+
+from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec
+from bridge_job.formats import native
+from bridge_job.jms import JmsConnection
+from jmsbridge.local import activemq_classpath
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True, help="the JMS brokerURL (the bridge's, failover: included)")
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--delay-ms", type=int, default=100)
+    args = parser.parse_args()
+
+    stop = threading.Event()
+    spec = JmsSpec(
+        connection_factory=ConnectionFactorySpec(
+            class_name="org.apache.activemq.ActiveMQConnectionFactory", properties={"brokerURL": args.url}
+        ),
+        sources=[JmsSource(queue=args.queue)],
+    )
+    producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    with JmsConnection(spec, classpath=activemq_classpath(), client_id="bench-baseline") as connection:
+        consumer = connection.consumer(JmsSource(queue=args.queue))
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        # After the JVM has started: it installs handlers of its own.
+        signal.signal(signal.SIGTERM, on_signal)
+
+        def stop_at_eof() -> None:
+            sys.stdin.read()
+            stop.set()
+
+        threading.Thread(target=stop_at_eof, daemon=True).start()
+        producer.list_topics(args.topic, timeout=30)  # metadata fetched before the load starts
+        sys.stdout.write("BENCH ready\n")
+        sys.stdout.flush()
+        while not stop.is_set():
+            batch = consumer.receive_batch(args.batch, args.delay_ms)
+            if not batch:
+                continue
+            for message in batch:
+                record = native.encode(message, "baseline")
+                while True:
+                    try:
+                        producer.produce(
+                            args.topic,
+                            record.value,
+                            message.message_id,
+                            headers=record.headers,  # type: ignore[arg-type]  # list is invariant
+                        )
+                        break
+                    except BufferError:
+                        producer.poll(0.1)
+            remaining = producer.flush(30)
+            if remaining:
+                consumer.rollback()  # redelivered by the broker; the benchmark would see a stall
+                continue
+            consumer.commit()
+        consumer.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -203,7 +203,7 @@ def load(files: Sequence[Path], namespace: str | None) -> Resources:
 def _check(found: Resources) -> list[Any]:
     """Plan every bridge as the operator would; add cross-resource problems to `found.problems`."""
     from jmsbridge_operator.acceptance import judge_routes, referenced_bridge, route_name
-    from jmsbridge_operator.gating import open_gate
+    from jmsbridge_operator.kafka_checks.gate import open_gate
     from jmsbridge_operator.planning import Observed, plan
     from jmsbridge_operator.status import READY, find_condition
 

@@ -7,7 +7,7 @@
 - SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
 - Kafka checks: one daemon per JmsBridge checks its Kafka side before its applications are started or
   changed and every `JMSBRIDGE_KAFKA_CHECK_INTERVAL` while it lives, and reconciles it when the verdict
-  changes (`handlers/checking.py`; off with `JMSBRIDGE_KAFKA_CHECKS=false`).
+  changes (`kafka_checks/`; off with `JMSBRIDGE_KAFKA_CHECKS=false`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import kopf
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers import applications, checking, routes, startup
+from jmsbridge_operator.handlers import applications, routes, startup
 from jmsbridge_operator.handlers.reconciling import RoutesLookup
 from jmsbridge_operator.options import OperatorOptions
 
@@ -93,7 +93,7 @@ def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) ->
 
 
 def _checking_kafka(memo: Any, **_: Any) -> bool:
-    return memo.kafka_gate is not None  # no daemons at all with the checks off
+    return memo.kafka_checks is not None  # no daemons at all with the checks off
 
 
 @kopf.daemon(*BRIDGE, when=_checking_kafka, cancellation_timeout=CHECK_CANCELLATION)
@@ -101,8 +101,7 @@ async def bridge_kafka_checks(
     namespace: str | None, name: str, body: kopf.Body, stopped: kopf.DaemonStopped, memo: Any, **kwargs: Any
 ) -> None:
     key = (namespace or "", name)
-    gate, settings = memo.kafka_gate, memo.kafka_check_settings
-    await checking.run(gate, memo.reconciler, settings, key, body, _routes(kwargs), stopped)
+    await memo.kafka_checks.run(memo.reconciler, key, body, _routes(kwargs), stopped)
 
 
 # ---------------------------------------------------------------------------------------------------

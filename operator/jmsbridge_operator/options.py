@@ -16,7 +16,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
-from jmsbridge_operator.kafka_checks import CheckSettings
+from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 
 ENV_METRICS_PORT = "JMSBRIDGE_METRICS_PORT"
 ENV_METRICS_ADDRESS = "JMSBRIDGE_METRICS_ADDRESS"

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from bridge_job.config import JmsBridge, SoftFailurePolicy, bridge_id_of, job_config
 from jmsbridge_operator import naming
 from jmsbridge_operator.acceptance import Judgement, field_problems, judge_routes, route_name
-from jmsbridge_operator.gating import OPEN, Gate, GateVerdict
+from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
 from jmsbridge_operator.status import (
     ACCEPTED,

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from bridge_job.config import CamelModel
-from jmsbridge_operator.gating import OPEN, GateVerdict
+from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 
 READY = "Ready"
 RECONCILING = "Reconciling"

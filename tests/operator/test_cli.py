@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from jmsbridge_operator import crdgen, options
-from jmsbridge_operator.gating import open_gate
+from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.planning import Observed, plan
 
 from jmsbridge.cli import main, parser

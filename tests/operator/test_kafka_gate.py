@@ -8,7 +8,7 @@ Each test uses its own bridge, topics and journal (`unique()`): the session's `k
 with other tests. The test that stops a broker starts its own.
 
 noida-db has no authorizer, so the permission test controls the broker's answers
-instead: it replaces the probe (`kafka_probe.probe_kafka`, the one function that talks to Kafka) with a
+instead: it replaces the probe (`probe.probe_kafka`, the one function that talks to Kafka) with a
 fake answering what the test says. Everything else (the Secret, the schedule, the evaluation, the gate,
 the reconciliation, the status) is the operator's own.
 """
@@ -25,10 +25,8 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
-from jmsbridge_operator import kafka_probe
-from jmsbridge_operator.gating import GateCondition, GateVerdict
-from jmsbridge_operator.handlers.checking import CredentialsNotFound, read_credentials
-from jmsbridge_operator.kafka_checks import (
+from jmsbridge_operator.kafka_checks import probe as kafka_probe
+from jmsbridge_operator.kafka_checks.evaluation import (
     Authorizer,
     CheckSettings,
     GroupAnswer,
@@ -38,7 +36,8 @@ from jmsbridge_operator.kafka_checks import (
     RequiredAccess,
     TopicAnswer,
 )
-from jmsbridge_operator.kafka_gate import KafkaGate
+from jmsbridge_operator.kafka_checks.gate import GateCondition, GateVerdict, KafkaGate
+from jmsbridge_operator.kafka_checks.schedule import CredentialsNotFound, read_credentials
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka_clients import KafkaCredentials
@@ -228,7 +227,7 @@ def test_the_operator_creates_the_journal_topic_when_asked(kafka: KafkaBroker, v
 
 
 class FakeBroker:
-    """Stands in for `kafka_probe.probe_kafka`: answers with an authorizer and the operations given."""
+    """Stands in for `probe.probe_kafka`: answers with an authorizer and the operations given."""
 
     def __init__(self) -> None:
         self.topic_operations: frozenset[Operation] = frozenset({Operation.ALL})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jmsbridge_operator import metrics
 from jmsbridge_operator.handlers.reconciling import Reconciler
-from jmsbridge_operator.kafka_checks import CheckSettings
+from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.options import OperatorOptions
 
 

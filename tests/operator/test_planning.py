@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.gating import GateVerdict, open_gate
+from jmsbridge_operator.kafka_checks.gate import GateVerdict, open_gate
 from jmsbridge_operator.planning import Observed, Plan, plan
 from jmsbridge_operator.status import find_condition
 

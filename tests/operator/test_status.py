@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jmsbridge_operator.gating import GateCondition, GateVerdict
+from jmsbridge_operator.kafka_checks.gate import GateCondition, GateVerdict
 from jmsbridge_operator.status import (
     ApplicationState,
     BridgeOutcome,

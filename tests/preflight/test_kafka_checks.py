@@ -9,8 +9,8 @@ authorizer; `test_kafka_probe.py` covers what a real Kafka-protocol broker answe
 from __future__ import annotations
 
 import pytest
-from jmsbridge_operator import kafka_checks
-from jmsbridge_operator.kafka_checks import (
+from jmsbridge_operator.kafka_checks import evaluation
+from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,
     Authorizer,
@@ -147,7 +147,7 @@ def test_kafka_implications_and_message_order() -> None:
         ([AclAnswer.DENIED], None, Authorizer.PRESENT),
         ([AclAnswer.ACCEPTED], None, Authorizer.PRESENT),
         ([AclAnswer.INCONCLUSIVE], frozenset({D}), Authorizer.PRESENT),
-        ([AclAnswer.INCONCLUSIVE], kafka_checks.CLUSTER_OPERATIONS, Authorizer.UNKNOWN),
+        ([AclAnswer.INCONCLUSIVE], evaluation.CLUSTER_OPERATIONS, Authorizer.UNKNOWN),
         ([AclAnswer.INCONCLUSIVE], None, Authorizer.UNKNOWN),
     ],
 )
@@ -421,7 +421,7 @@ def test_a_long_message_is_cut_at_a_whole_problem_and_says_how_many_are_left_out
     result = evaluate(needed, probe, now=NOW)
 
     assert len(result.problems) == 200
-    assert len(result.condition.message) <= kafka_checks.MESSAGE_LIMIT
+    assert len(result.condition.message) <= evaluation.MESSAGE_LIMIT
     assert result.condition.message.endswith("more")
     assert topics[0] in result.condition.message
 

@@ -16,8 +16,14 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
-from jmsbridge_operator.kafka_checks import CheckResult, CheckSettings, CheckState, Operation, Reason
-from jmsbridge_operator.kafka_probe import _operations, check_bridge, probe_configs
+from jmsbridge_operator.kafka_checks.evaluation import (
+    CheckResult,
+    CheckSettings,
+    CheckState,
+    Operation,
+    Reason,
+)
+from jmsbridge_operator.kafka_checks.probe import _operations, check_bridge, probe_configs
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, JobConfig
 from bridge_job.kafka_clients import KafkaCredentials, client_config, producer_config

@@ -26,7 +26,7 @@ import kopf
 from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
-from jmsbridge_operator.gating import Gate, open_gate
+from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
 

@@ -9,9 +9,9 @@ import kopf
 
 from bridge_job.kubernetes_api import Kube
 from jmsbridge_operator import naming
-from jmsbridge_operator.gating import open_gate
 from jmsbridge_operator.handlers.reconciling import Reconciler
-from jmsbridge_operator.kafka_gate import KafkaGate
+from jmsbridge_operator.kafka_checks.gate import open_gate
+from jmsbridge_operator.kafka_checks.schedule import KafkaChecks
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
 
@@ -39,14 +39,12 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
 
     memo.options = options
     # With the Kafka checks on, the reconciler asks their gate; off, nothing holds a bridge back.
-    memo.kafka_gate = KafkaGate() if options.kafka_checks else None
-    memo.kafka_check_settings = options.kafka_check_settings()
-    memo.reconciler = Reconciler(Kube.connect(), gate=memo.kafka_gate or open_gate)
-    if options.kafka_checks:
-        settings_ = memo.kafka_check_settings
-        logger.info(
-            "Kafka checks every %gs, grace period %gs", settings_.interval_seconds, settings_.grace_seconds
-        )
+    checks = KafkaChecks(options.kafka_check_settings()) if options.kafka_checks else None
+    memo.kafka_checks = checks
+    memo.reconciler = Reconciler(Kube.connect(), gate=checks.gate if checks is not None else open_gate)
+    if checks is not None:
+        timing = checks.settings
+        logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)
     else:
         logger.warning("Kafka checks are off: bridges start without checking their topics and permissions")
     memo.metrics = None

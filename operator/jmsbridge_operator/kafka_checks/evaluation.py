@@ -3,7 +3,7 @@
 This module decides; it does no I/O. `required_access` reads a `JobConfig` and says which topics the
 bridge writes and reads (and which operations it needs on each), which consumer group and which
 transactional ids it uses, and whether the operator should create its journal topic. `evaluate` takes
-that and a `ProbeResult` (what the broker answered, gathered by `kafka_probe` or written by a test) and
+that and a `ProbeResult` (what the broker answered, gathered by `probe` or written by a test) and
 computes a `CheckResult`: the problems with their one-word reasons, informational notes, one summarised
 `KafkaReady` condition, and the state to carry into the next check.
 

@@ -1,8 +1,20 @@
-"""The Kafka gate: each bridge's latest Kafka check, as the verdict the reconciler asks for.
+"""The gate: each bridge's latest Kafka check, as the verdict the reconciler asks for.
+
+The reconciler asks the gate once per reconciliation, after the spec and routes are validated and before
+any SparkApplication is created, changed or kept: `gate(bridge, config) -> GateVerdict`.
+
+- open: the bridge runs (applications created and updated as rendered);
+- closed, hard failure (`transient=False`): its applications are deleted (like `suspend`), `Ready=False`
+  with the verdict's reason and message, `Stalled=True`; they come back by themselves once the gate opens;
+- closed, transient (`transient=True`, e.g. Kafka unreachable within a grace period): no application is
+  created, changed or deleted, `Ready=False` and `Reconciling=True` with the verdict's reason and message.
+
+The verdict's conditions (`KafkaReady`) are merged into the bridge's status in every case. With the checks
+off (`JMSBRIDGE_KAFKA_CHECKS=false`), and for `jmsbridge render` and `validate`, the gate is `open_gate`.
 
 A Kafka check probes a cluster and can take seconds (its deadline is 15 s), so it never runs inside a
-reconciliation. Each bridge has its own schedule (`handlers/checking.py`, a kopf daemon) that checks and
-records the outcome here; the gate, asked by `planning.plan()` once per reconciliation, only looks it up:
+reconciliation. Each bridge has its own schedule (`schedule.py`, a kopf daemon) that checks and records
+the outcome in the `KafkaGate`; the gate only looks it up:
 
 - checked and ready: open, with `KafkaReady=True`;
 - checked, hard failure: closed (the applications are stopped, `Stalled`), `KafkaReady=False`;
@@ -13,7 +25,7 @@ records the outcome here; the gate, asked by `planning.plan()` once per reconcil
   schedule is woken to check at once. So no SparkApplication is created or changed before its check.
 
 What a check covers is its `Subject`: the bridge's Kafka settings plus what it needs there (topics,
-operations, groups, transactional ids, from `kafka_checks.required_access`). A verdict counts only for the
+operations, groups, transactional ids, from `evaluation.required_access`). A verdict counts only for the
 subject it was found for; a change elsewhere in the bridge (Spark sizing, say) reuses it.
 
 Everything is kept in memory. An operator restart forgets it: each bridge is checked again before its
@@ -26,16 +38,50 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
+from typing import Literal
 
 from bridge_job.config import JmsBridge, JobConfig
-from jmsbridge_operator.gating import GateCondition, GateVerdict
-from jmsbridge_operator.kafka_checks import (
+from jmsbridge_operator.kafka_checks.evaluation import (
     CONDITION_TYPE,
     CheckResult,
     CheckState,
     RequiredAccess,
     required_access,
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class GateCondition:
+    """An extra status condition reported by a gate, e.g. `KafkaReady`."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class GateVerdict:
+    open: bool = True
+    reason: str = ""  # one CamelCase word, e.g. TopicNotFound; required when closed
+    message: str = ""  # what is wrong and what to fix; names every affected topic
+    transient: bool = False  # True: Reconciling (retrying by itself); False: Stalled (needs a person)
+    conditions: tuple[GateCondition, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.open and not self.reason:
+            raise ValueError("a closed gate needs a reason")
+
+
+OPEN = GateVerdict()
+
+Gate = Callable[[JmsBridge, JobConfig], GateVerdict]
+
+
+def open_gate(bridge: JmsBridge, config: JobConfig) -> GateVerdict:
+    """Nothing holds a bridge back (the Kafka checks are off)."""
+    return OPEN
+
 
 CHECKING = "CheckingKafka"
 CREDENTIALS_NOT_FOUND = "CredentialsNotFound"

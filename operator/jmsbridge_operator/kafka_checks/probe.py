@@ -1,6 +1,6 @@
 """Asks a Kafka cluster, as the bridge's own principal, what the bridge may do; creates its journal topic.
 
-The I/O half of the Kafka checks (`kafka_checks` decides). One probe opens one AdminClient with the
+The I/O half of the Kafka checks (`evaluation` decides). One probe opens one AdminClient with the
 settings the job's own clients use (`bridge_job.kafka_clients`, with the credentials from the bridge's
 Secret), and asks:
 
@@ -52,7 +52,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 
 from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.kafka_clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
-from jmsbridge_operator.kafka_checks import (
+from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,
     Authorizer,

@@ -7,7 +7,7 @@ the bridge is deleted or the operator stops) loops:
    a reconciliation asks;
 2. read the SASL credentials from the bridge's Secret (`spec.kafka.sasl.credentialsSecretRef`), on a
    thread; they go to the Kafka client and nowhere else (no log line, status, Event or exception);
-3. check (`kafka_probe.check_bridge`: the probe runs on the checks' own thread pool, bounded by its
+3. check (`probe.check_bridge`: the probe runs on the checks' own thread pool, bounded by its
    deadline) and record the verdict in the gate;
 4. when the verdict changed, reconcile the bridge (on a thread), which stops, holds or resumes its
    applications and writes its conditions;
@@ -35,9 +35,9 @@ from bridge_job.kafka_clients import KafkaCredentials
 from bridge_job.kubernetes_api import SECRETS, ApiError, Kube
 from jmsbridge_operator import metrics
 from jmsbridge_operator.handlers.reconciling import EventSink, Reconciler, RoutesLookup
-from jmsbridge_operator.kafka_checks import CheckSettings
-from jmsbridge_operator.kafka_gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
-from jmsbridge_operator.kafka_probe import check_bridge
+from jmsbridge_operator.kafka_checks import probe
+from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
+from jmsbridge_operator.kafka_checks.gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -147,7 +147,7 @@ class BridgeChecks:
             return self.settings.retry_seconds, False
         else:
             self._unreadable = 0
-            result = await check_bridge(
+            result = await probe.check_bridge(
                 config,
                 credentials,
                 now=time.time(),
@@ -186,16 +186,20 @@ class BridgeChecks:
             halted.cancel()
 
 
-async def run(
-    gate: KafkaGate | None,
-    reconciler: Reconciler,
-    settings: CheckSettings,
-    key: Key,
-    body: Mapping[str, Any],
-    routes: RoutesLookup,
-    stopped: kopf.DaemonStopped,
-) -> None:
-    """The daemon of one bridge (never started with the Kafka checks off; it would return at once)."""
-    if gate is None:
-        return
-    await BridgeChecks(gate, reconciler, settings, key, body, routes).run(stopped)
+class KafkaChecks:
+    """The operator's Kafka checks: the gate its reconciler asks, and each bridge's schedule that feeds it."""
+
+    def __init__(self, settings: CheckSettings) -> None:
+        self.settings = settings
+        self.gate = KafkaGate()
+
+    async def run(
+        self,
+        reconciler: Reconciler,
+        key: Key,
+        body: Mapping[str, Any],
+        routes: RoutesLookup,
+        stopped: kopf.DaemonStopped,
+    ) -> None:
+        """Check one bridge until it is deleted or the operator stops (its kopf daemon)."""
+        await BridgeChecks(self.gate, reconciler, self.settings, key, body, routes).run(stopped)

@@ -458,14 +458,17 @@ class ConfigError(Exception):
     """A resource or config file is invalid; the message says where and what to fix."""
 
 
+def field_errors(error: ValidationError) -> list[tuple[str, str]]:
+    """`(field path, message)` for each problem of a pydantic error, the path dotted."""
+    return [
+        (".".join(str(p) for p in item["loc"]) or "(document)", item["msg"].removeprefix("Value error, "))
+        for item in error.errors()
+    ]
+
+
 def describe_validation_error(error: ValidationError, where: str) -> str:
     """One line per problem: `<where>: <field path>: <message>`."""
-    lines = []
-    for item in error.errors():
-        path = ".".join(str(p) for p in item["loc"]) or "(document)"
-        message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"{where}: {path}: {message}")
-    return "\n".join(lines)
+    return "\n".join(f"{where}: {path}: {message}" for path, message in field_errors(error))
 
 
 def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBridgeRoute:

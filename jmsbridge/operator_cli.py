@@ -13,15 +13,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError, parse_resource
+from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError
 from bridge_job.loading import read_documents
+
+if TYPE_CHECKING:
+    from jmsbridge_operator.conditions import Problem
+    from jmsbridge_operator.planning import Plan
 
 
 def register(commands: Any) -> None:
@@ -160,86 +164,104 @@ def run_operator(args: argparse.Namespace) -> int:
 # render and validate
 
 
+@dataclass(frozen=True)
+class Document:
+    """One of our documents from the files; `order` is its place among all documents read."""
+
+    order: int
+    where: str  # `file` or `file#n`
+    body: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(namespace, name); a route's name is the bridge it references."""
+        from jmsbridge_operator.acceptance import referenced_bridge
+
+        namespace = str((self.body.get("metadata") or {}).get("namespace") or "")
+        if self.body.get("kind") == ROUTE_KIND:
+            return namespace, referenced_bridge(self.body) or ""
+        return namespace, str((self.body.get("metadata") or {}).get("name"))
+
+
 @dataclass
 class Resources:
-    """Our documents from the files, each with its `file#n` label; other kinds are skipped."""
+    """Our documents from the files, and what is wrong with them; other kinds are skipped."""
 
-    bridges: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    routes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    bridges: list[Document] = field(default_factory=list)
+    routes: list[Document] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (document order, line)
     skipped: list[str] = field(default_factory=list)
 
+    def report(self, document: Document, problems: Iterable[Problem]) -> None:
+        from jmsbridge_operator.conditions import INVALID_SPEC
 
-def _namespace_of(document: Mapping[str, Any]) -> str:
-    return str((document.get("metadata") or {}).get("namespace") or "")
+        for problem in problems:
+            # A field problem names its field; the others say their one-word reason first.
+            reason = "" if problem.reason == INVALID_SPEC else f"{problem.reason}: "
+            said = f"{reason}{problem.message}"
+            self.problems.extend((document.order, f"{document.where}: {line}") for line in said.splitlines())
+
+    def lines(self) -> list[str]:
+        """The problems, in the order of the documents in the files."""
+        return [line for _, line in sorted(self.problems, key=lambda problem: problem[0])]
 
 
 def load(files: Sequence[Path], namespace: str | None) -> Resources:
     found = Resources()
+    order = 0
     for path in files:
         try:
             documents = read_documents(path)
         except ConfigError as error:
-            found.problems.append(str(error))
+            found.problems.append((order, str(error)))
+            order += 1
             continue
-        for where, document in documents:
-            group = str(document.get("apiVersion") or "").partition("/")[0]
-            if group != API_GROUP and document.get("kind") not in (BRIDGE_KIND, ROUTE_KIND):
-                found.skipped.append(f"{where}: {document.get('kind')} (not ours)")
-                continue
-            if namespace and isinstance(document.get("metadata"), dict):
-                document["metadata"].setdefault("namespace", namespace)
-            try:
-                parse_resource(document, where)
-            except ConfigError as error:
-                found.problems.append(str(error))
-            if document.get("kind") == BRIDGE_KIND:
-                found.bridges.append((where, document))
-            elif document.get("kind") == ROUTE_KIND:
-                found.routes.append((where, document))
+        for where, body in documents:
+            order += 1
+            kind = body.get("kind")
+            if namespace and isinstance(body.get("metadata"), dict):
+                body["metadata"].setdefault("namespace", namespace)
+            if kind == BRIDGE_KIND:
+                found.bridges.append(Document(order, where, body))
+            elif kind == ROUTE_KIND:
+                found.routes.append(Document(order, where, body))
+            elif str(body.get("apiVersion") or "").partition("/")[0] == API_GROUP:
+                found.problems.append(
+                    (order, f"{where}: kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}")
+                )
+            else:
+                found.skipped.append(f"{where}: {kind} (not ours)")
     return found
 
 
-def _check(found: Resources) -> list[Any]:
-    """Plan every bridge as the operator would; add cross-resource problems to `found.problems`."""
-    from jmsbridge_operator.acceptance import judge_routes, referenced_bridge, route_name
+def _check(found: Resources) -> list[Plan]:
+    """Plan every bridge as the operator would, and report the problems its validation found."""
+    from jmsbridge_operator.acceptance import judge_routes, route_name, route_problems
     from jmsbridge_operator.kafka_checks.gate import open_gate
     from jmsbridge_operator.planning import Observed, plan
-    from jmsbridge_operator.status import READY, find_condition
 
     plans = []
-    bridge_keys = set()
-    route_where = {(_namespace_of(d), route_name(d)): w for w, d in found.routes}
-    for where, bridge in found.bridges:
-        namespace = _namespace_of(bridge)
-        name = str((bridge.get("metadata") or {}).get("name"))
-        bridge_keys.add((namespace, name))
-        mine = [d for _, d in found.routes if (_namespace_of(d), referenced_bridge(d)) == (namespace, name)]
-        decided = plan(Observed(bridge, mine), open_gate, "1970-01-01T00:00:00Z")
-        ready = find_condition(decided.status, READY) or {}
-        if ready.get("reason") == "InvalidSpec" and not any(p.startswith(where) for p in found.problems):
-            found.problems.append(f"{where}: {ready.get('message')}")
-        for update in decided.routes:
-            accepted = find_condition(update.status, "Accepted") or {}
-            if accepted.get("status") != "True" and accepted.get("reason") not in (
-                "InvalidSpec",
-                "BridgeInvalid",
-            ):
-                label = route_where.get((namespace, update.name), update.name)
-                found.problems.append(f"{label}: {accepted.get('reason')}: {accepted.get('message')}")
+    for bridge in found.bridges:
+        mine = [route for route in found.routes if route.key == bridge.key]
+        decided = plan(
+            Observed(bridge.body, [route.body for route in mine]), open_gate, "1970-01-01T00:00:00Z"
+        )
+        found.report(bridge, decided.validation.problems)
+        for route in mine:
+            verdict = decided.validation.routes.verdicts[route_name(route.body)]
+            if verdict.stalls:  # else the bridge is at fault, and its problems are reported
+                found.report(route, verdict.problems)
         plans.append(decided)
-    if found.bridges:
-        orphans: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for _, document in found.routes:
-            key = (_namespace_of(document), referenced_bridge(document) or "")
-            if key not in bridge_keys:
-                orphans.setdefault(key, []).append(document)
-        for (namespace, bridge_name), documents in sorted(orphans.items()):
-            judgement = judge_routes(bridge_name, None, documents, namespace=namespace or None)
-            for document in documents:
-                verdict = judgement.verdicts[route_name(document)]
-                label = route_where.get((namespace, route_name(document)), route_name(document))
-                found.problems.append(f"{label}: {verdict.reason}: {verdict.message}")
+    bridges = {bridge.key for bridge in found.bridges}
+    for route in found.routes:
+        if route.key in bridges:
+            continue
+        if found.bridges:  # its bridge is not in the files
+            namespace, bridge_name = route.key
+            judgement = judge_routes(bridge_name, None, [route.body], namespace=namespace or None)
+            found.report(route, judgement.verdicts[route_name(route.body)].problems)
+        else:  # routes alone: only their own specs can be checked
+            found.report(route, route_problems(route.body))
     return plans
 
 
@@ -262,8 +284,8 @@ def run_render(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     plans = _check(found)
     if found.problems:
-        for problem in found.problems:
-            print(problem, file=sys.stderr)
+        for line in found.lines():
+            print(line, file=sys.stderr)
         if not any(p.writes for p in plans):
             return 1
     objects = [write.body for decided in plans for write in decided.writes if write.verb == "create"]
@@ -280,7 +302,7 @@ def run_validate(args: argparse.Namespace) -> int:
     if not found.bridges:
         print("note: no JmsBridge in the files; routes were checked on their own", file=sys.stderr)
     if found.problems:
-        lines = [line for problem in found.problems for line in problem.splitlines()]
+        lines = found.lines()
         for line in lines:
             print(line, file=sys.stderr)
         print(f"{len(lines)} problem(s)", file=sys.stderr)

@@ -1,6 +1,10 @@
-"""Which routes a bridge takes, and why it refuses the others.
+"""Validation: whether a bridge can run, which routes it takes, and why it refuses the others.
 
-A `JmsBridgeRoute` is in effect when its bridge exists and is valid, its own spec is valid, its match can
+`validate` judges a bridge and its routes as the operator does before it renders anything, and returns
+structured problems: the reconciler writes them into the statuses (through `planning.plan`), and
+`jmsbridge validate` prints them with their file and field. Nothing here does I/O.
+
+A `JmsBridgeRoute` is in effect when its own spec is valid, its bridge exists and is valid, its match can
 take messages the bridge actually receives, and no older route of the same bridge and direction holds
 its `order` (routes are tried in `(order, name)` order; two with one order would make the outcome depend
 on their names, which nobody means). A refused route stays out of the job's config and says why in its
@@ -22,19 +26,32 @@ from bridge_job.config import (
     Direction,
     JmsBridge,
     JmsBridgeRoute,
+    JobConfig,
     SoftFailurePolicy,
+    field_errors,
+    job_config,
 )
+from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict
 
+BRIDGE_NOT_FOUND = "BridgeNotFound"
+BRIDGE_INVALID = "BridgeInvalid"
+INVALID_MATCH = "InvalidMatch"
+DUPLICATE_ORDER = "DuplicateOrder"
 
-def field_problems(error: ValidationError, prefix: str = "") -> list[str]:
-    """`<field path>: <message>` for each problem of a pydantic error, paths dotted from `prefix`."""
-    problems = []
-    for item in error.errors():
-        path = ".".join([prefix, *(str(p) for p in item["loc"])] if prefix else [str(p) for p in item["loc"]])
-        message = item["msg"].removeprefix("Value error, ")
-        problems.append(f"{path or '(document)'}: {message}")
-    return problems
+
+def field_problems(error: ValidationError) -> tuple[Problem, ...]:
+    """An `InvalidSpec` problem for each field of a pydantic error: `<field path>: <message>`."""
+    return tuple(Problem(INVALID_SPEC, path, f"{path}: {message}") for path, message in field_errors(error))
+
+
+def route_problems(body: Mapping[str, Any]) -> tuple[Problem, ...]:
+    """The problems of a route's own spec (none: it is a valid JmsBridgeRoute)."""
+    try:
+        JmsBridgeRoute.model_validate(body)
+    except ValidationError as error:
+        return field_problems(error)
+    return ()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -138,39 +155,39 @@ def judge_routes(
 ) -> Judgement:
     """Verdicts for the routes (`bodies`) that reference `bridge_name`; `bridge` None means not found."""
     verdicts: dict[str, RouteVerdict] = {}
-    where = f" in namespace {namespace}" if namespace else ""
-    if bridge is None:
-        for body in bodies:
-            name = route_name(body)
-            if bridge_invalid:
-                message = f"JmsBridge {bridge_name} has an invalid spec; see its status"
-                verdicts[name] = RouteVerdict(
-                    name, False, "BridgeInvalid", message, bridge_name, stalls=False
-                )
-            else:
-                message = f"JmsBridge {bridge_name} not found{where}; create it or fix spec.bridgeRef.name"
-                verdicts[name] = RouteVerdict(name, False, "BridgeNotFound", message, bridge_name)
-        return Judgement([], verdicts)
-
     parsed: list[tuple[Mapping[str, Any], JmsBridgeRoute]] = []
     for body in bodies:
         name = route_name(body)
         try:
             parsed.append((body, JmsBridgeRoute.model_validate(body)))
         except ValidationError as error:
-            message = "; ".join(field_problems(error))
-            verdicts[name] = RouteVerdict(name, False, "InvalidSpec", message, bridge_name)
-    routes = [route for _, route in parsed]
+            verdicts[name] = RouteVerdict(name, bridge_name, problems=field_problems(error))
+    if bridge is None:
+        where = f" in namespace {namespace}" if namespace else ""
+        for _, route in parsed:
+            name = route.metadata.name
+            if bridge_invalid:
+                message = f"JmsBridge {bridge_name} has an invalid spec; see its status"
+                problem = Problem(BRIDGE_INVALID, "spec.bridgeRef.name", message)
+                verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,), stalls=False)
+            else:
+                message = f"JmsBridge {bridge_name} not found{where}; create it or fix spec.bridgeRef.name"
+                problem = Problem(BRIDGE_NOT_FOUND, "spec.bridgeRef.name", message)
+                verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
+        return Judgement([], verdicts)
 
+    routes = [route for _, route in parsed]
     candidates: list[tuple[Mapping[str, Any], JmsBridgeRoute]] = []
     dead_letter_topic = bridge.spec.routing.dead_letter_topic
     for body, route in parsed:
         name = route.metadata.name
-        if problem := _match_problem(route, bridge, routes):
-            verdicts[name] = RouteVerdict(name, False, "InvalidMatch", problem, bridge_name)
+        if mismatch := _match_problem(route, bridge, routes):
+            problem = Problem(INVALID_MATCH, "spec.match", mismatch)
+            verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
         elif route.spec.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and dead_letter_topic is None:
             message = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
-            verdicts[name] = RouteVerdict(name, False, "InvalidSpec", message, bridge_name)
+            problem = Problem(INVALID_SPEC, "spec.onSoftFailure", message)
+            verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
         else:
             candidates.append((body, route))
 
@@ -184,14 +201,57 @@ def judge_routes(
                 f"order {route.spec.order} is already taken by route {holders[slot]} "
                 f"({route.spec.direction.value}) of bridge {bridge_name}; pick another order"
             )
-            verdicts[name] = RouteVerdict(name, False, "DuplicateOrder", message, bridge_name)
+            taken = Problem(DUPLICATE_ORDER, "spec.order", message)
+            verdicts[name] = RouteVerdict(name, bridge_name, problems=(taken,))
             continue
         holders[slot] = name
         accepted.append(route)
 
     accepted.sort(key=lambda r: (r.spec.order, r.metadata.name))
     for position, route in enumerate(accepted, start=1):
-        name = route.metadata.name
-        message = f"In effect for bridge {bridge_name} at position {position}"
-        verdicts[name] = RouteVerdict(name, True, "Accepted", message, bridge_name, position)
+        verdicts[route.metadata.name] = RouteVerdict(route.metadata.name, bridge_name, position)
     return Judgement(accepted, verdicts)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A bridge and its routes
+
+
+@dataclasses.dataclass(frozen=True)
+class Validation:
+    """A bridge and its routes, judged. `config` is None when the bridge cannot run; `problems` say why."""
+
+    bridge: JmsBridge | None  # None when its own spec is invalid
+    config: JobConfig | None  # the job's config, with the routes in effect
+    problems: tuple[Problem, ...]  # the bridge's own
+    routes: Judgement
+
+
+def _bridge_problems(bridge: JmsBridge) -> tuple[Problem, ...]:
+    """The rules of a bridge's spec that its schema cannot say."""
+    routing = bridge.spec.routing
+    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
+        field = "spec.routing.onSoftFailure"
+        return (Problem(INVALID_SPEC, field, f"{field}: deadLetter needs spec.routing.deadLetterTopic"),)
+    return ()
+
+
+def validate(
+    body: Mapping[str, Any], route_bodies: Sequence[Mapping[str, Any]], *, namespace: str | None = None
+) -> Validation:
+    """Judge a JmsBridge body and the bodies of the routes that reference it."""
+    name = str((body.get("metadata") or {}).get("name"))
+    try:
+        bridge = JmsBridge.model_validate(body)
+    except ValidationError as error:
+        invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
+        return Validation(None, None, field_problems(error), invalid)
+    if problems := _bridge_problems(bridge):
+        invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
+        return Validation(None, None, problems, invalid)
+    judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)
+    try:
+        config = job_config(bridge, judgement.accepted)
+    except ValidationError as error:
+        return Validation(bridge, None, field_problems(error), judgement)
+    return Validation(bridge, config, (), judgement)

@@ -19,11 +19,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from bridge_job.config import JmsBridge, SoftFailurePolicy, bridge_id_of, job_config
+from bridge_job.config import bridge_id_of
 from jmsbridge_operator import naming
-from jmsbridge_operator.acceptance import Judgement, field_problems, judge_routes, route_name
+from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
 from jmsbridge_operator.status import (
@@ -79,6 +77,7 @@ class Plan:
     status: dict[str, Any]
     previous_status: Mapping[str, Any] | None
     routes: list[RouteUpdate]
+    validation: Validation  # the problems the statuses say, for `jmsbridge validate` to print
     gate: GateVerdict = OPEN
     transition: Transition | None = None
 
@@ -116,13 +115,6 @@ def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict
     body = {k: v for k, v in desired.items() if k not in ("metadata", "status")}
     body["metadata"] = metadata
     return body
-
-
-def _bridge_problem(bridge: JmsBridge) -> str | None:
-    routing = bridge.spec.routing
-    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
-        return "spec.routing.onSoftFailure: deadLetter needs spec.routing.deadLetterTopic"
-    return None
 
 
 def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[RouteUpdate]:
@@ -163,49 +155,32 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     generation = meta.get("generation")
     previous = body.get("status")
 
-    def finish(
-        outcome: BridgeOutcome,
-        judgement: Judgement,
-        writes: list[Write],
-        verdict: GateVerdict = OPEN,
-    ) -> Plan:
+    checked = validate(body, observed.routes, namespace=namespace)
+    judgement = checked.routes
+
+    def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
         status = bridge_status(outcome, previous, now)
         return Plan(
             writes=writes,
             status=status,
             previous_status=previous,
             routes=_route_updates(observed, judgement, now),
+            validation=checked,
             gate=verdict,
             transition=ready_transition(previous, status),
         )
 
     config_map_name = naming.config_map_name(name)
-    try:
-        bridge = JmsBridge.model_validate(body)
-        spec_error = _bridge_problem(bridge)
-    except ValidationError as error:
-        bridge, spec_error = None, "; ".join(field_problems(error))
-    if bridge is None or spec_error is not None:
-        judgement = judge_routes(name, None, observed.routes, bridge_invalid=True, namespace=namespace)
+    bridge, config = checked.bridge, checked.config
+    if bridge is None or config is None:
         outcome = BridgeOutcome(
             generation=generation,
-            spec_error=spec_error,
+            bridge_id=bridge_id_of(bridge) if bridge is not None else None,
+            spec_error="; ".join(problem.message for problem in checked.problems),
             applications=_observed_states(observed, name),
             config_map=config_map_name if observed.config_map else None,
         )
-        return finish(outcome, judgement, [])
-
-    judgement = judge_routes(name, bridge, observed.routes, namespace=namespace)
-    try:
-        config = job_config(bridge, judgement.accepted)
-    except ValidationError as error:
-        outcome = BridgeOutcome(
-            generation=generation,
-            bridge_id=bridge_id_of(bridge),
-            spec_error="; ".join(field_problems(error)),
-            applications=_observed_states(observed, name),
-        )
-        return finish(outcome, judgement, [])
+        return finish(outcome, [])
 
     base = BridgeOutcome(
         generation=generation,
@@ -228,7 +203,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             f"{'it' if len(foreign) == 1 else 'them'}"
         )
         outcome = dataclasses.replace(base, conflict=conflict, applications=_observed_states(observed, name))
-        return finish(outcome, judgement, [])
+        return finish(outcome, [])
 
     writes: list[Write] = []
     desired_cm = rendered.config_map
@@ -251,7 +226,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         # neither start nor stop nor update one, until the gate opens or the failure becomes hard.
         frozen = _observed_states(observed, name)
         outcome = dataclasses.replace(base, gate=verdict, applications=frozen)
-        return finish(outcome, judgement, writes, verdict)
+        return finish(outcome, writes, verdict)
     stop = bridge.spec.suspend or not verdict.open
     desired = {} if stop else {str(_meta(a)["name"]): (i, a) for i, a in rendered.applications.items()}
     why_stop = "suspended" if bridge.spec.suspend else f"held by {verdict.reason}"
@@ -279,4 +254,4 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     outcome = dataclasses.replace(
         base, suspended=bridge.spec.suspend, gate=verdict, applications=tuple(states)
     )
-    return finish(outcome, judgement, writes, verdict)
+    return finish(outcome, writes, verdict)

@@ -21,34 +21,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from bridge_job.config import CamelModel
+from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 
 READY = "Ready"
 RECONCILING = "Reconciling"
 STALLED = "Stalled"
 ACCEPTED = "Accepted"
-REASON_PATTERN = r"^[A-Z][A-Za-z0-9]*$"
 
 # SparkApplication states (spark-operator v1beta2) sorted into what they mean for a bridge.
 RUNNING_STATES = frozenset({"RUNNING"})
 FAILED_STATES = frozenset({"FAILED", "SUBMISSION_FAILED", "FAILING", "COMPLETED", "SUCCEEDING"})
 NEW_STATE = "NEW"  # the spark-operator's state before it first looks at an application is ""
-
-MESSAGE_LIMIT = 1024
-
-
-class Condition(CamelModel):
-    type: Annotated[str, Field(pattern=REASON_PATTERN)]
-    status: Literal["True", "False", "Unknown"]
-    reason: Annotated[str, Field(pattern=REASON_PATTERN)]
-    message: str = ""
-    last_transition_time: str = Field(description="RFC 3339 time of the last change of `status`.")
-    observed_generation: int | None = None
 
 
 class InstanceStatus(CamelModel):
@@ -99,7 +88,7 @@ class ApplicationState:
         app_state = ((body or {}).get("status") or {}).get("applicationState") or {}
         state = str(app_state.get("state") or "").upper() or NEW_STATE
         message = app_state.get("errorMessage") or None
-        return cls(instance, application, state, _clip(message) if message else None)
+        return cls(instance, application, state, clip(message) if message else None)
 
     @property
     def running(self) -> bool:
@@ -132,54 +121,50 @@ class BridgeOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class RouteVerdict:
-    """Whether a route is in effect, and if not, why (the reason is one CamelCase word)."""
+    """Whether a route is in effect (it has no problem), and if not, why."""
 
     name: str
-    accepted: bool
-    reason: str
-    message: str
     bridge: str | None = None
-    position: int | None = None
+    position: int | None = None  # in effect: its 1-based place among the bridge's routes
+    problems: tuple[Problem, ...] = ()
     # Not the route's own fault (e.g. its bridge is invalid): no Stalled condition on the route.
     stalls: bool = True
+
+    @property
+    def accepted(self) -> bool:
+        return not self.problems
+
+    @property
+    def reason(self) -> str:
+        return self.problems[0].reason if self.problems else ACCEPTED
+
+    @property
+    def message(self) -> str:
+        if self.problems:
+            return join([problem.message for problem in self.problems])
+        return f"In effect for bridge {self.bridge} at position {self.position}"
 
 
 # ---------------------------------------------------------------------------------------------------
 # Conditions
 
 
-@dataclasses.dataclass(frozen=True)
-class Verdict:
-    """One condition before it gets a timestamp."""
-
-    type: str
-    status: Literal["True", "False", "Unknown"]
-    reason: str
-    message: str
-
-
-def _clip(message: str) -> str:
-    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 3] + "..."
-
-
 def conditions(
-    verdicts: Iterable[Verdict], previous: Sequence[Mapping[str, Any]], generation: int | None, now: str
+    current: Iterable[Condition], previous: Sequence[Mapping[str, Any]], generation: int | None, now: str
 ) -> list[dict[str, Any]]:
     """Conditions with `lastTransitionTime` kept from `previous` when a condition's status is unchanged."""
     before = {c.get("type"): c for c in previous if isinstance(c, Mapping)}
     result = []
-    for verdict in verdicts:
-        old = before.get(verdict.type)
-        unchanged = old is not None and old.get("status") == verdict.status and old.get("lastTransitionTime")
-        condition = Condition(
-            type=verdict.type,
-            status=verdict.status,
-            reason=verdict.reason,
-            message=_clip(verdict.message),
-            last_transition_time=str(old["lastTransitionTime"]) if unchanged and old else now,
-            observed_generation=generation,
+    for condition in current:
+        old = before.get(condition.type)
+        unchanged = (
+            old is not None and old.get("status") == condition.status and old.get("lastTransitionTime")
         )
-        result.append(condition.dump())
+        written = {
+            "last_transition_time": str(old["lastTransitionTime"]) if unchanged and old else now,
+            "observed_generation": generation,
+        }
+        result.append(condition.model_copy(update=written).dump())
     return result
 
 
@@ -202,36 +187,36 @@ def _choose_active(apps: Sequence[ApplicationState], previous_active: str | None
     return running[0] if running else None
 
 
-def _bridge_verdicts(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Verdict]:
+def _bridge_conditions(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Condition]:
     apps = outcome.applications
 
-    def stalled(reason: str, message: str) -> list[Verdict]:
-        return [Verdict(READY, "False", reason, message), Verdict(STALLED, "True", reason, message)]
+    def stalled(reason: str, message: str) -> list[Condition]:
+        return [Condition(READY, "False", reason, message), Condition(STALLED, "True", reason, message)]
 
     if outcome.spec_error is not None:
         still = " Applications keep running the last valid spec." if apps else ""
-        return stalled("InvalidSpec", f"Invalid spec: {outcome.spec_error}.{still}")
+        return stalled(INVALID_SPEC, f"Invalid spec: {outcome.spec_error}.{still}")
     if outcome.conflict is not None:
         return stalled("NameConflict", outcome.conflict)
     if outcome.suspended:
-        return [Verdict(READY, "False", "Suspended", "Suspended (spec.suspend): applications stopped.")]
+        return [Condition(READY, "False", "Suspended", "Suspended (spec.suspend): applications stopped.")]
     gate = outcome.gate
     if not gate.open:
         if not gate.transient:
             return stalled(gate.reason, gate.message)
         if active is None:
             return [
-                Verdict(READY, "False", gate.reason, gate.message),
-                Verdict(RECONCILING, "True", gate.reason, gate.message),
+                Condition(READY, "False", gate.reason, gate.message),
+                Condition(RECONCILING, "True", gate.reason, gate.message),
             ]
         # Held while it runs (a check under way, Kafka not answering within its grace period): the
         # applications keep running untouched, Ready follows them, and Reconciling says what is awaited.
-        verdicts = [v for v in _application_verdicts(outcome, active) if v.type != RECONCILING]
-        return [*verdicts, Verdict(RECONCILING, "True", gate.reason, gate.message)]
-    return _application_verdicts(outcome, active)
+        running = [c for c in _application_conditions(outcome, active) if c.type != RECONCILING]
+        return [*running, Condition(RECONCILING, "True", gate.reason, gate.message)]
+    return _application_conditions(outcome, active)
 
 
-def _application_verdicts(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Verdict]:
+def _application_conditions(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Condition]:
     apps = outcome.applications
     routes = f"{len(outcome.routes)} route{'s' if len(outcome.routes) != 1 else ''}"
     if active is not None:
@@ -239,25 +224,28 @@ def _application_verdicts(outcome: BridgeOutcome, active: ApplicationState | Non
         standby = "".join(f", {a.application} standby" for a in others if a.running)
         running = f"Running with {routes}: {active.application} active{standby}"
         if all(a.running for a in others):
-            return [Verdict(READY, "True", "Running", f"{running}.")]
+            return [Condition(READY, "True", "Running", f"{running}.")]
         if any(a.failed for a in others):
             down = "; ".join(a.describe() for a in others if a.failed)
-            return [Verdict(READY, "True", "Degraded", f"{running}; no standby: {down}.")]
+            return [Condition(READY, "True", "Degraded", f"{running}; no standby: {down}.")]
         starting = "; ".join(a.describe() for a in others if not a.running)
         return [
-            Verdict(READY, "True", "Running", f"{running}; standby starting: {starting}."),
-            Verdict(RECONCILING, "True", "StandbyStarting", f"Standby starting: {starting}."),
+            Condition(READY, "True", "Running", f"{running}; standby starting: {starting}."),
+            Condition(RECONCILING, "True", "StandbyStarting", f"Standby starting: {starting}."),
         ]
     failed = [a for a in apps if a.failed]
     if failed:
         message = "; ".join(a.describe() for a in failed) + "."
         return [
-            Verdict(READY, "False", "ApplicationFailed", message),
-            Verdict(STALLED, "True", "ApplicationFailed", message),
+            Condition(READY, "False", "ApplicationFailed", message),
+            Condition(STALLED, "True", "ApplicationFailed", message),
         ]
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
     message = f"Starting: {waiting}."
-    return [Verdict(READY, "False", "Starting", message), Verdict(RECONCILING, "True", "Starting", message)]
+    return [
+        Condition(READY, "False", "Starting", message),
+        Condition(RECONCILING, "True", "Starting", message),
+    ]
 
 
 def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, now: str) -> dict[str, Any]:
@@ -271,11 +259,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     failovers = int(previous.get("failovers") or 0)
     if active is not None and previous_active and active.application != previous_active:
         failovers += 1
-    verdicts = _bridge_verdicts(outcome, active)
-    verdicts.extend(
-        Verdict(c.type, c.status, c.reason, c.message)
-        for c in sorted(outcome.gate.conditions, key=lambda c: c.type)
-    )
+    current = _bridge_conditions(outcome, active)
+    current.extend(sorted(outcome.gate.conditions, key=lambda c: c.type))
     instances = [
         InstanceStatus(
             name=a.instance,
@@ -297,7 +282,7 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         rejected_routes=list(outcome.rejected_routes),
         config_map=outcome.config_map,
     ).dump()
-    status["conditions"] = conditions(verdicts, previous.get("conditions") or [], outcome.generation, now)
+    status["conditions"] = conditions(current, previous.get("conditions") or [], outcome.generation, now)
     return status
 
 
@@ -311,21 +296,21 @@ def route_status(
     """A route's full `status` for its verdict."""
     previous = previous or {}
     if verdict.accepted:
-        verdicts = [
-            Verdict(ACCEPTED, "True", "Accepted", verdict.message),
-            Verdict(READY, "True", "InEffect", verdict.message),
+        current = [
+            Condition(ACCEPTED, "True", ACCEPTED, verdict.message),
+            Condition(READY, "True", "InEffect", verdict.message),
         ]
     else:
-        verdicts = [
-            Verdict(ACCEPTED, "False", verdict.reason, verdict.message),
-            Verdict(READY, "False", verdict.reason, verdict.message),
+        current = [
+            Condition(ACCEPTED, "False", verdict.reason, verdict.message),
+            Condition(READY, "False", verdict.reason, verdict.message),
         ]
         if verdict.stalls:
-            verdicts.append(Verdict(STALLED, "True", verdict.reason, verdict.message))
+            current.append(Condition(STALLED, "True", verdict.reason, verdict.message))
     status = RouteStatus(
         observed_generation=generation, bridge=verdict.bridge, position=verdict.position
     ).dump()
-    status["conditions"] = conditions(verdicts, previous.get("conditions") or [], generation, now)
+    status["conditions"] = conditions(current, previous.get("conditions") or [], generation, now)
     return status
 
 

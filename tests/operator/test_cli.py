@@ -10,6 +10,7 @@ import yaml
 from jmsbridge_operator import crdgen, options
 from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.planning import Observed, plan
+from jmsbridge_operator.status import find_condition
 
 from jmsbridge.cli import main, parser
 from tests.operator.helpers import EXAMPLES, load_yaml, route, simple_bridge
@@ -79,6 +80,35 @@ def test_validate_reports_every_problem_with_file_and_field(
     assert any(line.startswith(f"{routes}#4: spec.kafkaTopic: String should match pattern") for line in err)
     assert any(line.startswith(f"{routes}#5: InvalidMatch: match.address 'in.>.x'") for line in err)
     assert err[-1] == "5 problem(s)"
+
+
+def test_validate_prints_the_problems_the_operator_writes_into_the_statuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rules beyond the schema: the bridge's and a route's dead-letter policy without a dead-letter topic."""
+    bridge, no_topic = simple_bridge("a"), simple_bridge("b")
+    no_topic["spec"]["routing"] = {"onSoftFailure": "deadLetter"}
+    dead_letter = route("r", "a", onSoftFailure="deadLetter")
+    bridges = write(tmp_path / "bridges.yaml", bridge, no_topic)
+    routes = write(tmp_path / "routes.yaml", dead_letter)
+
+    assert main(["validate", "-f", bridges, "-f", routes]) == 1
+
+    needs = "deadLetter needs spec.routing.deadLetterTopic"
+    route_says = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
+    assert capsys.readouterr().err.splitlines() == [
+        f"{bridges}#2: spec.routing.onSoftFailure: {needs}",
+        f"{routes}: {route_says}",
+        "2 problem(s)",
+    ]
+    route_status = plan(Observed(bridge, [dead_letter]), open_gate, "now").routes[0].status
+    accepted = find_condition(route_status, "Accepted") or {}
+    assert (accepted["reason"], accepted["message"]) == ("InvalidSpec", route_says)
+    ready = find_condition(plan(Observed(no_topic), open_gate, "now").status, "Ready") or {}
+    assert (ready["reason"], ready["message"]) == (
+        "InvalidSpec",
+        f"Invalid spec: spec.routing.onSoftFailure: {needs}.",
+    )
 
 
 def test_validate_unreadable_and_foreign_documents(

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
+from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.kafka_checks import probe as kafka_probe
 from jmsbridge_operator.kafka_checks.evaluation import (
     Authorizer,
@@ -36,7 +37,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     RequiredAccess,
     TopicAnswer,
 )
-from jmsbridge_operator.kafka_checks.gate import GateCondition, GateVerdict, KafkaGate
+from jmsbridge_operator.kafka_checks.gate import GateVerdict, KafkaGate
 from jmsbridge_operator.kafka_checks.schedule import CredentialsNotFound, read_credentials
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
@@ -359,7 +360,7 @@ def test_the_gate_holds_what_was_not_checked_and_wakes_the_schedule() -> None:
     assert (first.open, first.transient, first.reason) == (False, True, "CheckingKafka")
     assert woken == [1] and gate.wanted(key) == config
 
-    ready = GateVerdict(conditions=(GateCondition("KafkaReady", "True", "Verified", "checked"),))
+    ready = GateVerdict(conditions=(Condition("KafkaReady", "True", "Verified", "checked"),))
     assert gate.record(key, config, ready, None) is True
     assert gate.record(key, config, ready, None) is False  # nothing new: no reconciliation
     assert gate(bridge, config) == ready

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jmsbridge_operator.kafka_checks.gate import GateCondition, GateVerdict
+from jmsbridge_operator.conditions import Condition, Problem
+from jmsbridge_operator.kafka_checks.gate import GateVerdict
 from jmsbridge_operator.status import (
     ApplicationState,
     BridgeOutcome,
@@ -126,7 +127,7 @@ def test_invalid_spec_suspend_conflict_and_gate() -> None:
         open=False,
         reason="TopicNotFound",
         message="topic orders does not exist",
-        conditions=(GateCondition("KafkaReady", "False", "TopicNotFound", "topic orders does not exist"),),
+        conditions=(Condition("KafkaReady", "False", "TopicNotFound", "topic orders does not exist"),),
     )
     held = bridge_status(outcome(gate=hard), None, T0)
     assert conditions(held) == {
@@ -145,7 +146,7 @@ def test_invalid_spec_suspend_conflict_and_gate() -> None:
 
 def test_a_transient_hold_leaves_a_running_bridge_ready() -> None:
     """Kafka not answering (within its grace period) or a check under way: running stays running."""
-    unknown = GateCondition("KafkaReady", "Unknown", "KafkaUnreachable", "Kafka at k:9092 did not answer")
+    unknown = Condition("KafkaReady", "Unknown", "KafkaUnreachable", "Kafka at k:9092 did not answer")
     transient = GateVerdict(
         open=False, reason="KafkaUnreachable", message="retrying", transient=True, conditions=(unknown,)
     )
@@ -185,17 +186,17 @@ def test_ready_transitions_make_events() -> None:
 
 
 def test_route_status() -> None:
-    accepted = route_status(RouteVerdict("r", True, "Accepted", "in effect", "b", 2), 4, None, T0)
+    accepted = route_status(RouteVerdict("r", "b", 2), 4, None, T0)
     assert conditions(accepted) == {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
     assert accepted["position"] == 2 and accepted["bridge"] == "b" and accepted["observedGeneration"] == 4
-    rejected = route_status(RouteVerdict("r", False, "DuplicateOrder", "taken", "b"), 4, accepted, T1)
+    taken = Problem("DuplicateOrder", "spec.order", "taken")
+    rejected = route_status(RouteVerdict("r", "b", problems=(taken,)), 4, accepted, T1)
     assert conditions(rejected) == {
         "Accepted": ("False", "DuplicateOrder"),
         "Ready": ("False", "DuplicateOrder"),
         "Stalled": ("True", "DuplicateOrder"),
     }
     assert "position" not in rejected
-    waiting = route_status(
-        RouteVerdict("r", False, "BridgeInvalid", "fix it", "b", stalls=False), 4, None, T0
-    )
+    bridge_at_fault = Problem("BridgeInvalid", "spec.bridgeRef.name", "fix it")
+    waiting = route_status(RouteVerdict("r", "b", problems=(bridge_at_fault,), stalls=False), 4, None, T0)
     assert "Stalled" not in conditions(waiting)

@@ -9,6 +9,7 @@ authorizer; `test_kafka_probe.py` covers what a real Kafka-protocol broker answe
 from __future__ import annotations
 
 import pytest
+from jmsbridge_operator.conditions import MESSAGE_LIMIT
 from jmsbridge_operator.kafka_checks import evaluation
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
@@ -164,7 +165,7 @@ def test_everything_allowed_is_ready_with_no_notes() -> None:
 
     assert result.verdict is Verdict.READY and result.ready
     assert result.problems == () and result.notes == ()
-    assert result.condition.as_dict() == {
+    assert result.condition.dump() == {
         "type": "KafkaReady",
         "status": "True",
         "reason": "Verified",
@@ -421,7 +422,7 @@ def test_a_long_message_is_cut_at_a_whole_problem_and_says_how_many_are_left_out
     result = evaluate(needed, probe, now=NOW)
 
     assert len(result.problems) == 200
-    assert len(result.condition.message) <= evaluation.MESSAGE_LIMIT
+    assert len(result.condition.message) <= MESSAGE_LIMIT
     assert result.condition.message.endswith("more")
     assert topics[0] in result.condition.message
 
@@ -443,7 +444,7 @@ def test_unreachable_is_transient_until_the_grace_period_ends_then_a_hard_failur
 
     first = evaluate(needed, down, now=NOW, state=None, settings=settings)
     assert first.verdict is Verdict.TRANSIENT and first.reconciling
-    assert first.condition.as_dict() == {
+    assert first.condition.dump() == {
         "type": "KafkaReady",
         "status": "Unknown",
         "reason": "KafkaUnreachable",

@@ -40,7 +40,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from bridge_job.config import (
     Delivery,
@@ -51,11 +50,10 @@ from bridge_job.config import (
     transactional_id_prefix,
 )
 from bridge_job.journal import JournalTopicSpec, journal_topic
+from jmsbridge_operator.conditions import Condition, Problem, join
 
 CONDITION_TYPE = "KafkaReady"
 PROBE_TRANSACTIONAL_ID_SUFFIX = "preflight"
-# Kubernetes allows 32 KiB in a condition message; a reader gives up much earlier.
-MESSAGE_LIMIT = 4096
 
 
 class Reason(enum.StrEnum):
@@ -339,25 +337,6 @@ class Verdict(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class Problem:
-    reason: Reason
-    subject: str  # the topic, group or transactional-id prefix concerned
-    message: str
-
-
-@dataclass(frozen=True)
-class Condition:
-    type: str
-    status: Literal["True", "False", "Unknown"]
-    reason: str
-    message: str
-
-    def as_dict(self) -> dict[str, str]:
-        """The condition for `status.conditions` (the status writer adds `lastTransitionTime`)."""
-        return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
-
-
-@dataclass(frozen=True)
 class CheckResult:
     verdict: Verdict
     condition: Condition
@@ -421,7 +400,7 @@ def evaluate(
     verified += ", ".join(access.consumer_groups)
     if access.transactional_id_prefix is not None:
         verified += f" and transactional ids {access.transactional_id_prefix}*"
-    message = _join([f"checked {verified}", *notes])
+    message = join([f"checked {verified}", *notes])
     return CheckResult(
         verdict=Verdict.READY,
         condition=Condition(CONDITION_TYPE, "True", Reason.VERIFIED.value, message),
@@ -542,15 +521,12 @@ def _judge_transactional_id(
 
 
 def _failed(problems: Sequence[Problem], notes: Sequence[str], settings: CheckSettings) -> CheckResult:
-    severity = {reason: index for index, reason in enumerate(Reason)}
+    severity = {reason.value: index for index, reason in enumerate(Reason)}
     ordered = sorted(problems, key=lambda p: severity[p.reason])  # stable: subjects keep their order
     return CheckResult(
         verdict=Verdict.FAILED,
         condition=Condition(
-            CONDITION_TYPE,
-            "False",
-            ordered[0].reason.value,
-            _join([p.message for p in ordered] + list(notes)),
+            CONDITION_TYPE, "False", str(ordered[0].reason), join([p.message for p in ordered] + list(notes))
         ),
         problems=tuple(ordered),
         notes=tuple(notes),
@@ -585,7 +561,7 @@ def _unreachable(
     backoff = settings.retry_seconds * 2 ** min(state.failures, 16)
     return CheckResult(
         verdict=Verdict.TRANSIENT,
-        condition=Condition(CONDITION_TYPE, "Unknown", Reason.KAFKA_UNREACHABLE.value, _join([message])),
+        condition=Condition(CONDITION_TYPE, "Unknown", Reason.KAFKA_UNREACHABLE.value, join([message])),
         problems=(Problem(Reason.KAFKA_UNREACHABLE, access.bootstrap_servers, message),),
         notes=(),
         state=next_state,
@@ -596,16 +572,3 @@ def _unreachable(
 
 def _seconds(value: float) -> str:
     return f"{value:.0f}s" if value >= 10 else f"{round(value, 1):g}s"
-
-
-def _join(parts: Sequence[str]) -> str:
-    """Parts joined with `; `, cut at a whole part when too long, saying how many were left out."""
-    kept: list[str] = []
-    length = 0
-    for index, part in enumerate(parts):
-        if length + len(part) + 2 > MESSAGE_LIMIT - 40:
-            kept.append(f"... and {len(parts) - index} more")
-            break
-        kept.append(part)
-        length += len(part) + 2
-    return "; ".join(kept)

@@ -38,9 +38,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Literal
 
 from bridge_job.config import JmsBridge, JobConfig
+from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.kafka_checks.evaluation import (
     CONDITION_TYPE,
     CheckResult,
@@ -51,22 +51,12 @@ from jmsbridge_operator.kafka_checks.evaluation import (
 
 
 @dataclasses.dataclass(frozen=True)
-class GateCondition:
-    """An extra status condition reported by a gate, e.g. `KafkaReady`."""
-
-    type: str
-    status: Literal["True", "False", "Unknown"]
-    reason: str
-    message: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
 class GateVerdict:
     open: bool = True
     reason: str = ""  # one CamelCase word, e.g. TopicNotFound; required when closed
     message: str = ""  # what is wrong and what to fix; names every affected topic
     transient: bool = False  # True: Reconciling (retrying by itself); False: Stalled (needs a person)
-    conditions: tuple[GateCondition, ...] = ()
+    conditions: tuple[Condition, ...] = ()  # for the bridge's status, e.g. `KafkaReady`
 
     def __post_init__(self) -> None:
         if not self.open and not self.reason:
@@ -104,7 +94,7 @@ class Subject:
 def verdict_of(result: CheckResult) -> GateVerdict:
     """A check's result as the gate's verdict (the `KafkaReady` condition rides along)."""
     condition = result.condition
-    extra = (GateCondition(condition.type, condition.status, condition.reason, condition.message),)
+    extra = (condition,)
     if result.ready:
         return GateVerdict(conditions=extra)
     return GateVerdict(
@@ -122,7 +112,7 @@ def held(reason: str, message: str) -> GateVerdict:
         open=False,
         reason=reason,
         message=message,
-        conditions=(GateCondition(CONDITION_TYPE, "False", reason, message),),
+        conditions=(Condition(CONDITION_TYPE, "False", reason, message),),
     )
 
 
@@ -136,7 +126,7 @@ def checking(config: JobConfig) -> GateVerdict:
         reason=CHECKING,
         message=message,
         transient=True,
-        conditions=(GateCondition(CONDITION_TYPE, "Unknown", CHECKING, message),),
+        conditions=(Condition(CONDITION_TYPE, "Unknown", CHECKING, message),),
     )
 
 

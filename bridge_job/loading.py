@@ -66,16 +66,26 @@ def load_resources(paths: Sequence[Path]) -> tuple[list[JmsBridge], list[JmsBrid
     return bridges, routes
 
 
+def rendered_document(paths: Sequence[Path]) -> tuple[str, dict[str, Any]] | None:
+    """The document of a rendered JobConfig: one file with one document that has no `kind`. None when the
+    files hold resource YAML (JmsBridge, JmsBridgeRoute)."""
+    if len(paths) != 1:
+        return None
+    documents = read_documents(paths[0])
+    if len(documents) == 1 and "kind" not in documents[0][1]:
+        return documents[0]
+    return None
+
+
 def load_job_config(paths: Sequence[Path]) -> JobConfig:
     """A JobConfig from resource files (exactly one JmsBridge) or from one rendered JobConfig file."""
-    if len(paths) == 1:
-        documents = read_documents(paths[0])
-        if len(documents) == 1 and "kind" not in documents[0][1]:
-            where, document = documents[0]
-            try:
-                return JobConfig.model_validate(document)
-            except ValidationError as error:
-                raise ConfigError(describe_validation_error(error, where)) from None
+    rendered = rendered_document(paths)
+    if rendered is not None:
+        where, document = rendered
+        try:
+            return JobConfig.model_validate(document)
+        except ValidationError as error:
+            raise ConfigError(describe_validation_error(error, where)) from None
     bridges, routes = load_resources(paths)
     if len(bridges) != 1:
         names = ", ".join(b.metadata.name for b in bridges) or "none"

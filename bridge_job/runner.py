@@ -26,7 +26,7 @@ from bridge_job.config import ConfigError, Direction, JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka_clients import client_config
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
-from bridge_job.loading import load_job_config
+from bridge_job.loading import load_job_config, rendered_document
 from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class RenderedConfig:
     def __init__(self, paths: Sequence[Path], work_dir: Path) -> None:
         self.sources = list(paths)
         self.config = load_job_config(self.sources)
-        rendered_input = len(paths) == 1 and "kind:" not in paths[0].read_text(encoding="utf-8")
+        rendered_input = rendered_document(self.sources) is not None
         self.path = paths[0] if rendered_input else work_dir / "job.yaml"
         self._stamps = self._stat()
         if not rendered_input:

@@ -31,6 +31,7 @@ from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
     from bridge_job.ingest import Ingest
+    from bridge_job.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -140,35 +141,19 @@ def run(options: JobOptions) -> int:
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
-    from pyspark.sql import SparkSession
-
     from bridge_job.ingest import Ingest, ensure_journal_topic
-    from bridge_job.pipeline import egress_query, register_sources
-    from bridge_job.telemetry import Metrics, figures_from_progress
+    from bridge_job.pipeline import egress_query
+    from bridge_job.telemetry import Metrics
 
     config = rendered.config
     check_topics(config)
     partitions = ensure_journal_topic(config)
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
-    if options.master:
-        builder = builder.master(options.master).config("spark.ui.enabled", "false")
-    for name, value in [*SPARK_SETTINGS.items(), *options.spark_conf]:
-        builder = builder.config(name, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    register_sources(spark)
+    spark = _spark_session(config, options)
     checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
     stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    signal.signal(signal.SIGTERM, on_signal)  # a standby stops cleanly too
-    signal.signal(signal.SIGINT, on_signal)
+    _stop_on_signals(stopping)  # a standby stops cleanly too
     # A standby waits here, its Spark session warm, until it holds the lease.
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
     if leadership is not None and not leadership.acquire(stopping):
@@ -187,48 +172,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         len(config.routes),
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    last_reported = ""  # progress timestamps are ISO-8601 in UTC, so they order as text
+    _stop_on_signals(stopping)
     try:
-        while query.isActive and not stopping.is_set():
-            query.awaitTermination(POLL_SECONDS)
-            # Several batches may finish between two polls: report each one once.
-            for progress in query.recentProgress:
-                if progress.timestamp <= last_reported:
-                    continue
-                last_reported = progress.timestamp
-                try:
-                    metrics.record_batch(figures_from_progress(progress))
-                except Exception:  # telemetry must never stop the bridge
-                    log.warning("cannot record batch %s figures", progress.batchId, exc_info=True)
-            if leadership is not None:
-                leadership.check()
-            if ingest.failure is not None:
-                raise ingest.failure
-            try:
-                changed = rendered.reload()
-            except ConfigError as error:
-                log.error("config change rejected, keeping the routes in effect:\n%s", error)
-                changed = None
-            if changed is not None:
-                check_topics(changed)
-                log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
-        if leadership is not None:
-            leadership.check()  # the query stopped because the lease was lost: no failure of its own
-        exception = query.exception()
-        if exception is not None:
-            raise BridgeStopped(stop_reason(exception))
-        return 0
-    except (BridgeStopped, LeadershipLost):
-        raise
-    except Exception as error:
-        log.debug("stopping on", exc_info=True)
-        if leadership is not None:
-            leadership.check()
-        if BridgeStopped.PREFIX not in str(error):
-            log.exception("unexpected failure")
-        raise BridgeStopped(stop_reason(error)) from None
+        return _Supervision(query, ingest, leadership, metrics, rendered, stopping).run()
     finally:
         ingest.stop()
         if query.isActive:
@@ -236,6 +182,98 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
         spark.stop()
+
+
+def _spark_session(config: JobConfig, options: JobOptions) -> Any:
+    """The job's Spark session: our settings, then the command line's, and the journal source."""
+    from pyspark.sql import SparkSession
+
+    from bridge_job.pipeline import register_sources
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
+    if options.master:
+        builder = builder.master(options.master).config("spark.ui.enabled", "false")
+    for name, value in [*SPARK_SETTINGS.items(), *options.spark_conf]:
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    register_sources(spark)
+    return spark
+
+
+def _stop_on_signals(stopping: threading.Event) -> None:
+    """SIGTERM and SIGINT set `stopping`: the job stops cleanly (and a holder releases its lease)."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
+@dataclass
+class _Supervision:
+    """The driver's loop while the bridge runs: batch figures, the lease, ingest failures, route changes."""
+
+    query: Any  # the egress StreamingQuery
+    ingest: Ingest
+    leadership: Leadership | None
+    metrics: Metrics
+    rendered: RenderedConfig
+    stopping: threading.Event
+    last_reported: str = ""  # progress timestamps are ISO-8601 in UTC, so they order as text
+
+    def run(self) -> int:
+        """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
+        try:
+            while self.query.isActive and not self.stopping.is_set():
+                self.query.awaitTermination(POLL_SECONDS)
+                self._record_batches()
+                self._check_lease()
+                if self.ingest.failure is not None:
+                    raise self.ingest.failure
+                self._reload_routes()
+            self._check_lease()  # the query stopped because the lease was lost: no failure of its own
+            exception = self.query.exception()
+            if exception is not None:
+                raise BridgeStopped(stop_reason(exception))
+            return 0
+        except (BridgeStopped, LeadershipLost):
+            raise
+        except Exception as error:
+            log.debug("stopping on", exc_info=True)
+            self._check_lease()
+            if BridgeStopped.PREFIX not in str(error):
+                log.exception("unexpected failure")
+            raise BridgeStopped(stop_reason(error)) from None
+
+    def _check_lease(self) -> None:
+        if self.leadership is not None:
+            self.leadership.check()
+
+    def _record_batches(self) -> None:
+        """Several batches may finish between two polls: report each one once."""
+        from bridge_job.telemetry import figures_from_progress
+
+        for progress in self.query.recentProgress:
+            if progress.timestamp <= self.last_reported:
+                continue
+            self.last_reported = progress.timestamp
+            try:
+                self.metrics.record_batch(figures_from_progress(progress))
+            except Exception:  # telemetry must never stop the bridge
+                log.warning("cannot record batch %s figures", progress.batchId, exc_info=True)
+
+    def _reload_routes(self) -> None:
+        try:
+            changed = self.rendered.reload()
+        except ConfigError as error:
+            log.error("config change rejected, keeping the routes in effect:\n%s", error)
+            return
+        if changed is not None:
+            check_topics(changed)
+            log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
 
 
 def _halt(ingest: Ingest, query: Any) -> None:

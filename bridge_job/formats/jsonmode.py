@@ -29,6 +29,7 @@ import base64
 import binascii
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from bridge_job.formats import FormatError, KafkaRecord, utf8
@@ -174,40 +175,38 @@ def message_of(doc: Any, destination: Destination | None) -> JmsMessage:
 
 
 def _read_headers(headers: dict[str, Any]) -> dict[str, Any]:
+    """The JmsMessage fields of the document's `headers` (a null header is as good as absent)."""
     fields: dict[str, Any] = {}
     for name, value in headers.items():
         where = f"headers.{name}"
         if value is None:
             continue
-        match name:
-            case "JMSDestination":
-                fields["destination"] = _destination(value, where)
-            case "JMSReplyTo":
-                fields["reply_to"] = _destination(value, where)
-            case "JMSMessageID":
-                fields["message_id"] = _string(value, where)
-            case "JMSCorrelationID":
-                fields["correlation_id"] = _string(value, where)
-            case "JMSType":
-                fields["type"] = _string(value, where)
-            case "JMSPriority":
-                fields["priority"] = _integer(value, PropertyType.INT, where)
-            case "JMSDeliveryMode":
-                mode = _integer(value, PropertyType.INT, where)
-                if mode not in (1, 2):
-                    raise FormatError(f"{where}: {mode} is neither 1 (non-persistent) nor 2 (persistent)")
-                fields["delivery_mode"] = DeliveryMode(mode)
-            case "JMSExpiration":
-                fields["expiration"] = _integer(value, PropertyType.LONG, where)
-            case "JMSTimestamp":
-                fields["timestamp"] = _integer(value, PropertyType.LONG, where)
-            case "JMSRedelivered":
-                if not isinstance(value, bool):
-                    raise FormatError(f"{where}: expected true or false, got {_kind(value)}")
-                fields["redelivered"] = value
-            case _:
-                raise FormatError(f"{where}: not a JMS header; expected one of {', '.join(HEADER_NAMES)}")
+        if name not in _HEADERS:
+            raise FormatError(f"{where}: not a JMS header; expected one of {', '.join(HEADER_NAMES)}")
+        field, read = _HEADERS[name]
+        fields[field] = read(value, where)
     return fields
+
+
+def _delivery_mode(value: Any, where: str) -> DeliveryMode:
+    mode = _integer(value, PropertyType.INT, where)
+    if mode not in (1, 2):
+        raise FormatError(f"{where}: {mode} is neither 1 (non-persistent) nor 2 (persistent)")
+    return DeliveryMode(mode)
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise FormatError(f"{where}: expected true or false, got {_kind(value)}")
+    return value
+
+
+def _int(value: Any, where: str) -> int:
+    return _integer(value, PropertyType.INT, where)
+
+
+def _long(value: Any, where: str) -> int:
+    return _integer(value, PropertyType.LONG, where)
 
 
 def _read_properties(properties: dict[str, Any], types: dict[str, Any]) -> dict[str, Property]:
@@ -344,3 +343,18 @@ def _kind(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     kind = "a string" if isinstance(value, str) else "a number"
     return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+# JMS header -> (JmsMessage field, reader of its JSON value)
+_HEADERS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
+    "JMSDestination": ("destination", _destination),
+    "JMSReplyTo": ("reply_to", _destination),
+    "JMSMessageID": ("message_id", _string),
+    "JMSCorrelationID": ("correlation_id", _string),
+    "JMSType": ("type", _string),
+    "JMSPriority": ("priority", _int),
+    "JMSDeliveryMode": ("delivery_mode", _delivery_mode),
+    "JMSExpiration": ("expiration", _long),
+    "JMSTimestamp": ("timestamp", _long),
+    "JMSRedelivered": ("redelivered", _boolean),
+}

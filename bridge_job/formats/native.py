@@ -130,25 +130,27 @@ def parse_types(text: str) -> dict[str, PropertyType]:
     return types
 
 
-def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMessage:
-    """The JMS message a record carries. `destination` is used when the record names none."""
-    headers: dict[str, str] = {}
-    types: dict[str, PropertyType] = {}
-    body_type = BodyType.BYTES
-    for name, raw in record.headers:
-        if name.startswith(PREFIX):
-            headers[name[len(PREFIX) :]] = _text(name, raw)
-        elif name == TYPES_HEADER:
-            types = parse_types(_text(name, raw))
-        elif name == MESSAGE_TYPE_HEADER:
-            text = _text(name, raw)
-            try:
-                body_type = BodyType(text)
-            except ValueError:
-                raise FormatError(f"header {name}: unknown JMS message type {text!r}") from None
+class _Headers:
+    """A record's `jms.` headers, taken one by one and parsed; what is left are the properties."""
 
-    def header(name: str, type_: PropertyType) -> PropertyValue | None:
-        text = headers.pop(name, None)
+    def __init__(self, record: KafkaRecord) -> None:
+        self.texts: dict[str, str] = {}
+        self.types: dict[str, PropertyType] = {}
+        self.body_type = BodyType.BYTES
+        for name, raw in record.headers:
+            if name.startswith(PREFIX):
+                self.texts[name[len(PREFIX) :]] = _text(name, raw)
+            elif name == TYPES_HEADER:
+                self.types = parse_types(_text(name, raw))
+            elif name == MESSAGE_TYPE_HEADER:
+                text = _text(name, raw)
+                try:
+                    self.body_type = BodyType(text)
+                except ValueError:
+                    raise FormatError(f"header {name}: unknown JMS message type {text!r}") from None
+
+    def take(self, name: str, type_: PropertyType) -> PropertyValue | None:
+        text = self.texts.pop(name, None)
         if text is None:
             return None
         try:
@@ -156,61 +158,68 @@ def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMe
         except ValueError as error:
             raise FormatError(f"header {PREFIX}{name}: {error}") from None
 
-    def text_header(name: str) -> str | None:
-        value = header(name, PropertyType.STRING)
+    def text(self, name: str) -> str | None:
+        value = self.take(name, PropertyType.STRING)
         return None if value is None else str(value)
 
-    def int_header(name: str, default: int) -> int:
-        value = header(name, PropertyType.LONG)
+    def number(self, name: str, default: int) -> int:
+        value = self.take(name, PropertyType.LONG)
         return default if value is None else int(value)
 
-    def destination_header(name: str) -> Destination | None:
-        text = headers.pop(name, None)
+    def destination(self, name: str) -> Destination | None:
+        text = self.texts.pop(name, None)
         try:
             return None if text is None else Destination.parse(text)
         except ValueError as error:
             raise FormatError(f"header {PREFIX}{name}: {error}") from None
 
-    target = destination_header("JMSDestination") or destination
+    def delivery_mode(self) -> DeliveryMode:
+        mode = self.number("JMSDeliveryMode", DeliveryMode.PERSISTENT)
+        try:
+            return DeliveryMode(mode)
+        except ValueError:
+            raise FormatError(f"header {PREFIX}JMSDeliveryMode: {mode!r} is neither 1 nor 2") from None
+
+    def properties(self) -> dict[str, Property]:
+        """The headers not taken yet, with their declared types (string when none is declared)."""
+        properties: dict[str, Property] = {}
+        for name, text in self.texts.items():
+            type_ = self.types.get(name, PropertyType.STRING)
+            try:
+                properties[name] = Property(type_, parse_value(text, type_))
+            except ValueError as error:
+                raise FormatError(f"header {PREFIX}{name}: {error}") from None
+        return properties
+
+
+def _body(value: bytes | None, body_type: BodyType) -> str | bytes | None:
+    if value is None or body_type is not BodyType.TEXT:
+        return value
+    try:
+        return value.decode()
+    except UnicodeDecodeError as error:
+        raise FormatError(f"value: TextMessage body is not UTF-8 at byte {error.start}") from None
+
+
+def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMessage:
+    """The JMS message a record carries. `destination` is used when the record names none."""
+    headers = _Headers(record)
+    target = headers.destination("JMSDestination") or destination
     if target is None:
         raise FormatError(f"header {PREFIX}JMSDestination: missing, and the route names no destination")
-    reply_to = destination_header("JMSReplyTo")
-    message_id = text_header("JMSMessageID")
-    correlation_id = text_header("JMSCorrelationID")
-    jms_type = text_header("JMSType")
-    priority = int_header("JMSPriority", 4)
-    mode = int_header("JMSDeliveryMode", DeliveryMode.PERSISTENT)
-    expiration = int_header("JMSExpiration", 0)
-    timestamp = int_header("JMSTimestamp", 0)
-    redelivered = header("JMSRedelivered", PropertyType.BOOLEAN)
-
-    properties: dict[str, Property] = {}
-    for name, text in headers.items():
-        type_ = types.get(name, PropertyType.STRING)
-        try:
-            properties[name] = Property(type_, parse_value(text, type_))
-        except ValueError as error:
-            raise FormatError(f"header {PREFIX}{name}: {error}") from None
-
-    value = record.value
-    body: str | bytes | None
-    if value is None:
-        body = None
-    elif body_type is BodyType.TEXT:
-        try:
-            body = value.decode()
-        except UnicodeDecodeError as error:
-            raise FormatError(f"value: TextMessage body is not UTF-8 at byte {error.start}") from None
-    else:
-        body = value
-    try:
-        delivery_mode = DeliveryMode(mode)
-    except ValueError:
-        raise FormatError(f"header {PREFIX}JMSDeliveryMode: {mode!r} is neither 1 nor 2") from None
+    reply_to = headers.destination("JMSReplyTo")
+    message_id = headers.text("JMSMessageID")
+    correlation_id = headers.text("JMSCorrelationID")
+    jms_type = headers.text("JMSType")
+    priority = headers.number("JMSPriority", 4)
+    delivery_mode = headers.delivery_mode()
+    expiration = headers.number("JMSExpiration", 0)
+    timestamp = headers.number("JMSTimestamp", 0)
+    redelivered = headers.take("JMSRedelivered", PropertyType.BOOLEAN)
     return JmsMessage(
         destination=target,
-        body_type=body_type,
-        body=body,
+        body_type=headers.body_type,
+        body=_body(record.value, headers.body_type),
         message_id=message_id,
         correlation_id=correlation_id,
         reply_to=reply_to,
@@ -220,5 +229,5 @@ def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMe
         expiration=expiration,
         timestamp=timestamp,
         redelivered=bool(redelivered),
-        properties=properties,
+        properties=headers.properties(),  # the headers not taken above
     )

@@ -105,26 +105,23 @@ def structural(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, An
             continue
         if key == "properties":
             required = set(resolved.get("required") or [])
-            props = {}
-            for name, prop in value.items():
-                schema = structural(prop, defs)
-                had_default = "default" in prop  # pydantic omits it for default_factory fields
-                if (
-                    name not in required
-                    and not had_default
-                    and schema.get("type") == "object"
-                    and "properties" in schema
-                    and not schema.get("required")
-                ):
-                    schema["default"] = {}
-                props[name] = schema
-            out[key] = props
+            out[key] = {name: _property(prop, name in required, defs) for name, prop in value.items()}
             continue
         out[key] = copy.deepcopy(value)
     if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
         out[PRESERVE] = True
     first = [key for key in _LEADING if key in out]
     return {**{key: out[key] for key in first}, **{k: v for k, v in out.items() if k not in first}}
+
+
+def _property(prop: Mapping[str, Any], required: bool, defs: Mapping[str, Any]) -> dict[str, Any]:
+    """An object property; an optional nested object whose fields all have defaults gets `default: {}`."""
+    schema = structural(prop, defs)
+    had_default = "default" in prop  # pydantic omits it for default_factory fields
+    all_defaulted = schema.get("type") == "object" and "properties" in schema and not schema.get("required")
+    if not required and not had_default and all_defaulted:
+        schema["default"] = {}
+    return schema
 
 
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:

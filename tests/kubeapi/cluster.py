@@ -448,31 +448,7 @@ class ClusterState:
             else:
                 new.pop("status", None)
         else:
-            new = copy.deepcopy(candidate)
-            new.setdefault("metadata", {})
-            if not isinstance(new["metadata"], dict):
-                raise bad_request("metadata must be an object")
-            for field in (*_IMMUTABLE, "generation"):
-                new["metadata"].pop(field, None)
-                if field in old["metadata"]:
-                    new["metadata"][field] = old["metadata"][field]
-            if rtype.has_status:
-                new.pop("status", None)
-                if "status" in old:
-                    new["status"] = copy.deepcopy(old["status"])
-            self._check_metadata(rtype, new)
-            added = set(new["metadata"].get("finalizers") or []) - set(
-                old["metadata"].get("finalizers") or []
-            )
-            if old["metadata"].get("deletionTimestamp") and added:
-                raise invalid(
-                    rtype, name, "metadata.finalizers",
-                    "Forbidden: no new finalizers can be added if the object is being deleted",
-                )  # fmt: skip
-            if _content(new) != _content(old):
-                new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
-            if rtype.key == resources.CRDS:
-                self._admit_crd(rtype, new)
+            new = self._updated_main_resource(rtype, old, candidate)
         new["apiVersion"] = old["apiVersion"]
         new["kind"] = old["kind"]
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -484,6 +460,36 @@ class ClusterState:
         if rtype.key == resources.CRDS:
             self._register_crd(new)
         return self._present(rtype, new)
+
+    def _updated_main_resource(
+        self, rtype: ResourceType, old: dict[str, Any], candidate: dict[str, Any]
+    ) -> dict[str, Any]:
+        """An update of the object itself: immutable metadata and the status kept, the generation counted."""
+        name = old["metadata"]["name"]
+        new = copy.deepcopy(candidate)
+        new.setdefault("metadata", {})
+        if not isinstance(new["metadata"], dict):
+            raise bad_request("metadata must be an object")
+        for field in (*_IMMUTABLE, "generation"):
+            new["metadata"].pop(field, None)
+            if field in old["metadata"]:
+                new["metadata"][field] = old["metadata"][field]
+        if rtype.has_status:
+            new.pop("status", None)
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+        self._check_metadata(rtype, new)
+        added = set(new["metadata"].get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
+        if old["metadata"].get("deletionTimestamp") and added:
+            raise invalid(
+                rtype, name, "metadata.finalizers",
+                "Forbidden: no new finalizers can be added if the object is being deleted",
+            )  # fmt: skip
+        if _content(new) != _content(old):
+            new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+        if rtype.key == resources.CRDS:
+            self._admit_crd(rtype, new)
+        return new
 
     def _remove(
         self, rtype: ResourceType, obj: dict[str, Any], *, previous: dict[str, Any] | None = None

@@ -293,19 +293,21 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
     def _is_resource_request(request: kmock.Request) -> bool:
         return request.resource is not None and request.resource.plural is not None
 
-    async def _serve_resource(self, request: kmock.Request) -> kmock.Payload:
+    def _served_type(self, request: kmock.Request) -> ResourceType:
+        """The resource type a request is about; 404 for what the API server does not serve."""
         assert request.resource is not None
         rtype = self.catalog.get(request.resource)
         if rtype is None or (request.namespace is not None and not rtype.namespaced):
             raise not_found()
-        if request.subresource is not None and request.subresource != "status":
+        if request.subresource not in (None, "status") or (request.subresource and not rtype.has_status):
             raise not_found()
-        if request.subresource == "status" and not rtype.has_status:
+        if request.name is not None and rtype.namespaced and request.namespace is None:
             raise not_found()
-        namespace, name, method = request.namespace, request.name, request.method
-        if name is not None and rtype.namespaced and namespace is None:
-            raise not_found()
+        return rtype
 
+    async def _serve_resource(self, request: kmock.Request) -> kmock.Payload:
+        rtype = self._served_type(request)
+        namespace, name, method = request.namespace, request.name, request.method
         if method == kmock.method.GET and request.params.get("watch") in ("true", "1"):
             return self._watch(rtype, request)
         if method == kmock.method.GET and name is None:

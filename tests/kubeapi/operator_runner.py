@@ -72,6 +72,39 @@ def _clients_pointed_at(kube: KubeApi) -> Iterator[None]:
                 os.environ[name] = value
 
 
+async def _operate(
+    registry: kopf.OperatorRegistry,
+    namespaces: Sequence[str],
+    clusterwide: bool,
+    ready_flag: threading.Event,
+    stopping: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]],
+) -> None:
+    """Run kopf's tasks in this loop until a stop is requested (appended to `stopping` for the test)."""
+    requested, stop_flag = asyncio.Event(), asyncio.Event()
+
+    def request_stop() -> None:
+        requested.set()
+        stop_flag.set()
+
+    stopping.append((asyncio.get_running_loop(), request_stop))
+    existing_tasks = asyncio.all_tasks()
+    tasks = await kopf.spawn_tasks(
+        registry=registry,
+        clusterwide=clusterwide,
+        namespaces=namespaces,
+        standalone=True,  # no peering: one operator per test
+        ready_flag=ready_flag,
+        stop_flag=stop_flag,
+    )
+    # As `kopf.operator()`, plus: when any root task ends (a crash), raise the stop flag too.
+    # Otherwise kopf's waiter for that flag holds its shutdown for 5 seconds.
+    for task in tasks:
+        task.add_done_callback(lambda _: stop_flag.set())
+    await kopf.run_tasks(tasks, ignored=existing_tasks)
+    if not requested.is_set():
+        raise RuntimeError("kopf exited without being stopped")
+
+
 @contextlib.contextmanager
 def run_operator(
     kube: KubeApi,
@@ -93,34 +126,9 @@ def run_operator(
     stopping: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
     crash: list[BaseException] = []
 
-    async def operate() -> None:
-        requested, stop_flag = asyncio.Event(), asyncio.Event()
-
-        def request_stop() -> None:
-            requested.set()
-            stop_flag.set()
-
-        stopping.append((asyncio.get_running_loop(), request_stop))
-        existing_tasks = asyncio.all_tasks()
-        tasks = await kopf.spawn_tasks(
-            registry=registry,
-            clusterwide=clusterwide and not namespaces,
-            namespaces=namespaces,
-            standalone=True,  # no peering: one operator per test
-            ready_flag=ready_flag,
-            stop_flag=stop_flag,
-        )
-        # As `kopf.operator()`, plus: when any root task ends (a crash), raise the stop flag too.
-        # Otherwise kopf's waiter for that flag holds its shutdown for 5 seconds.
-        for task in tasks:
-            task.add_done_callback(lambda _: stop_flag.set())
-        await kopf.run_tasks(tasks, ignored=existing_tasks)
-        if not requested.is_set():
-            raise RuntimeError("kopf exited without being stopped")
-
     def run() -> None:
         try:
-            asyncio.run(operate())
+            asyncio.run(_operate(registry, namespaces, clusterwide and not namespaces, ready_flag, stopping))
         except BaseException as e:
             crash.append(e)
         finally:

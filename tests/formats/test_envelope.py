@@ -272,10 +272,15 @@ def test_refusals(message: JmsMessage, error: str) -> None:
 # Malformed input
 
 
-VALID = envelope.encode(
-    JmsMessage(QUEUE, body="hello", correlation_id="c", timestamp=5, properties={"n": Property.string("v")})
-).value
-assert VALID is not None
+def _valid() -> bytes:
+    properties = {"n": Property.string("v")}
+    message = JmsMessage(QUEUE, body="hello", correlation_id="c", timestamp=5, properties=properties)
+    value = envelope.encode(message).value
+    assert value is not None
+    return value
+
+
+VALID = _valid()
 
 
 def test_every_truncation_is_an_error_naming_the_byte() -> None:

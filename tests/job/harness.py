@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from confluent_kafka import Consumer, TopicPartition
@@ -115,10 +115,7 @@ def read_topics(
                 )
             for message in consumer.consume(num_messages=10_000, timeout=0.5):
                 if message.error() is None:
-                    received.append(
-                        Received(
-                            message.topic() or "", message.key(), message.value(), message.headers() or []
-                        )  # type: ignore[arg-type]
-                    )
+                    headers = cast(list[tuple[str, bytes]], message.headers() or [])  # as the job writes
+                    received.append(Received(message.topic() or "", message.key(), message.value(), headers))
     finally:
         consumer.close()

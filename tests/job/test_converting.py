@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bridge_job.converting import Action, Egress
@@ -67,7 +69,7 @@ def test_bytes_body_passes_as_is() -> None:
 def test_soft_failures_follow_the_policy(
     message: JmsMessage, key: dict[str, str] | None, reason: str
 ) -> None:
-    spec = {"key": key} if key else {}
+    spec: dict[str, Any] = {"key": key} if key else {}
     for policy, action in [("fail", Action.FAIL), ("skip", Action.SKIP)]:
         outcome = handle(Egress(config(route("r", "orders", onSoftFailure=policy, **spec))), message)
         assert outcome.action is action

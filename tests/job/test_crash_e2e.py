@@ -83,11 +83,11 @@ def test_no_message_lost_across_three_kills(
         sender.start()
         for kill in range(1, KILLS + 1):
             target = MESSAGES * kill // (KILLS + 1)
-            wait_until(
-                lambda t=target: high_watermark(kafka, topic) >= t,
-                300,
-                f"{target} records before kill {kill}",
-            )
+
+            def written(at_least: int = target) -> bool:
+                return high_watermark(kafka, topic) >= at_least
+
+            wait_until(written, 300, f"{target} records before kill {kill}")
             job.kill()
             job.start()
             job.wait_running()

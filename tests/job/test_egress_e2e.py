@@ -144,7 +144,10 @@ def test_skip_and_dead_letter_policies_and_route_reload(
     job = BridgeJob(files, tmp_path, metrics_port=free_port()).start()
     try:
         job.wait_running()
-        kind = lambda k, **p: {"kind": Property.string(k), **p}  # noqa: E731
+
+        def kind(k: str, **p: Property) -> dict[str, Property]:
+            return {"kind": Property.string(k), **p}
+
         send(
             activemq,
             [

@@ -53,9 +53,8 @@ def journal(kafka: KafkaBroker, job: JobConfig, *messages: JmsMessage, timestamp
     producer = Producer({"bootstrap.servers": kafka.bootstrap})
     for message in messages:
         record = journal_record(message)
-        producer.produce(
-            job.journal_topic, record.value, record.key, headers=record.headers, timestamp=timestamp_ms
-        )  # type: ignore[arg-type]
+        headers: list[tuple[str, str | bytes | None]] = list(record.headers)
+        producer.produce(job.journal_topic, record.value, record.key, headers=headers, timestamp=timestamp_ms)
     assert producer.flush(10) == 0
 
 

@@ -24,7 +24,7 @@ def created(body: dict[str, Any], when: str) -> dict[str, Any]:
 
 def test_accepted_routes_are_ordered_by_order_then_name() -> None:
     model = JmsBridge.model_validate(simple_bridge())
-    ingress = {"direction": "kafkaToJms", "jmsDestination": {"queue": "q"}}
+    ingress: dict[str, Any] = {"direction": "kafkaToJms", "jmsDestination": {"queue": "q"}}
     routes = [route("b", order=5), route("a", order=5, **ingress), route("c", order=1)]
     judgement = judge_routes("simple", model, routes)
     assert [r.metadata.name for r in judgement.accepted] == ["c", "a", "b"]

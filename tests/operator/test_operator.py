@@ -173,11 +173,11 @@ def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
         )
 
     # kopf's bookkeeping: our finalizer, our annotation prefix, nothing in status.
-    bridge = view.bridge("orders")
-    assert bridge is not None
-    assert bridge["metadata"]["finalizers"] == ["jmsbridge.dev/finalizer"]
-    assert all(key.startswith("jmsbridge.dev/") for key in bridge["metadata"].get("annotations", {}))
-    assert "kopf" not in json.dumps(bridge["status"])
+    stored = view.bridge("orders")
+    assert stored is not None
+    assert stored["metadata"]["finalizers"] == ["jmsbridge.dev/finalizer"]
+    assert all(key.startswith("jmsbridge.dev/") for key in stored["metadata"].get("annotations", {}))
+    assert "kopf" not in json.dumps(stored["status"])
     events = view.events()
     assert ("orders", "Normal", "ApplicationCreated") in events
     assert ("orders", "Normal", "ConfigCreated") in events

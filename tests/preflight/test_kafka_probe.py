@@ -255,7 +255,8 @@ def test_a_silent_broker_cannot_stall_the_check_or_other_bridges(
 def test_authorized_operations_are_read_by_name() -> None:
     """noida-db reports no authorized operations, so the conversion of a reported set is shown here."""
     reported = [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.IDEMPOTENT_WRITE, AclOperation.UNKNOWN]
-    assert _operations(reported) == {Operation.READ, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE}
+    expected = frozenset({Operation.READ, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE})
+    assert _operations(reported) == expected
     assert _operations(None) is None
 
 

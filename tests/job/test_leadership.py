@@ -1,11 +1,13 @@
 """The active/standby election over a Kubernetes Lease, against the API emulator (no Spark, no brokers).
 
-Durations are 2 s (renewals every 2/3 s); every wait is on a condition with a deadline.
+Durations are 2 s (renewals every 2/3 s); every wait is on a condition with a deadline. Where a test is
+about expiry (a lease not renewed for its duration, renewals failing until their deadline), the
+contenders share a `Clock` that only the test moves, so expiry happens exactly when the test says and
+never by the test's own slowness.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 import shutil
 import signal
@@ -46,8 +48,24 @@ def identity(instance: str) -> str:
     return lease_holder_identity(instance, f"orders-{instance}-driver")
 
 
-def leadership(instance: str, store: LeaseStore | None = None) -> Leadership:
-    return Leadership(store or KubernetesLeases(NAMESPACE, LEASE), identity(instance), DURATION)
+class Clock:
+    """The contenders' lease clock, moved only by the test (their polls and renewals still run in time)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def leadership(
+    instance: str, store: LeaseStore | None = None, clock: Callable[[], float] = time.monotonic
+) -> Leadership:
+    store = store or KubernetesLeases(NAMESPACE, LEASE)
+    return Leadership(store, identity(instance), DURATION, clock=clock)
 
 
 def lease_spec(kube: KubeApi) -> dict[str, Any]:
@@ -65,15 +83,11 @@ def holders(kube: KubeApi) -> list[str | None]:
     ]
 
 
-def micro_time(text: str) -> float:
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.UTC).timestamp()
-
-
 class Contender:
     """An instance standing by in a thread until it holds the lease, as the job does before it runs."""
 
-    def __init__(self, instance: str) -> None:
-        self.leadership = leadership(instance)
+    def __init__(self, instance: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.leadership = leadership(instance, clock=clock)
         self.identity = self.leadership.identity
         self.stopping = threading.Event()
         self.leading_since: float | None = None
@@ -94,13 +108,16 @@ class Contender:
         self.leadership.stop(release=release)
 
 
+Start = Callable[..., Contender]
+
+
 @pytest.fixture()
-def start(kube_api: KubeApi) -> Iterator[Callable[[str], Contender]]:
-    """Start contenders; all stop (and stop renewing) before the emulator goes away."""
+def start(kube_api: KubeApi) -> Iterator[Start]:
+    """Start contenders (`start("a", clock)`); all stop renewing before the emulator goes away."""
     started: list[Contender] = []
 
-    def starter(instance: str) -> Contender:
-        started.append(Contender(instance))
+    def starter(instance: str, clock: Callable[[], float] = time.monotonic) -> Contender:
+        started.append(Contender(instance, clock))
         return started[-1]
 
     yield starter
@@ -116,7 +133,7 @@ def wait_until_seen(kube: KubeApi, standby: Contender, holder: Contender) -> Non
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_two_contenders_one_leader(kube_api: KubeApi, start: Callable[[str], Contender]) -> None:
+def test_two_contenders_one_leader(kube_api: KubeApi, start: Start) -> None:
     a, b = start("a"), start("b")
     leader = kube_api.wait_for(
         lambda: next((c for c in (a, b) if c.leads), None), timeout=10, what="a leader"
@@ -137,36 +154,40 @@ def test_two_contenders_one_leader(kube_api: KubeApi, start: Callable[[str], Con
     assert lease_spec(kube_api)["leaseDurationSeconds"] == DURATION
 
 
-def test_crashed_leader_is_replaced_after_the_duration(
-    kube_api: KubeApi, start: Callable[[str], Contender]
-) -> None:
-    a = start("a")
+def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start: Start) -> None:
+    clock = Clock()
+    a = start("a", clock)
     kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
-    b = start("b")
-    wait_until_seen(kube_api, b, a)
+    b = leadership("b", clock=clock)
     a.stop(release=False)  # a crash: renewals stop, nothing is released
-    last_renewal = micro_time(lease_spec(kube_api)["renewTime"])
+    assert not b.try_acquire()  # b sees a's last record
 
-    kube_api.wait_for(lambda: b.leads, timeout=DURATION + 3, what="b takes over")
-    spec = lease_spec(kube_api)
-    assert spec["holderIdentity"] == b.identity and spec["leaseTransitions"] == 1
-    # Not a moment too early: the lease ran out (no renewal for a full duration) before b took it.
-    assert micro_time(spec["acquireTime"]) - last_renewal >= DURATION
-    assert holders(kube_api)[-2:] == [a.identity, b.identity]
+    clock.advance(DURATION - 0.01)
+    assert not b.try_acquire()  # not a moment too early: unchanged for less than a full duration
+    clock.advance(0.01)
+    try:
+        assert b.try_acquire()
+        spec = lease_spec(kube_api)
+        assert spec["holderIdentity"] == b.identity and spec["leaseTransitions"] == 1
+        assert holders(kube_api)[-2:] == [a.identity, b.identity]
+    finally:
+        b.stop()
 
 
-def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Callable[[str], Contender]) -> None:
-    a = start("a")
+def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Start) -> None:
+    clock = Clock()  # it never moves here: nothing can expire
+    a = start("a", clock)
     kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
-    b = start("b")
-    wait_until_seen(kube_api, b, a)
-    released = time.monotonic()
+    b = leadership("b", clock=clock)
+    assert not b.try_acquire()
     a.stop()  # releases
 
-    kube_api.wait_for(lambda: b.leads, timeout=DURATION, what="b takes over")
-    assert b.leading_since is not None and b.leading_since - released < DURATION  # no waiting for expiry
-    assert holders(kube_api)[-3:] == [a.identity, None, b.identity]
-    assert lease_spec(kube_api)["leaseTransitions"] == 1
+    try:
+        assert b.try_acquire()  # at its next look, without waiting for anything to expire
+        assert holders(kube_api)[-3:] == [a.identity, None, b.identity]
+        assert lease_spec(kube_api)["leaseTransitions"] == 1
+    finally:
+        b.stop()
 
 
 @pytest.mark.parametrize(
@@ -175,7 +196,7 @@ def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Callable[[st
     ids=["other-holder", "same-identity-other-tenure"],
 )
 def test_a_stolen_lease_is_noticed_within_one_renew_period(
-    kube_api: KubeApi, start: Callable[[str], Contender], thief: dict[str, str]
+    kube_api: KubeApi, start: Start, thief: dict[str, str]
 ) -> None:
     a = start("a")
     kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
@@ -206,8 +227,10 @@ class Unreachable:
         self.store = store
         self.namespace, self.name = store.namespace, store.name
         self.down = threading.Event()
+        self.attempts = 0
 
     def _check(self) -> None:
+        self.attempts += 1
         if self.down.is_set():
             raise ApiError(0, "ConnectionRefusedError", "[Errno 111] Connection refused")
 
@@ -225,21 +248,36 @@ class Unreachable:
 
 
 def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: KubeApi) -> None:
+    clock = Clock()
     store = Unreachable(KubernetesLeases(NAMESPACE, LEASE))
-    a = leadership("a", store)
+    a, b = leadership("a", store, clock), leadership("b", clock=clock)
     assert a.try_acquire()
-    lost_at: list[float] = []
-    a.on_lost(lambda reason: lost_at.append(time.time()))
+    reasons: list[str] = []
+    a.on_lost(reasons.append)
     try:
         kube_api.wait_for(lambda: lease_spec(kube_api)["renewTime"] != lease_spec(kube_api)["acquireTime"])
         store.down.set()
-        kube_api.wait_for(a.lost.is_set, timeout=DURATION, what="a gives up")
-        last_renewal = micro_time(lease_spec(kube_api)["renewTime"])
-        assert lost_at[0] - last_renewal < DURATION - a.renew_period / 2  # well before the lease runs out
-        assert "no renewal succeeded" in (a.loss_reason or "")
-        assert lease_spec(kube_api)["holderIdentity"] == a.identity  # runs out by itself
+        assert not b.try_acquire()  # b has seen a's last renewal
+
+        # a's renewals fail; it holds on until its renew deadline (2/3 of the duration) has passed.
+        clock.advance(a.renew_deadline - 0.2)
+        attempts = store.attempts
+        kube_api.wait_for(lambda: store.attempts > attempts + 1, timeout=5, what="failed renewals")
+        assert a.is_leader and not a.lost.is_set()
+        clock.advance(0.2)
+        assert not a.is_leader
+        kube_api.wait_for(a.lost.is_set, timeout=a.retry_period + 1, what="a gives up")
+        assert reasons == [a.loss_reason] and "no renewal succeeded" in reasons[0]
+
+        # b may take over only a full duration after it saw that record: a gave up D/3 before.
+        clock.advance(DURATION - a.renew_deadline - 0.01)
+        assert not b.try_acquire()
+        assert lease_spec(kube_api)["holderIdentity"] == a.identity  # a left it to run out
+        clock.advance(0.01)
+        assert b.try_acquire()
     finally:
         a.stop()
+        b.stop()
 
 
 class Interleaved:

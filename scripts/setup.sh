@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
-# ActiveMQ Classic from Debian, the project with its Python dependencies from PyPI.
+# ActiveMQ Classic from Debian, the project with its Python dependencies from PyPI, helm. Each step is
+# skipped when what it installs is there already, so running it again costs a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,5 +16,10 @@ if command -v systemctl >/dev/null && systemctl is-active --quiet activemq 2>/de
     systemctl stop activemq || true
 fi
 
-python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+# pip only when something is missing or out of date (scripts/installed.py says what).
+if python3 scripts/installed.py; then
+    echo "setup: this checkout is installed (editable, with its test extra)"
+else
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+fi
 scripts/install-helm.sh

@@ -22,6 +22,7 @@ from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 from bridge_job import egress_task
+from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal import Offsets, plan_batch
 from bridge_job.journal_reading import consumer_settings
@@ -38,12 +39,31 @@ class JournalRange(InputPartition):
 
 
 class EgressReader(DataSourceStreamReader):
+    """Planning in the driver; `read` in the tasks, which PySpark ships the pickled reader to (so it
+    pickles to its config path alone: a task reads the config it needs from the file)."""
+
     def __init__(self, config_path: str) -> None:
         self.config_path = config_path
-        self.config = load_job_config([Path(config_path)])
-        self.topic = self.config.journal_topic
+        self._config: JobConfig | None = None
         self._consumer: Consumer | None = None
         self._latest: Offsets | None = None
+
+    def __getstate__(self) -> dict[str, str]:
+        return {"config_path": self.config_path}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.config_path = state["config_path"]
+        self._config, self._consumer, self._latest = None, None, None
+
+    @property
+    def config(self) -> JobConfig:
+        if self._config is None:
+            self._config = load_job_config([Path(self.config_path)])
+        return self._config
+
+    @property
+    def topic(self) -> str:
+        return self.config.journal_topic
 
     @property
     def consumer(self) -> Consumer:

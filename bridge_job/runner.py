@@ -31,7 +31,6 @@ from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
     from bridge_job.ingest import Ingest
-    from bridge_job.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -142,8 +141,8 @@ def run(options: JobOptions) -> int:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest import Ingest, ensure_journal_topic
-    from bridge_job.pipeline import egress_query
-    from bridge_job.telemetry import Metrics
+    from bridge_job.pipeline import egress_query, report_progress
+    from bridge_job.telemetry import Metrics, figures_from_progress
 
     config = rendered.config
     check_topics(config)
@@ -161,6 +160,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         return 0
 
     ingest = Ingest(config, metrics.record_ingest, partitions).start()
+    report_progress(spark, lambda progress: metrics.record_batch(figures_from_progress(progress)))
     query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
     if leadership is not None:
         leadership.on_lost(lambda reason: _halt(ingest, query))
@@ -174,7 +174,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
-        return _Supervision(query, ingest, leadership, metrics, rendered, stopping).run()
+        return _Supervision(query, ingest, leadership, rendered, stopping).run()
     finally:
         ingest.stop()
         if query.isActive:
@@ -214,22 +214,19 @@ def _stop_on_signals(stopping: threading.Event) -> None:
 
 @dataclass
 class _Supervision:
-    """The driver's loop while the bridge runs: batch figures, the lease, ingest failures, route changes."""
+    """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
     query: Any  # the egress StreamingQuery
     ingest: Ingest
     leadership: Leadership | None
-    metrics: Metrics
     rendered: RenderedConfig
     stopping: threading.Event
-    last_reported: str = ""  # progress timestamps are ISO-8601 in UTC, so they order as text
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
         try:
             while self.query.isActive and not self.stopping.is_set():
                 self.query.awaitTermination(POLL_SECONDS)
-                self._record_batches()
                 self._check_lease()
                 if self.ingest.failure is not None:
                     raise self.ingest.failure
@@ -251,19 +248,6 @@ class _Supervision:
     def _check_lease(self) -> None:
         if self.leadership is not None:
             self.leadership.check()
-
-    def _record_batches(self) -> None:
-        """Several batches may finish between two polls: report each one once."""
-        from bridge_job.telemetry import figures_from_progress
-
-        for progress in self.query.recentProgress:
-            if progress.timestamp <= self.last_reported:
-                continue
-            self.last_reported = progress.timestamp
-            try:
-                self.metrics.record_batch(figures_from_progress(progress))
-            except Exception:  # telemetry must never stop the bridge
-                log.warning("cannot record batch %s figures", progress.batchId, exc_info=True)
 
     def _reload_routes(self) -> None:
         try:

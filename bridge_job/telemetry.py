@@ -57,25 +57,30 @@ def journal_lag(end_offset: str | None, latest_offset: str | None) -> int:
 
 def figures_from_progress(progress: Any) -> BatchFigures:
     observed = (progress.observedMetrics or {}).get(OBSERVATION)
-    counts = observed.asDict() if observed is not None else {}
+    # The tasks' summary rows, as PySpark parses them from the progress JSON: dicts.
+    tasks: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
 
-    def count(name: str) -> int:
-        return int(counts.get(name) or 0)
+    def total(name: str) -> int:
+        return sum(int(task[name] or 0) for task in tasks)
 
-    routed = count("published") + count("dead_lettered") + count("skipped")
+    routed = total("published") + total("dead_lettered") + total("skipped")
+    task_ms = total("ended_ms") - total("started_ms")
+    span_ms = max((t["ended_ms"] for t in tasks), default=0) - min(
+        (t["started_ms"] for t in tasks), default=0
+    )
     source = progress.sources[0] if progress.sources else None
     return BatchFigures(
         batch_id=int(progress.batchId),
-        input_records=count("records"),
-        published=count("published"),
-        dead_lettered=count("dead_lettered"),
-        skipped=count("skipped"),
-        latency_avg_seconds=(count("routing_ns") / routed / 1e9) if routed else 0.0,
+        input_records=total("records"),
+        published=total("published"),
+        dead_lettered=total("dead_lettered"),
+        skipped=total("skipped"),
+        latency_avg_seconds=(total("routing_ns") / routed / 1e9) if routed else 0.0,
         duration_seconds=float((progress.batchDuration or 0) / 1000.0),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
-        duplicates=count("duplicates"),
-        tasks=count("tasks"),
-        parallelism=round(count("task_ms") / max(count("span_ms"), 1), 2),
+        duplicates=total("duplicates"),
+        tasks=len(tasks),
+        parallelism=round(task_ms / max(span_ms, 1), 2),
         phases_ms=dict(progress.durationMs or {}),
     )
 

@@ -13,26 +13,30 @@ def test_journal_lag_sums_partitions_and_tolerates_missing_offsets() -> None:
     assert journal_lag(None, None) == 0
 
 
+def task(partition: int, started: int, ended: int, **counts: int) -> dict[str, int | bool]:
+    row: dict[str, int | bool] = {
+        "partition": partition,
+        "records": 0,
+        "duplicates": 0,
+        "published": 0,
+        "dead_lettered": 0,
+    }
+    row |= {"skipped": 0, "routing_ns": 0, "started_ms": started, "ended_ms": ended, "replayed": False}
+    return row | counts
+
+
 def test_figures_from_progress_and_metrics() -> None:
-    observed = SimpleNamespace(
-        asDict=lambda: {
-            "records": 12,
-            "duplicates": 2,
-            "published": 8,
-            "dead_lettered": 1,
-            "skipped": 1,
-            "routing_ns": 50_000,
-            "tasks": 2,
-            "task_ms": 300,
-            "span_ms": 200,
-        }
-    )
+    # Two tasks, 150 ms each, side by side for 100 of the batch's 200 ms: parallelism 1.5.
+    tasks = [
+        task(0, 1000, 1150, records=7, duplicates=2, published=4, dead_lettered=1, routing_ns=25_000),
+        task(1, 1050, 1200, records=5, published=4, skipped=1, routing_ns=25_000),
+    ]
     source = SimpleNamespace(endOffset='{"0": 10}', latestOffset='{"0": 30}')
     progress = SimpleNamespace(
-        observedMetrics={"routing": observed},
+        observedMetrics={"routing": {"tasks": tasks}},
         sources=[source],
         batchId=3,
-        numInputRows=10,
+        numInputRows=2,
         batchDuration=500,
         durationMs={"addBatch": 400},
     )

@@ -24,21 +24,21 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
+from jmsbridge.local import free_port, wait_until  # noqa: E402
 from tests.kubeapi.client import KubeApi, serve_kube_api  # noqa: E402
-from tests.operator.helpers import spark_crd_file  # noqa: E402
+from tests.operator.helpers import simple_bridge, spark_crd_file  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"
@@ -49,23 +49,10 @@ OPERATOR_AGENTS = ("kopf", "OpenAPI-Generator")
 
 
 def bridge(name: str, standby: bool) -> dict[str, Any]:
-    return {
-        "apiVersion": GROUP_VERSION,
-        "kind": "JmsBridge",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "jms": {
-                "connectionFactory": {
-                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
-                    "properties": {"brokerURL": "tcp://amq:61616"},
-                },
-                "credentialsSecretRef": {"name": "amq"},
-                "sources": [{"queue": f"{name}.in"}],
-            },
-            "kafka": {"bootstrapServers": "kafka:9092"},
-            "failover": {"standby": standby},
-        },
-    }
+    body = simple_bridge(name, standby=standby)
+    body["metadata"]["namespace"] = NAMESPACE
+    body["spec"]["jms"] |= {"credentialsSecretRef": {"name": "amq"}, "sources": [{"queue": f"{name}.in"}]}
+    return body
 
 
 def route(bridge_name: str, index: int) -> dict[str, Any]:
@@ -80,21 +67,6 @@ def route(bridge_name: str, index: int) -> dict[str, Any]:
             "kafkaTopic": f"{bridge_name}.out{index}",
         },
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.25) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -126,7 +98,7 @@ def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[byte
                 except OSError:
                     return False
 
-            wait(alive, 60, "the operator's liveness endpoint")
+            wait_until(alive, 60, "the operator's liveness endpoint", interval=0.25)
             yield process
         finally:
             process.terminate()
@@ -225,7 +197,7 @@ def main() -> int:
                 for r in range(1, args.routes + 1):
                     kube.create(route(name, r))
             created_s = time.monotonic() - started
-            wait(
+            wait_until(
                 lambda: reconciled(kube, args.bridges, args.routes, apps_per_bridge),
                 args.timeout,
                 "every bridge reconciled",
@@ -241,7 +213,9 @@ def main() -> int:
                 kube.patch_status(
                     SPARK_VERSION, "SparkApplication", app["metadata"]["name"], NAMESPACE, status
                 )
-            wait(lambda: all_ready(kube, args.bridges), args.timeout, "every bridge Ready", interval=1.0)
+            wait_until(
+                lambda: all_ready(kube, args.bridges), args.timeout, "every bridge Ready", interval=1.0
+            )
             running_s = time.monotonic() - running_started
             requests_total = operator_requests(kube) - before
             peak = peak_rss_mib(process.pid)

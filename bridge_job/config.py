@@ -47,6 +47,12 @@ Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
 ScalarValue = str | int | float | bool
 
 
+def exactly_one(model: BaseModel, first: str, second: str) -> None:
+    """ValueError unless exactly one of two optional fields is set (named as in YAML in the message)."""
+    if (getattr(model, first) is None) == (getattr(model, second) is None):
+        raise ValueError(f"set exactly one of `{to_camel(first)}` or `{to_camel(second)}`")
+
+
 class CamelModel(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -135,8 +141,7 @@ class JmsSource(CamelModel):
 
     @model_validator(mode="after")
     def _one_destination(self) -> Self:
-        if (self.queue is None) == (self.topic is None):
-            raise ValueError("set exactly one of `queue` or `topic`")
+        exactly_one(self, "queue", "topic")
         if self.topic is not None and self.durable_subscription is None:
             raise ValueError(
                 f"topic {self.topic!r} needs `durableSubscription`: without one, messages published while "
@@ -173,8 +178,7 @@ class JmsSpec(CamelModel):
 
     @model_validator(mode="after")
     def _one_factory(self) -> Self:
-        if (self.connection_factory is None) == (self.jndi is None):
-            raise ValueError("set exactly one of `connectionFactory` or `jndi`")
+        exactly_one(self, "connection_factory", "jndi")
         addresses = [s.address for s in self.sources]
         duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
         if duplicates:
@@ -301,8 +305,7 @@ class KeySpec(CamelModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        if (self.header is None) == (self.property is None):
-            raise ValueError("set exactly one of `header` or `property`")
+        exactly_one(self, "header", "property")
         return self
 
 
@@ -312,8 +315,7 @@ class JmsDestination(CamelModel):
 
     @model_validator(mode="after")
     def _one_destination(self) -> Self:
-        if (self.queue is None) == (self.topic is None):
-            raise ValueError("set exactly one of `queue` or `topic`")
+        exactly_one(self, "queue", "topic")
         return self
 
 

@@ -176,28 +176,14 @@ class Kube:
         items: list[dict[str, Any]] = (result or {}).get("items") or []
         return items
 
-    def create(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        body: Mapping[str, Any],
-        *,
-        timeout: Timeout = DEFAULT_TIMEOUT,
-    ) -> dict[str, Any]:
-        result: dict[str, Any] = self.request("POST", resource.path(namespace), dict(body), timeout=timeout)
+    def create(self, resource: Resource, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("POST", resource.path(namespace), dict(body))
         return result
 
-    def replace(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        body: Mapping[str, Any],
-        *,
-        timeout: Timeout = DEFAULT_TIMEOUT,
-    ) -> dict[str, Any]:
+    def replace(self, resource: Resource, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
         """PUT: the whole object; `metadata.resourceVersion` makes it fail (409) when someone was faster."""
-        path = resource.path(namespace, str(body["metadata"]["name"]))
-        result: dict[str, Any] = self.request("PUT", path, dict(body), timeout=timeout)
+        name = str(body["metadata"]["name"])
+        result: dict[str, Any] = self.request("PUT", resource.path(namespace, name), dict(body))
         return result
 
     def patch(

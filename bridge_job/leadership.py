@@ -94,20 +94,19 @@ class KubernetesLeases:
         return self._kube.get(LEASES, self.namespace, self.name, timeout=timeout)
 
     def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return self._write(self._kube.create, body, timeout)
+        return self._write("POST", LEASES.path(self.namespace), body, timeout)
 
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return self._write(self._kube.replace, body, timeout)
+        return self._write("PUT", LEASES.path(self.namespace, self.name), body, timeout)
 
-    def _write(
-        self, write: Callable[..., dict[str, Any]], body: dict[str, Any], timeout: float
-    ) -> dict[str, Any]:
+    def _write(self, method: str, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
-            return write(LEASES, self.namespace, body, timeout=timeout)
+            written: dict[str, Any] = self._kube.request(method, path, body, timeout=timeout)
         except ApiError as error:
             if error.conflict:
                 raise LeaseConflict(f"lease {self.namespace}/{self.name} was changed meanwhile") from None
             raise
+        return written
 
 
 def _connect() -> Kube:
@@ -222,14 +221,7 @@ class Leadership:
                 "metadata": {"name": self.store.name, "namespace": self.store.namespace},
                 "spec": self._acquired_spec({}, transitions=0),
             }
-            sent = self._clock()
-            try:
-                written = self.store.create(body, self.renew_period)
-            except LeaseConflict:
-                log.debug("lease %s was created by another instance first", self.lease)
-                return False
-            self._lead(written, sent)
-            return True
+            return self._take(self.store.create, body, "created")
         spec = current.get("spec") or {}
         holder = spec.get("holderIdentity") or None
         record = json.dumps(spec, sort_keys=True)
@@ -243,11 +235,17 @@ class Leadership:
             log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
         transitions = int(spec.get("leaseTransitions") or 0) + 1
         body = {**current, "spec": self._acquired_spec(spec, transitions)}
+        return self._take(self.store.replace, body, "taken")
+
+    def _take(
+        self, write: Callable[[dict[str, Any], float], dict[str, Any]], body: dict[str, Any], how: str
+    ) -> bool:
+        """Write the lease as ours; False when another instance wrote it first (409)."""
         sent = self._clock()
         try:
-            written = self.store.replace(body, self.renew_period)
+            written = write(body, self.renew_period)
         except LeaseConflict:
-            log.info("lease %s was taken by another instance first", self.lease)
+            log.info("lease %s was %s by another instance first", self.lease, how)
             return False
         self._lead(written, sent)
         return True

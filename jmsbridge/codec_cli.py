@@ -27,13 +27,7 @@ def register(commands: Any) -> None:
         help="print a bridged message as JSON",
         description="Print the JMS message a Kafka record value (or, with --record, a whole record) holds.",
     )
-    decode.add_argument("--format", required=True, choices=FORMATS, help="the route's format")
-    decode.add_argument(
-        "--record", action="store_true", help="FILE is a Kafka record as JSON (always so for native)"
-    )
-    decode.add_argument(
-        "--destination", metavar="URI", help="queue://NAME or topic://NAME, if the record has none"
-    )
+    _common(decode, record="FILE is a Kafka record as JSON", destination="if the record has none")
     decode.add_argument(
         "file", metavar="FILE", help="the record value's bytes, or the record as JSON; - is stdin"
     )
@@ -44,17 +38,18 @@ def register(commands: Any) -> None:
         help="write the bytes of a message given as JSON",
         description="Write the Kafka record value for a message (with --record: the whole record as JSON).",
     )
-    encode.add_argument("--format", required=True, choices=FORMATS, help="the route's format")
-    encode.add_argument(
-        "--record", action="store_true", help="write the Kafka record as JSON (always so for native)"
-    )
-    encode.add_argument(
-        "--destination", metavar="URI", help="queue://NAME or topic://NAME, if the JSON has none"
-    )
+    _common(encode, record="write the Kafka record as JSON", destination="if the JSON has none")
     encode.add_argument("--origin", metavar="BRIDGE_ID", help="set the jmsbridge.origin header")
     encode.add_argument("-o", "--output", metavar="FILE", help="where to write (default: stdout)")
     encode.add_argument("file", metavar="FILE.json", help="the message as JSON; - is stdin")
     encode.set_defaults(run=run_encode)
+
+
+def _common(command: argparse.ArgumentParser, *, record: str, destination: str) -> None:
+    """The options both directions take."""
+    command.add_argument("--format", required=True, choices=FORMATS, help="the route's format")
+    command.add_argument("--record", action="store_true", help=f"{record} (always so for native)")
+    command.add_argument("--destination", metavar="URI", help=f"queue://NAME or topic://NAME, {destination}")
 
 
 def run_decode(args: argparse.Namespace) -> int:

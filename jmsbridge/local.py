@@ -48,6 +48,23 @@ def port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def kill_group(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """SIGKILL a process started in a session of its own, and everything it started."""
+    if process is not None and process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+
+
+def stop_group(process: subprocess.Popen[bytes] | None, timeout: float) -> None:
+    """SIGTERM the process group; SIGKILL it when it has not exited within `timeout` seconds."""
+    if process is not None and process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(process, timeout)
+
+
 class _Process:
     """A server process in its own session, so that stop() takes its children with it."""
 
@@ -78,17 +95,10 @@ class _Process:
 
     def kill(self) -> None:
         """SIGKILL the whole process group (a crash, for failure tests)."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
+        kill_group(self.process, 30)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_group(self.process, 20)
         port = getattr(self, "port", None)
         if port is not None:  # a launcher may exit before its server has let go of the port
             wait_until(lambda: not port_open(port), 20, f"{self.name} to release port {port}")
@@ -242,14 +252,7 @@ class BridgeJob:
 
     def kill(self) -> None:
         """A crash: SIGKILL the job and everything it started (Spark's JVM, Python workers)."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=60)
+        kill_group(self.process, 60)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_group(self.process, 60)

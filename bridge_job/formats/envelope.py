@@ -32,7 +32,7 @@ from bridge_job.formats.envelope_wire import (
     TIMESTAMP,
     TYPE,
 )
-from bridge_job.formats.native import MESSAGE_TYPE_HEADER, ORIGIN_HEADER, PREFIX
+from bridge_job.formats.native import MESSAGE_TYPE_HEADER, ORIGIN_HEADER, PREFIX, header_text
 from bridge_job.message import BodyType, DeliveryMode, Destination, JmsMessage, Property, PropertyType
 
 _CARRIED = (BodyType.TEXT, BodyType.BYTES)
@@ -152,12 +152,7 @@ def _body(payload: bytes | None, offset: int, body_type: BodyType) -> str | byte
 
 def _text_header(record: KafkaRecord, name: str) -> str | None:
     raw = record.header(PREFIX + name)
-    if raw is None:
-        return None
-    try:
-        return raw.decode()
-    except UnicodeDecodeError as error:
-        raise FormatError(f"header {PREFIX}{name}: not UTF-8 at byte {error.start}") from None
+    return None if raw is None else header_text(PREFIX + name, raw)
 
 
 def _destination_header(record: KafkaRecord, name: str) -> Destination | None:

@@ -107,7 +107,8 @@ def _check_property_name(name: str, prop: Property) -> None:
         raise FormatError(f"property {name!r}: a typed property's name must be non-empty, without ',' or '='")
 
 
-def _text(name: str, raw: bytes) -> str:
+def header_text(name: str, raw: bytes) -> str:
+    """A header's value as text; FormatError naming the header and the byte when it is not UTF-8."""
     try:
         return raw.decode()
     except UnicodeDecodeError as error:
@@ -139,11 +140,11 @@ class _Headers:
         self.body_type = BodyType.BYTES
         for name, raw in record.headers:
             if name.startswith(PREFIX):
-                self.texts[name[len(PREFIX) :]] = _text(name, raw)
+                self.texts[name[len(PREFIX) :]] = header_text(name, raw)
             elif name == TYPES_HEADER:
-                self.types = parse_types(_text(name, raw))
+                self.types = parse_types(header_text(name, raw))
             elif name == MESSAGE_TYPE_HEADER:
-                text = _text(name, raw)
+                text = header_text(name, raw)
                 try:
                     self.body_type = BodyType(text)
                 except ValueError:

@@ -19,19 +19,18 @@ class SessionOwner:
 
     def commit(self) -> None:
         """Commit the transacted session: received messages are acknowledged, sent ones delivered."""
-        try:
-            self._session.commit()
-        except JavaException as error:
-            self._check_connection()
-            raise jms_error(f"cannot commit {self._batch}", error) from error
+        self._end_transaction(self._session.commit, "commit")
 
     def rollback(self) -> None:
         """Undo the transaction: received messages are redelivered, sent ones discarded."""
+        self._end_transaction(self._session.rollback, "roll back")
+
+    def _end_transaction(self, end: Callable[[], None], verb: str) -> None:
         try:
-            self._session.rollback()
+            end()
         except JavaException as error:
             self._check_connection()
-            raise jms_error(f"cannot roll back {self._batch}", error) from error
+            raise jms_error(f"cannot {verb} {self._batch}", error) from error
 
     def close(self) -> None:
         """Close the session (an open transaction is rolled back). Closing twice does nothing."""

@@ -34,6 +34,7 @@ from bridge_job.leadership import (
     LeaseStore,
 )
 from jmsbridge.cli import parser
+from jmsbridge.local import kill_group
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.job.helpers import config
 from tests.kubeapi.client import KubeApi
@@ -220,31 +221,41 @@ def test_a_stolen_lease_is_noticed_within_one_renew_period(
     assert not a.leadership.try_acquire()  # never again in this process: it restarts as the standby
 
 
-class Unreachable:
-    """A store that stops answering when `down` is set (the API server cut off)."""
+class Intercepted:
+    """The Lease on the emulator, with a hook the test sets before each request (`write`: create, replace)."""
 
     def __init__(self, store: KubernetesLeases) -> None:
         self.store = store
         self.namespace, self.name = store.namespace, store.name
-        self.down = threading.Event()
-        self.attempts = 0
 
-    def _check(self) -> None:
-        self.attempts += 1
-        if self.down.is_set():
-            raise ApiError(0, "ConnectionRefusedError", "[Errno 111] Connection refused")
+    def before(self, write: bool) -> None:
+        pass
 
     def read(self, timeout: float) -> dict[str, Any] | None:
-        self._check()
+        self.before(write=False)
         return self.store.read(timeout)
 
     def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self._check()
+        self.before(write=True)
         return self.store.create(body, timeout)
 
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self._check()
+        self.before(write=True)
         return self.store.replace(body, timeout)
+
+
+class Unreachable(Intercepted):
+    """A store that stops answering when `down` is set (the API server cut off)."""
+
+    def __init__(self, store: KubernetesLeases) -> None:
+        super().__init__(store)
+        self.down = threading.Event()
+        self.attempts = 0
+
+    def before(self, write: bool) -> None:
+        self.attempts += 1
+        if self.down.is_set():
+            raise ApiError(0, "ConnectionRefusedError", "[Errno 111] Connection refused")
 
 
 def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: KubeApi) -> None:
@@ -280,29 +291,17 @@ def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: Kub
         b.stop()
 
 
-class Interleaved:
+class Interleaved(Intercepted):
     """A store that lets another contender write first, between this one's read and its write."""
 
     def __init__(self, store: KubernetesLeases, before_write: Callable[[], object]) -> None:
-        self.store = store
-        self.namespace, self.name = store.namespace, store.name
+        super().__init__(store)
         self.before_write: Callable[[], object] | None = before_write
 
-    def _interleave(self) -> None:
-        if self.before_write is not None:
+    def before(self, write: bool) -> None:
+        if write and self.before_write is not None:
             before, self.before_write = self.before_write, None
             before()
-
-    def read(self, timeout: float) -> dict[str, Any] | None:
-        return self.store.read(timeout)
-
-    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self._interleave()
-        return self.store.create(body, timeout)
-
-    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        self._interleave()
-        return self.store.replace(body, timeout)
 
 
 @pytest.mark.parametrize("lease_exists", [False, True], ids=["create", "replace"])
@@ -459,9 +458,7 @@ class JobProcess:
             raise AssertionError(f"job still running after {timeout}s:\n{self.log()[-4000:]}") from None
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=60)
+        kill_group(self.process, 60)
 
 
 @pytest.mark.e2e

@@ -73,17 +73,18 @@ class KubeApi:
 
     @property
     def requests_by_method(self) -> dict[str, int]:
-        result: dict[str, int] = {}
-        for (method, _), count in self._serving.emulator.counts().items():
-            result[method] = result.get(method, 0) + count
-        return result
+        return self._requests_by(0)
 
     @property
     def requests_by_agent(self) -> dict[str, int]:
         """By `User-Agent` product: `kopf`, `OpenAPI-Generator` (the kubernetes client), `kubeapi-tests`..."""
+        return self._requests_by(1)
+
+    def _requests_by(self, part: int) -> dict[str, int]:
+        """Request counts summed by one part of the emulator's (method, agent) keys."""
         result: dict[str, int] = {}
-        for (_, agent), count in self._serving.emulator.counts().items():
-            result[agent] = result.get(agent, 0) + count
+        for key, count in self._serving.emulator.counts().items():
+            result[key[part]] = result.get(key[part], 0) + count
         return result
 
     @property

@@ -12,50 +12,45 @@ messages of one JMS destination, which share a journal partition, keep their ord
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.listener import StreamingQueryListener
 from pyspark.sql.streaming.query import StreamingQuery
 
 from bridge_job.config import JobConfig
 from bridge_job.egress_source import EgressSource
 from bridge_job.telemetry import OBSERVATION
 
-log = logging.getLogger("jmsbridge.job")
-
 
 def register_sources(spark: SparkSession) -> None:
     spark.dataSource.register(EgressSource)
 
 
-class _Progress(StreamingQueryListener):
-    def __init__(self, on_batch: Callable[[Any], None]) -> None:
-        self.on_batch = on_batch
+class BatchReports:
+    """Each micro-batch's progress report, once, read from the query as cheaply as Spark allows.
 
-    def onQueryStarted(self, event: Any) -> None:
-        pass
+    `lastProgress` converts one report; `recentProgress` converts up to 100, and a Python
+    StreamingQueryListener costs about 50 ms of JVM time per batch (PySpark rebuilds each event through
+    dozens of py4j calls). So: read the last report often, and the recent ones only when batches were
+    missed between two reads. Report timestamps are ISO-8601 in UTC, so they order as text.
+    """
 
-    def onQueryProgress(self, event: Any) -> None:
-        try:
-            self.on_batch(event.progress)
-        except Exception:  # telemetry must never stop the bridge
-            log.warning("cannot record the figures of batch %s", event.progress.batchId, exc_info=True)
+    def __init__(self, query: StreamingQuery) -> None:
+        self.query = query
+        self.last_timestamp = ""
+        self.last_batch = -1
 
-    def onQueryIdle(self, event: Any) -> None:
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:
-        pass
-
-
-def report_progress(spark: SparkSession, on_batch: Callable[[Any], None]) -> None:
-    """Call `on_batch` with each micro-batch's progress as Spark reports it: once per batch, instead of
-    polling `recentProgress`, which converts up to 100 past reports every time it is read."""
-    spark.streams.addListener(_Progress(on_batch))
+    def new(self) -> list[Any]:
+        last = self.query.lastProgress
+        if last is None or last.timestamp <= self.last_timestamp:
+            return []
+        reports = [last]
+        if last.batchId > self.last_batch + 1:
+            reports = [p for p in self.query.recentProgress if p.timestamp > self.last_timestamp]
+        self.last_timestamp = reports[-1].timestamp
+        self.last_batch = max(self.last_batch, *(p.batchId for p in reports))
+        return reports
 
 
 def egress_query(

@@ -31,10 +31,11 @@ from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
     from bridge_job.ingest import Ingest
+    from bridge_job.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
 
-POLL_SECONDS = 1
+POLL_SECONDS = 0.25  # shorter than a batch, so that progress reports are mostly read one at a time
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,8 @@ def run(options: JobOptions) -> int:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest import Ingest, ensure_journal_topic
-    from bridge_job.pipeline import egress_query, report_progress
-    from bridge_job.telemetry import Metrics, figures_from_progress
+    from bridge_job.pipeline import egress_query
+    from bridge_job.telemetry import Metrics
 
     config = rendered.config
     check_topics(config)
@@ -160,7 +161,6 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         return 0
 
     ingest = Ingest(config, metrics.record_ingest, partitions).start()
-    report_progress(spark, lambda progress: metrics.record_batch(figures_from_progress(progress)))
     query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
     if leadership is not None:
         leadership.on_lost(lambda reason: _halt(ingest, query))
@@ -174,7 +174,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
-        return _Supervision(query, ingest, leadership, rendered, stopping).run()
+        return _Supervision(query, ingest, leadership, rendered, stopping, metrics).run()
     finally:
         ingest.stop()
         if query.isActive:
@@ -221,12 +221,18 @@ class _Supervision:
     leadership: Leadership | None
     rendered: RenderedConfig
     stopping: threading.Event
+    metrics: Metrics
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
         try:
+            from bridge_job.pipeline import BatchReports
+
+            reports = BatchReports(self.query)
             while self.query.isActive and not self.stopping.is_set():
                 self.query.awaitTermination(POLL_SECONDS)
+                for progress in reports.new():
+                    self._record(progress)
                 self._check_lease()
                 if self.ingest.failure is not None:
                     raise self.ingest.failure
@@ -244,6 +250,14 @@ class _Supervision:
             if BridgeStopped.PREFIX not in str(error):
                 log.exception("unexpected failure")
             raise BridgeStopped(stop_reason(error)) from None
+
+    def _record(self, progress: Any) -> None:
+        from bridge_job.telemetry import figures_from_progress
+
+        try:
+            self.metrics.record_batch(figures_from_progress(progress))
+        except Exception:  # telemetry must never stop the bridge
+            log.warning("cannot record the figures of batch %s", progress.batchId, exc_info=True)
 
     def _check_lease(self) -> None:
         if self.leadership is not None:

@@ -16,4 +16,9 @@ SPARK_SETTINGS: dict[str, str] = {
     "spark.sql.streaming.metricsEnabled": "true",
     # Python workers, and with them their Kafka clients and parsed config, live across micro-batches.
     "spark.python.worker.reuse": "true",
+    # The JVMs only plan, schedule and checkpoint (records stay in Python): code that never gets hot
+    # enough to repay C2's compilation, which took most of the driver JVM's CPU for minutes after start.
+    # C1 alone roughly halved the JVM's CPU per batch (docs/egress.md, "Cost per batch").
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }

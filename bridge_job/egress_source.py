@@ -7,7 +7,8 @@ its checkpoint before the batch runs, so a batch replayed after a crash covers e
 executors. Each task runs `egress_task.run` on its range in its Python worker (read, deduplicate, route,
 convert, write) and hands back a single summary row: records never cross between the JVM and Python.
 
-The `availableNow` trigger is honoured: Spark then asks with `ReadAllAvailable`.
+With the `availableNow` trigger the source fixes the journal's end offsets when the query starts
+(`prepareForTriggerAvailableNow`) and Spark drains up to them in batches of the usual size.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
 from bridge_job import egress_task
@@ -38,7 +39,7 @@ class JournalRange(InputPartition):
     config_path: str
 
 
-class EgressReader(DataSourceStreamReader):
+class EgressReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver; `read` in the tasks, which PySpark ships the pickled reader to (so it
     pickles to its config path alone: a task reads the config it needs from the file)."""
 
@@ -47,13 +48,14 @@ class EgressReader(DataSourceStreamReader):
         self._config: JobConfig | None = None
         self._consumer: Consumer | None = None
         self._latest: Offsets | None = None
+        self._target: Offsets | None = None  # availableNow: where to stop
 
     def __getstate__(self) -> dict[str, str]:
         return {"config_path": self.config_path}
 
     def __setstate__(self, state: dict[str, str]) -> None:
         self.config_path = state["config_path"]
-        self._config, self._consumer, self._latest = None, None, None
+        self._config, self._consumer, self._latest, self._target = None, None, None, None
 
     @property
     def config(self) -> JobConfig:
@@ -94,10 +96,15 @@ class EgressReader(DataSourceStreamReader):
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self.watermarks()[1]
+
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         low, high = self.watermarks()
         self._latest = high
         begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
+        if self._target is not None:  # nothing written after the query started (a new partition: none)
+            high = {p: max(begin[p], min(high[p], self._target.get(p, begin[p]))) for p in high}
         lost = {p: (start[p], low[p]) for p in start if p in low and start[p] < low[p]}
         if lost:
             ranges = ", ".join(f"partition {p} offsets {a}..{b - 1}" for p, (a, b) in sorted(lost.items()))

@@ -4,26 +4,20 @@ with its journal range, checked by reading the destination topics as a user woul
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from bridge_job import egress_task
-from bridge_job.config import JobConfig, journal_reader_group
+from bridge_job.config import journal_reader_group
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal import journal_record
 from bridge_job.journal_reading import close_consumers
 from bridge_job.kafka_writing import close_producers
-from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from tests.brokers import KafkaBroker
 from tests.job.harness import read_topics
-from tests.job.helpers import config, route
-
-QUEUE = Destination(DestinationKind.QUEUE, "orders.in")
+from tests.job.journal_helpers import journal, journalled_bridge, order
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -34,39 +28,8 @@ def clients() -> Iterator[None]:
     close_producers()
 
 
-def setup(kafka: KafkaBroker, tmp_path: Path, **bridge: object) -> tuple[JobConfig, str, str]:
-    n = uuid.uuid4().hex[:8]
-    topic = f"orders-{n}"
-    job = config(
-        route("orders", topic, f"task-{n}", match={"headers": {"kind": "order"}}, key={"property": "seq"}),
-        name=f"task-{n}",
-        bootstrap=kafka.bootstrap,
-        **bridge,
-    )
-    kafka.create_topics(job.journal_topic, topic)
-    path = tmp_path / f"job-{n}.yaml"
-    path.write_text(yaml.safe_dump(job.dump()))
-    return job, str(path), topic
-
-
-def journal(kafka: KafkaBroker, job: JobConfig, *messages: JmsMessage, timestamp_ms: int = 0) -> None:
-    producer = Producer({"bootstrap.servers": kafka.bootstrap})
-    for message in messages:
-        record = journal_record(message)
-        headers: list[tuple[str, str | bytes | None]] = list(record.headers)
-        producer.produce(job.journal_topic, record.value, record.key, headers=headers, timestamp=timestamp_ms)
-    assert producer.flush(10) == 0
-
-
-def order(seq: int, redelivered: bool = False, kind: str = "order") -> JmsMessage:
-    properties = {"seq": Property.of(seq), "kind": Property.string(kind)}
-    return JmsMessage(
-        QUEUE, body=f"order {seq}", message_id=f"ID:{seq}", redelivered=redelivered, properties=properties
-    )
-
-
 def test_a_range_is_routed_converted_and_written(kafka: KafkaBroker, tmp_path: Path) -> None:
-    job, path, topic = setup(kafka, tmp_path)
+    job, path, topic = journalled_bridge(kafka, tmp_path)
     journal(kafka, job, *(order(seq) for seq in range(5)))
     summary = egress_task.run(path, job.journal_topic, 0, 1, 4)  # the middle three only
     assert (summary.records, summary.published, summary.duplicates, summary.replayed) == (3, 3, 0, False)
@@ -78,7 +41,7 @@ def test_a_range_is_routed_converted_and_written(kafka: KafkaBroker, tmp_path: P
 def test_a_redelivery_whose_original_is_in_an_earlier_range_is_dropped(
     kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    job, path, topic = setup(kafka, tmp_path)
+    job, path, topic = journalled_bridge(kafka, tmp_path)
     journal(kafka, job, order(0), order(1), order(2), order(1, redelivered=True), order(3))
     egress_task.run(path, job.journal_topic, 0, 0, 3)
     summary = egress_task.run(path, job.journal_topic, 0, 3, 5)
@@ -87,7 +50,7 @@ def test_a_redelivery_whose_original_is_in_an_earlier_range_is_dropped(
 
 
 def test_an_original_older_than_the_dedup_window_does_not_count(kafka: KafkaBroker, tmp_path: Path) -> None:
-    job, path, _ = setup(kafka, tmp_path, spark={"dedupWindowSeconds": 60})
+    job, path, _ = journalled_bridge(kafka, tmp_path, spark={"dedupWindowSeconds": 60})
     now = int(time.time() * 1000)
     journal(kafka, job, order(0), order(1), timestamp_ms=now - 3_600_000)
     journal(kafka, job, order(1, redelivered=True), timestamp_ms=now)
@@ -98,7 +61,7 @@ def test_an_original_older_than_the_dedup_window_does_not_count(kafka: KafkaBrok
 def test_fail_policy_stops_before_anything_of_the_range_is_written(
     kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    job, path, topic = setup(kafka, tmp_path)
+    job, path, topic = journalled_bridge(kafka, tmp_path)
     journal(kafka, job, order(0), order(1, kind="unknown"), order(2))
     with pytest.raises(BridgeStopped, match=r"message ID:1 from queue://orders.in .*NoRoute.*policy fail"):
         egress_task.run(path, job.journal_topic, 0, 0, 3)
@@ -108,7 +71,7 @@ def test_fail_policy_stops_before_anything_of_the_range_is_written(
 def test_exactly_once_commits_progress_with_the_records_and_skips_a_replay(
     kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    job, path, topic = setup(kafka, tmp_path, delivery="exactlyOnce")
+    job, path, topic = journalled_bridge(kafka, tmp_path, delivery="exactlyOnce")
     journal(kafka, job, *(order(seq) for seq in range(4)))
     first = egress_task.run(path, job.journal_topic, 0, 0, 4)
     replay = egress_task.run(path, job.journal_topic, 0, 0, 4)  # Spark replays the batch after a crash

@@ -207,25 +207,35 @@ def activemq_classpath() -> list[str]:
 
 @dataclass
 class BridgeJob:
-    """`jmsbridge job` as a child process in its own process group (so a kill takes Spark with it)."""
+    """`jmsbridge job` as a child process in its own process group (so a kill takes Spark with it).
+
+    The checkpoint is `work_dir/checkpoint`: two instances (`instance`) of one work dir share it, as the
+    shared volume of an active/standby pair would give them.
+    """
 
     files: list[Path]
     work_dir: Path
     metrics_port: int = 0
+    instance: str | None = None
+    master: str = "local[2]"
+    env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     logs: list[Path] = field(default_factory=list)
 
     def start(self) -> BridgeJob:
-        log_path = self.work_dir / f"job-{len(self.logs)}.log"
+        name = f"job-{self.instance}" if self.instance else "job"
+        log_path = self.work_dir / f"{name}-{len(self.logs)}.log"
         self.logs.append(log_path)
-        argv = [sys.executable, "-m", "jmsbridge", "job", "--master", "local[2]"]
+        argv = [sys.executable, "-m", "jmsbridge", "job", "--master", self.master]
         argv += [f"--file={f}" for f in self.files]
         argv += [
             "--checkpoint", str(self.work_dir / "checkpoint"),
-            "--work-dir", str(self.work_dir / "run"),
+            "--work-dir", str(self.work_dir / f"run-{self.instance}" if self.instance else "run"),
             "--metrics-port", str(self.metrics_port),
         ]  # fmt: skip
-        env = os.environ | {"PYSPARK_PYTHON": sys.executable}
+        if self.instance:
+            argv += ["--instance", self.instance]
+        env = os.environ | {"PYSPARK_PYTHON": sys.executable} | self.env
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
@@ -236,12 +246,19 @@ class BridgeJob:
         return self.logs[-1].read_text(errors="replace") if self.logs else ""
 
     def wait_running(self, timeout: float = 120) -> None:
-        def running() -> bool:
+        self.wait_log(" running: ", timeout)
+
+    def wait_log(self, text: str, timeout: float = 120) -> None:
+        """Until the log says `text`; an exit before that fails with the log's end."""
+
+        def logged() -> bool:
+            if text in self.log():
+                return True
             if self.process is not None and self.process.poll() is not None:
                 raise AssertionError(f"job exited with {self.process.returncode}:\n{self.log()[-4000:]}")
-            return " running: " in self.log()
+            return False
 
-        wait_until(running, timeout, "the bridge job to start", interval=0.2)
+        wait_until(logged, timeout, f"{text!r} in the job's log", interval=0.2)
 
     def wait_exit(self, timeout: float = 180) -> int:
         assert self.process is not None

@@ -8,11 +8,9 @@ never by the test's own slowness.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -34,7 +32,7 @@ from bridge_job.leadership import (
     LeaseStore,
 )
 from jmsbridge.cli import parser
-from jmsbridge.local import kill_group
+from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.job.helpers import config
 from tests.kubeapi.client import KubeApi
@@ -425,42 +423,6 @@ def test_the_rendered_service_account_may_hold_the_lease() -> None:
     ]
 
 
-class JobProcess:
-    """`jmsbridge job --instance NAME` as a child process in its own process group."""
-
-    def __init__(self, instance: str, files: list[Path], tmp_path: Path) -> None:
-        self.log_path = tmp_path / f"job-{instance}.log"
-        argv = [sys.executable, "-m", "jmsbridge", "job", "--master", "local[1]", "--instance", instance]
-        argv += [f"--file={f}" for f in files]
-        argv += ["--checkpoint", str(tmp_path / "checkpoint")]  # shared, as a volume of the pair would be
-        argv += ["--work-dir", str(tmp_path / f"run-{instance}"), "--metrics-port", "0"]
-        env = os.environ | {"PYSPARK_PYTHON": sys.executable, "HOSTNAME": f"pod-{instance}"}
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
-            )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_log(self, kube: KubeApi, text: str, timeout: float = 180) -> None:
-        def logged() -> bool:
-            if self.process.poll() is not None and text not in self.log():
-                raise AssertionError(f"job exited with {self.process.returncode}:\n{self.log()[-4000:]}")
-            return text in self.log()
-
-        kube.wait_for(logged, timeout=timeout, what=f"{text!r} in {self.log_path.name}")
-
-    def exit_status(self, timeout: float = 120) -> int:
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"job still running after {timeout}s:\n{self.log()[-4000:]}") from None
-
-    def close(self) -> None:
-        kill_group(self.process, 60)
-
-
 @pytest.mark.e2e
 def test_two_jobs_run_as_an_active_standby_pair(
     kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
@@ -482,20 +444,24 @@ def test_two_jobs_run_as_an_active_standby_pair(
     def messages(first: int) -> list[JmsMessage]:
         return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
 
-    a = JobProcess("a", files, tmp_path)
-    b: JobProcess | None = None
+    def instance(name: str) -> BridgeJob:
+        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
+
+    a = instance("a").start()
+    b: BridgeJob | None = None
     try:
-        a.wait_log(kube_api, " running: ")
-        b = JobProcess("b", files, tmp_path)
-        b.wait_log(kube_api, "standby: waiting for lease")
+        a.wait_running(180)
+        b = instance("b").start()
+        b.wait_log("standby: waiting for lease", 180)
         send(activemq, messages(0))
         assert len(read_topics(kafka, [topic], 10)) == 10
         assert " running: " not in b.log()
         assert lease_spec_of(kube_api, name)["holderIdentity"] == "a/pod-a"
 
+        assert a.process is not None
         a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over at once
-        assert a.exit_status() == 0
-        b.wait_log(kube_api, " running: ", timeout=120)
+        assert a.wait_exit(120) == 0
+        b.wait_running(120)
         assert lease_spec_of(kube_api, name)["holderIdentity"] == "b/pod-b"
         send(activemq, messages(10))
         assert len(read_topics(kafka, [topic], 20)) == 20
@@ -503,12 +469,12 @@ def test_two_jobs_run_as_an_active_standby_pair(
         kube_api.patch(
             LEASES, "Lease", lease_name(name), NAMESPACE, {"spec": {"holderIdentity": "thief/pod"}}
         )
-        assert b.exit_status() == EXIT_LEADERSHIP_LOST
+        assert b.wait_exit(120) == EXIT_LEADERSHIP_LOST
         assert "lost the lease" in b.log()
     finally:
-        a.close()
+        a.kill()
         if b is not None:
-            b.close()
+            b.kill()
 
 
 def lease_spec_of(kube: KubeApi, bridge_id: str) -> dict[str, Any]:

@@ -230,7 +230,7 @@ class BridgeJob:
         argv += [f"--file={f}" for f in self.files]
         argv += [
             "--checkpoint", str(self.work_dir / "checkpoint"),
-            "--work-dir", str(self.work_dir / f"run-{self.instance}" if self.instance else "run"),
+            "--work-dir", str(self.work_dir / (f"run-{self.instance}" if self.instance else "run")),
             "--metrics-port", str(self.metrics_port),
         ]  # fmt: skip
         if self.instance:

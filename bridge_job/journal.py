@@ -77,6 +77,7 @@ class JournalEntry:
     timestamp_ms: int = 0
     _texts: dict[str, bytes] | None = field(default=None, init=False, repr=False, compare=False)
     _message: JmsMessage | None = field(default=None, init=False, repr=False, compare=False)
+    _destination: Destination | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, message: JmsMessage, partition: int = 0, offset: int = 0) -> JournalEntry:
@@ -90,12 +91,7 @@ class JournalEntry:
 
     def _text(self, header: str) -> str | None:
         raw = self._headers().get(header)
-        if raw is None:
-            return None
-        try:
-            return raw.decode()
-        except UnicodeDecodeError as error:
-            raise FormatError(f"header {header}: not UTF-8 at byte {error.start}") from None
+        return None if raw is None else native.header_text(header, raw)
 
     def text(self, name: str) -> str | None:
         """A JMS header (JMSType, ...) or property by its JMS name, as the text `native` wrote for it."""
@@ -115,13 +111,16 @@ class JournalEntry:
 
     @property
     def destination(self) -> Destination:
-        text = self.text("JMSDestination")
-        if text is None:
-            raise FormatError(f"header {native.PREFIX}JMSDestination: missing")
-        try:
-            return Destination.parse(text)
-        except ValueError as error:
-            raise FormatError(f"header {native.PREFIX}JMSDestination: {error}") from None
+        """Parsed once: routing asks for it for every route it tries."""
+        if self._destination is None:
+            text = self.text("JMSDestination")
+            if text is None:
+                raise FormatError(f"header {native.PREFIX}JMSDestination: missing")
+            try:
+                self._destination = Destination.parse(text)
+            except ValueError as error:
+                raise FormatError(f"header {native.PREFIX}JMSDestination: {error}") from None
+        return self._destination
 
     @property
     def message_id(self) -> str | None:

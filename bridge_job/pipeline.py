@@ -3,7 +3,7 @@
 Spark does what it is for: it plans each micro-batch as journal offset ranges, checkpoints them, runs one
 task per journal partition on its executors, retries and replays. The records stay inside each task's
 Python process from the journal read to the Kafka write (egress_task.py); what reaches Spark is one
-summary row per task, summed into the batch's observed metrics for telemetry. Nothing is left for a sink
+summary row per task, collected into the batch's observed metrics for telemetry. Nothing is left for a sink
 to do, so the query writes to Spark's `noop` sink.
 
 No stage shuffles: parallelism follows the journal's partitions (`kafka.journalPartitions`), and the

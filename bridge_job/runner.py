@@ -225,10 +225,10 @@ class _Supervision:
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
-        try:
-            from bridge_job.pipeline import BatchReports
+        from bridge_job.pipeline import BatchReports
 
-            reports = BatchReports(self.query)
+        reports = BatchReports(self.query)
+        try:
             while self.query.isActive and not self.stopping.is_set():
                 self.query.awaitTermination(POLL_SECONDS)
                 for progress in reports.new():

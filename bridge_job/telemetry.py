@@ -1,7 +1,7 @@
 """Telemetry: routing rates and latency, throughput and journal lag, for Prometheus and the log.
 
-Routing runs in Spark tasks; each task's counts reach the driver in its summary row, summed into the
-query's observed metrics (`observe`), read here from each micro-batch's progress. The ingest counts in
+Routing runs in Spark tasks; each task's counts reach the driver in its summary row, collected into the
+query's observed metrics (`observe`) and summed here from each micro-batch's progress. The ingest counts in
 the driver directly. One JSON log line per batch carries the same figures, with how many tasks ran and how
 much they overlapped (`parallelism`: task time over the batch's task span; 2.0 means two tasks side by
 side all along).

@@ -310,13 +310,36 @@ class KeySpec(CamelModel):
 
 
 class JmsDestination(CamelModel):
+    """Where a kafkaToJms route sends: a queue, a topic, or the destination a record header names."""
+
     queue: DestinationName | None = None
     topic: DestinationName | None = None
+    from_header: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
+        default=None,
+        description="A Kafka record header holding `queue://NAME` or `topic://NAME`; for replies to a JMS "
+        "requester, `jms.JMSReplyTo`.",
+    )
 
     @model_validator(mode="after")
     def _one_destination(self) -> Self:
-        exactly_one(self, "queue", "topic")
+        if sum(v is not None for v in (self.queue, self.topic, self.from_header)) != 1:
+            raise ValueError("set exactly one of `queue`, `topic` or `fromHeader`")
         return self
+
+
+class StartingOffsets(enum.StrEnum):
+    EARLIEST = "earliest"
+    LATEST = "latest"
+
+
+class JmsSendSpec(CamelModel):
+    """How a kafkaToJms route sends its messages; what is left unset comes from the record."""
+
+    delivery_mode: Literal["persistent", "nonPersistent"] | None = None
+    priority: Annotated[int, Field(ge=0, le=9)] | None = None
+    time_to_live_ms: Annotated[int, Field(ge=0, le=10 * 365 * 24 * 3600 * 1000)] | None = Field(
+        default=None, description="0: never expires. Unset: the record's own expiration, if any."
+    )
 
 
 class JmsBridgeRouteSpec(CamelModel):
@@ -333,13 +356,30 @@ class JmsBridgeRouteSpec(CamelModel):
     on_soft_failure: SoftFailurePolicy | None = Field(
         default=None, description="Overrides the bridge's routing.onSoftFailure for this route."
     )
+    starting_offsets: StartingOffsets | None = Field(
+        default=None,
+        description="kafkaToJms: where a new route starts reading its topic (default latest).",
+    )
+    send: JmsSendSpec | None = Field(
+        default=None, description="kafkaToJms: delivery mode, priority and time to live of sent messages."
+    )
 
     @model_validator(mode="after")
     def _direction_fields(self) -> Self:
-        if self.direction is Direction.KAFKA_TO_JMS and self.jms_destination is None:
-            raise ValueError("direction kafkaToJms needs `jmsDestination`")
-        if self.direction is Direction.JMS_TO_KAFKA and self.jms_destination is not None:
-            raise ValueError("`jmsDestination` applies to direction kafkaToJms only")
+        if self.direction is Direction.KAFKA_TO_JMS:
+            if self.jms_destination is None:
+                raise ValueError("direction kafkaToJms needs `jmsDestination`")
+            if self.key is not None:
+                raise ValueError(
+                    "`key` applies to direction jmsToKafka only (kafkaToJms carries the record's key as "
+                    "the KafkaKey property)"
+                )
+            return self
+        ingress_only = {"jmsDestination": self.jms_destination, "startingOffsets": self.starting_offsets}
+        ingress_only["send"] = self.send
+        for name, value in ingress_only.items():
+            if value is not None:
+                raise ValueError(f"`{name}` applies to direction kafkaToJms only")
         return self
 
 

@@ -375,9 +375,12 @@ class JmsBridgeRouteSpec(CamelModel):
                     "the KafkaKey property)"
                 )
             return self
-        ingress_only = {"jmsDestination": self.jms_destination, "startingOffsets": self.starting_offsets}
-        ingress_only["send"] = self.send
-        for name, value in ingress_only.items():
+        ingress_only = (
+            ("jmsDestination", self.jms_destination),
+            ("startingOffsets", self.starting_offsets),
+            ("send", self.send),
+        )
+        for name, value in ingress_only:
             if value is not None:
                 raise ValueError(f"`{name}` applies to direction kafkaToJms only")
         return self

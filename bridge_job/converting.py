@@ -22,6 +22,10 @@ from bridge_job.routing import RouteTable
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
 
+# What the ingress marks a message it sends with: this bridge, and the topic the record was read from.
+ORIGIN_PROPERTY = "JmsBridgeOrigin"
+KAFKA_TOPIC_PROPERTY = "KafkaTopic"
+
 
 class SoftFailureReason(enum.StrEnum):
     NO_ROUTE = "NoRoute"
@@ -30,12 +34,15 @@ class SoftFailureReason(enum.StrEnum):
     UNSUPPORTED_MESSAGE_TYPE = "UnsupportedMessageType"
     CONVERSION_FAILED = "ConversionFailed"
     MALFORMED_JOURNAL_RECORD = "MalformedJournalRecord"
+    NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
+    SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
 
 
 class Action(enum.StrEnum):
     PUBLISH = "publish"
     DEAD_LETTER = "deadLetter"
     SKIP = "skip"
+    LOOP = "loop"  # a message this bridge's ingress sent, on its way back to the topic it came from
     FAIL = "fail"
 
 
@@ -147,6 +154,8 @@ class Egress:
             route = self.table.route(entry)
             if route is None:
                 raise SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches")
+            if self.is_loop(entry, route):
+                return Outcome(Action.LOOP, route=route.name)
             record = convert(entry, route, self.config.bridge_id)
         except SoftFailure as failure:
             return self.soft_failure(failure, entry, route)
@@ -154,6 +163,13 @@ class Egress:
             malformed = SoftFailure(SoftFailureReason.MALFORMED_JOURNAL_RECORD, str(error))
             return self.soft_failure(malformed, entry, route)
         return Outcome(Action.PUBLISH, route.spec.kafka_topic, record, route.name)
+
+    def is_loop(self, entry: JournalEntry, route: Route) -> bool:
+        """A message this bridge's ingress sent from the very topic the route writes to."""
+        return (
+            entry.property_text(ORIGIN_PROPERTY) == self.config.bridge_id
+            and entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
+        )
 
     def source(self, entry: JournalEntry) -> SourceCoordinates:
         destination = entry.record.header(native.PREFIX + "JMSDestination")

@@ -55,6 +55,7 @@ class TaskSummary:
     published: int = 0
     dead_lettered: int = 0
     skipped: int = 0
+    loops: int = 0  # messages this bridge's ingress sent, not sent back to their topic
     routing_ns: int = 0  # time spent routing and converting, all records together
     started_ms: int = 0  # wall clock, so that the driver sees which tasks overlapped
     ended_ms: int = 0
@@ -66,8 +67,8 @@ class TaskSummary:
 
 SUMMARY_SCHEMA = (
     "partition INT, start BIGINT, end BIGINT, records BIGINT, duplicates BIGINT, published BIGINT, "
-    "dead_lettered BIGINT, skipped BIGINT, routing_ns BIGINT, started_ms BIGINT, ended_ms BIGINT, "
-    "replayed BOOLEAN"
+    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, routing_ns BIGINT, started_ms BIGINT, "
+    "ended_ms BIGINT, replayed BOOLEAN"
 )
 
 _watched: dict[str, WatchedConfig] = {}
@@ -97,6 +98,9 @@ def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSumm
                 summary.published += 1
             else:
                 summary.dead_lettered += 1
+            continue
+        if action is Action.LOOP:
+            summary.loops += 1
             continue
         assert outcome.failure is not None
         failure, source = outcome.failure, egress.source(entry)

@@ -1,28 +1,24 @@
-"""Reading the journal: the records of one partition between two offsets, with confluent-kafka.
-
-Egress tasks read the ranges the driver planned; a replayed batch reads exactly the same records
-(`read_committed`: a record of an aborted journal transaction is never seen). A consumer is kept per
-Python worker and unassigned after each range: an assigned consumer keeps fetching, and a broker that
-answers empty fetches at once turns that into a busy loop.
+"""Reading the journal: the entries of one partition between two offsets (kafka_reading.py), and the
+backwards search for the original of a redelivered message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
+from bridge_job import kafka_reading
 from bridge_job.config import JobConfig, journal_reader_group
-from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal import JournalEntry
 from bridge_job.kafka_clients import client_config
+from bridge_job.kafka_reading import close_consumers
 
-READ_STALL_SECONDS = 60.0
+__all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
+
 LOOKBACK_CHUNK = 2_000
 LOOKBACK_MAX_CHUNK = 64_000
-
-_consumers: dict[tuple[tuple[str, object], ...], Consumer] = {}
 
 
 def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
@@ -37,59 +33,16 @@ def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
 
 def journal_consumer(config: JobConfig) -> Consumer:
     """The journal consumer of this process for the bridge's Kafka settings."""
-    settings = consumer_settings(config)
-    key = tuple(sorted(settings.items()))
-    consumer = _consumers.get(key)
-    if consumer is None:
-        consumer = _consumers[key] = Consumer(settings)
-    return consumer
-
-
-def close_consumers() -> None:
-    """Close this process's journal consumers (a process that is done with the bridge)."""
-    while _consumers:
-        _consumers.popitem()[1].close()
+    return kafka_reading.consumer_for(consumer_settings(config))
 
 
 def read_range(consumer: Consumer, topic: str, partition: int, start: int, end: int) -> list[JournalEntry]:
-    """Every record of `topic`/`partition` from `start` up to `end` (exclusive)."""
-    entries: list[JournalEntry] = []
-    if end <= start:
-        return entries
-    consumer.assign([TopicPartition(topic, partition, start)])
-    try:
-        position = start
-        stalled = 0.0
-        while position < end:
-            messages = consumer.consume(num_messages=min(end - position, 10_000), timeout=1.0)
-            if not messages:
-                # Offsets of aborted transactions and transaction markers hold no record to read.
-                current = consumer.position([TopicPartition(topic, partition)])[0].offset
-                position = max(position, current)
-                stalled += 1.0
-                if stalled >= READ_STALL_SECONDS and position < end:
-                    raise BridgeStopped(
-                        f"journal {topic}/{partition}: offsets {position}..{end - 1} "
-                        f"unreadable for {READ_STALL_SECONDS:.0f}s"
-                    )
-                continue
-            stalled = 0.0
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise BridgeStopped(f"cannot read journal {topic}/{partition}: {error.str()}")
-                offset = message.offset() or 0
-                if offset >= end:
-                    position = end
-                    break
-                position = offset + 1
-                record = KafkaRecord(message.value(), message.headers() or [], message.key())  # type: ignore[arg-type]
-                entries.append(JournalEntry(record, partition, offset, message.timestamp()[1]))
-    finally:
-        consumer.unassign()
-    return entries
+    """Every journal entry of `topic`/`partition` from `start` up to `end` (exclusive)."""
+
+    def entry(record: KafkaRecord, offset: int, timestamp_ms: int) -> JournalEntry:
+        return JournalEntry(record, partition, offset, timestamp_ms)
+
+    return kafka_reading.read_range(consumer, topic, partition, start, end, entry)
 
 
 def find_earlier(

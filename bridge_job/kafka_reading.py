@@ -1,0 +1,88 @@
+"""Reading a range of one Kafka topic partition, as the tasks of both directions do.
+
+A task reads exactly the offsets its batch planned, so a replayed batch reads the same records
+(`read_committed`: a record of an aborted transaction is never seen). Consumers are kept per Python
+worker and unassigned after each range: an assigned consumer keeps fetching, and a broker that answers
+empty fetches at once turns that into a busy loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+
+READ_STALL_SECONDS = 60.0
+
+T = TypeVar("T")
+Settings = Mapping[str, str | int | float | bool]
+
+_consumers: dict[tuple[tuple[str, object], ...], Consumer] = {}
+
+
+def consumer_for(settings: Settings) -> Consumer:
+    """This process's consumer with these settings."""
+    key = tuple(sorted(settings.items()))
+    consumer = _consumers.get(key)
+    if consumer is None:
+        consumer = _consumers[key] = Consumer(dict(settings))
+    return consumer
+
+
+def close_consumers() -> None:
+    """Close this process's consumers (a process that is done with the bridge)."""
+    while _consumers:
+        _consumers.popitem()[1].close()
+
+
+def read_range(
+    consumer: Consumer,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    make: Callable[[KafkaRecord, int, int], T],
+) -> list[T]:
+    """`make(record, offset, timestamp_ms)` for every record of `topic`/`partition` from `start` up to
+    `end` (exclusive)."""
+    found: list[T] = []
+    if end <= start:
+        return found
+    consumer.assign([TopicPartition(topic, partition, start)])
+    try:
+        position = start
+        stalled = 0.0
+        while position < end:
+            messages = consumer.consume(num_messages=min(end - position, 10_000), timeout=1.0)
+            if not messages:
+                # Offsets of aborted transactions and transaction markers hold no record to read.
+                current = consumer.position([TopicPartition(topic, partition)])[0].offset
+                position = max(position, current)
+                stalled += 1.0
+                if stalled >= READ_STALL_SECONDS and position < end:
+                    raise BridgeStopped(
+                        f"topic {topic} partition {partition}: offsets {position}..{end - 1} "
+                        f"unreadable for {READ_STALL_SECONDS:.0f}s"
+                    )
+                continue
+            stalled = 0.0
+            for message in messages:
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise BridgeStopped(f"cannot read topic {topic} partition {partition}: {error.str()}")
+                offset = message.offset() or 0
+                if offset >= end:
+                    position = end
+                    break
+                position = offset + 1
+                record = KafkaRecord(message.value(), message.headers() or [], message.key())  # type: ignore[arg-type]
+                found.append(make(record, offset, message.timestamp()[1]))
+    finally:
+        consumer.unassign()
+    return found

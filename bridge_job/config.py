@@ -12,14 +12,16 @@ field rather than a setting silently ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from bridge_job import __version__
+from bridge_job.spark_settings import OWNED_SETTINGS
 
 API_GROUP = "jmsbridge.dev"
 API_VERSION = "v1alpha1"
@@ -51,6 +53,39 @@ def exactly_one(model: BaseModel, first: str, second: str) -> None:
     """ValueError unless exactly one of two optional fields is set (named as in YAML in the message)."""
     if (getattr(model, first) is None) == (getattr(model, second) is None):
         raise ValueError(f"set exactly one of `{to_camel(first)}` or `{to_camel(second)}`")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A cross-field rule of a model, also written into its CRD schema as a CEL rule, so that the API
+    server rejects at `kubectl apply` what the model's validator rejects (`x-kubernetes-validations`).
+    `field` (a YAML field name) is the field the API server names in its answer.
+    """
+
+    cel: str
+    message: str
+    field: str | None = None
+
+    def schema(self) -> dict[str, str]:
+        written = {"rule": self.cel, "message": self.message}
+        if self.field is not None:
+            written["fieldPath"] = f".{self.field}"
+        return written
+
+
+def cel_rules(*rules: Rule) -> Callable[[dict[str, Any]], None]:
+    """`json_schema_extra` of a model whose validators these rules mirror (tests/operator/test_admission.py
+    runs both over one table of cases)."""
+
+    def extend(schema: dict[str, Any]) -> None:
+        schema["x-kubernetes-validations"] = [rule.schema() for rule in rules]
+
+    return extend
+
+
+def exactly_one_rule(first: str, second: str) -> Rule:
+    """The CEL twin of `exactly_one` (fields named as in YAML)."""
+    return Rule(f"has(self.{first}) != has(self.{second})", f"set exactly one of `{first}` or `{second}`")
 
 
 class CamelModel(BaseModel):
@@ -134,6 +169,23 @@ class JndiSpec(CamelModel):
 class JmsSource(CamelModel):
     """One JMS destination the bridge consumes: a queue, or a topic through a durable subscription."""
 
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            exactly_one_rule("queue", "topic"),
+            Rule(
+                "!has(self.topic) || has(self.durableSubscription)",
+                "a topic needs `durableSubscription`: without one, messages published while the bridge is "
+                "down would be lost",
+                "durableSubscription",
+            ),
+            Rule(
+                "!has(self.queue) || !has(self.durableSubscription)",
+                "`durableSubscription` applies to topics only",
+                "durableSubscription",
+            ),
+        )
+    )
+
     queue: DestinationName | None = None
     topic: DestinationName | None = None
     durable_subscription: Annotated[str, Field(min_length=1, max_length=255)] | None = None
@@ -164,7 +216,34 @@ class IngestSpec(CamelModel):
     max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
 
 
+class ClientLibrary(CamelModel):
+    """An image holding a JMS provider's client jars. An init container of every driver and executor pod
+    copies them (`cp`, so the image needs one) into the job's JMS library directory, `JMS_LIBRARY_DIR`.
+    """
+
+    image: Annotated[str, Field(min_length=1)]
+    path: Annotated[str, Field(pattern=r"^/\S*$")] = Field(
+        default="/jars",
+        description="The directory in the image whose jars are copied (not its subdirectories).",
+    )
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+
+
+class ReconnectSpec(CamelModel):
+    """How long the ingest keeps reconnecting to a JMS broker it lost before it stops the bridge."""
+
+    window_seconds: Annotated[int, Field(ge=0, le=7 * 24 * 3600)] = Field(
+        default=300,
+        description="Seconds of failing JMS calls (lost connection, failed commits) after which the job "
+        "stops with exit 2; meanwhile it rolls back, reconnects with backoff and carries on.",
+    )
+
+
 class JmsSpec(CamelModel):
+    # Sources listed twice stay an operator check (InvalidSpec): a CEL rule comparing every pair of an
+    # unbounded list is over the API server's cost budget.
+    model_config = ConfigDict(json_schema_extra=cel_rules(exactly_one_rule("connectionFactory", "jndi")))
+
     connection_factory: ConnectionFactorySpec | None = None
     jndi: JndiSpec | None = None
     credentials_secret_ref: SecretRef | None = None
@@ -173,8 +252,14 @@ class JmsSpec(CamelModel):
         default_factory=list,
         description="Jars (globs allowed) holding the provider's JMS client; empty means the image default.",
     )
+    client_libraries: Annotated[list[ClientLibrary], Field(max_length=8)] | None = Field(
+        default=None,
+        description="Images whose jars are copied into the job's JMS library directory (the default "
+        "classpath) before it starts: provider jars without rebuilding the job image.",
+    )
     sources: Annotated[list[JmsSource], Field(min_length=1)]
     ingest: IngestSpec = Field(default_factory=IngestSpec)
+    reconnect: ReconnectSpec = Field(default_factory=ReconnectSpec)
 
     @model_validator(mode="after")
     def _one_factory(self) -> Self:
@@ -192,6 +277,21 @@ class SaslSpec(CamelModel):
 
 
 class KafkaSpec(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!(self.securityProtocol in ['SASL_PLAINTEXT', 'SASL_SSL']) || has(self.sasl)",
+                "securityProtocol SASL_PLAINTEXT or SASL_SSL needs `sasl`",
+                "sasl",
+            ),
+            Rule(
+                "!has(self.sasl) || self.securityProtocol in ['SASL_PLAINTEXT', 'SASL_SSL']",
+                "`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL",
+                "sasl",
+            ),
+        )
+    )
+
     bootstrap_servers: Annotated[str, Field(min_length=1)]
     security_protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
     sasl: SaslSpec | None = None
@@ -241,7 +341,128 @@ class CheckpointSpec(CamelModel):
     persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
 
 
+KUBE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+KubeName = Annotated[str, Field(pattern=KUBE_NAME_PATTERN)]
+# Volume and environment names of the operator's own (the config, the checkpoints, the JMS jars, the
+# credentials): a bridge's pod settings cannot take them.
+RESERVED_VOLUME_PREFIX = "jmsbridge-"
+RESERVED_ENV_PREFIX = "JMSBRIDGE_"
+
+
+class VolumeMount(CamelModel):
+    name: KubeName
+    mount_path: Annotated[str, Field(pattern=r"^/")]
+    sub_path: str | None = None
+    read_only: bool | None = None
+
+
+class EnvVar(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                f"!self.name.startsWith('{RESERVED_ENV_PREFIX}')",
+                f"environment variables named {RESERVED_ENV_PREFIX}* are set by the operator",
+                "name",
+            ),
+            Rule("!(has(self.value) && has(self.valueFrom))", "set `value` or `valueFrom`, not both"),
+        )
+    )
+
+    name: Annotated[str, Field(pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")]
+    value: str | None = None
+    value_from: dict[str, Any] | None = Field(
+        default=None, description="A Kubernetes EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...)."
+    )
+
+    @model_validator(mode="after")
+    def _ours_and_one_value(self) -> Self:
+        if self.name.startswith(RESERVED_ENV_PREFIX):
+            raise ValueError(f"environment variables named {RESERVED_ENV_PREFIX}* are set by the operator")
+        if self.value is not None and self.value_from is not None:
+            raise ValueError("set `value` or `valueFrom`, not both")
+        return self
+
+
+class Toleration(CamelModel):
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] | None = None
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    toleration_seconds: int | None = None
+
+
+def _kept_whole(schema: dict[str, Any]) -> None:
+    schema["x-kubernetes-preserve-unknown-fields"] = True
+    cel_rules(
+        Rule(
+            f"!self.name.startsWith('{RESERVED_VOLUME_PREFIX}')",
+            f"volume names starting with `{RESERVED_VOLUME_PREFIX}` are the operator's",
+            "name",
+        ),
+        Rule("size(self) == 2", "a volume has a `name` and exactly one volume source (secret, configMap...)"),
+    )(schema)
+
+
+class Volume(BaseModel):
+    """A Kubernetes Volume, passed to the SparkApplication as given: its source (secret, configMap,
+    emptyDir, persistentVolumeClaim, projected, csi...) is checked by the API server with the pod."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra=_kept_whole)
+
+    name: KubeName
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if self.name.startswith(RESERVED_VOLUME_PREFIX):
+            raise ValueError(f"volume names starting with `{RESERVED_VOLUME_PREFIX}` are the operator's")
+        if len(self.model_extra or {}) != 1:
+            raise ValueError("a volume has a `name` and exactly one volume source (secret, configMap...)")
+        return self
+
+
+class PodSettings(CamelModel):
+    """What every driver and executor pod of the bridge gets besides what the operator sets: Secrets
+    mounted as files (a Kafka truststore for `kafka.properties`' `ssl.ca.location`), environment, where
+    the pods may run, and the credentials to pull images."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && "
+                "self.volumes.exists(v, v.name == m.name))",
+                "every volumeMount names a volume of `volumes`",
+                "volumeMounts",
+            )
+        )
+    )
+
+    image_pull_secrets: Annotated[list[KubeName], Field(max_length=16)] = Field(default_factory=list)
+    node_selector: Annotated[dict[str, str], Field(max_length=64)] = Field(default_factory=dict)
+    tolerations: Annotated[list[Toleration], Field(max_length=32)] = Field(default_factory=list)
+    env: Annotated[list[EnvVar], Field(max_length=64)] = Field(default_factory=list)
+    volumes: Annotated[list[Volume], Field(max_length=32)] = Field(default_factory=list)
+    volume_mounts: Annotated[list[VolumeMount], Field(max_length=32)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mounts_name_volumes(self) -> Self:
+        names = {volume.name for volume in self.volumes}
+        unknown = sorted({mount.name for mount in self.volume_mounts} - names)
+        if unknown:
+            raise ValueError(f"every volumeMount names a volume of `volumes`; not: {', '.join(unknown)}")
+        return self
+
+
 class SparkSpec(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                f"!has(self.sparkConf) || self.sparkConf.all(k, !(k in {sorted(OWNED_SETTINGS)}))",
+                f"sparkConf cannot set {', '.join(sorted(OWNED_SETTINGS))}: the bridge job needs its values",
+                "sparkConf",
+            )
+        )
+    )
+
     image: str = f"{JOB_IMAGE}:{__version__}"
     spark_version: str = "4.0.0"
     service_account: str | None = None
@@ -254,6 +475,19 @@ class SparkSpec(CamelModel):
         default=600,
         description="How far back (by journal time) a redelivered JMS message is looked for in the journal.",
     )
+    spark_conf: Annotated[dict[str, str], Field(max_length=64)] | None = Field(
+        default=None,
+        description="Spark settings added to the job's own; extraJavaOptions are appended to the job's, "
+        "and the settings the job needs for its guarantees cannot be set.",
+    )
+    pod: PodSettings | None = None
+
+    @model_validator(mode="after")
+    def _conf_leaves_ours(self) -> Self:
+        taken = sorted(set(self.spark_conf or {}) & OWNED_SETTINGS)
+        if taken:
+            raise ValueError(f"sparkConf cannot set {', '.join(taken)}: the bridge job needs its values")
+        return self
 
 
 class TelemetrySpec(CamelModel):
@@ -300,6 +534,8 @@ class RouteMatch(CamelModel):
 class KeySpec(CamelModel):
     """Where the Kafka key comes from: a JMS header (JMSCorrelationID, ...) or a property."""
 
+    model_config = ConfigDict(json_schema_extra=cel_rules(exactly_one_rule("header", "property")))
+
     header: Identifier | None = None
     property: Identifier | None = None
 
@@ -311,6 +547,15 @@ class KeySpec(CamelModel):
 
 class JmsDestination(CamelModel):
     """Where a kafkaToJms route sends: a queue, a topic, or the destination a record header names."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "[has(self.queue), has(self.topic), has(self.fromHeader)].filter(x, x).size() == 1",
+                "set exactly one of `queue`, `topic` or `fromHeader`",
+            )
+        )
+    )
 
     queue: DestinationName | None = None
     topic: DestinationName | None = None
@@ -342,7 +587,32 @@ class JmsSendSpec(CamelModel):
     )
 
 
+def _ingress_only(field: str) -> Rule:
+    return Rule(
+        f"self.direction != 'jmsToKafka' || !has(self.{field})",
+        f"`{field}` applies to direction kafkaToJms only",
+        field,
+    )
+
+
 class JmsBridgeRouteSpec(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "self.direction != 'kafkaToJms' || has(self.jmsDestination)",
+                "direction kafkaToJms needs `jmsDestination`",
+                "jmsDestination",
+            ),
+            Rule(
+                "self.direction != 'kafkaToJms' || !has(self.key)",
+                "`key` applies to direction jmsToKafka only (kafkaToJms carries the record's key as the "
+                "KafkaKey property)",
+                "key",
+            ),
+            *(_ingress_only(field) for field in ("jmsDestination", "startingOffsets", "send")),
+        )
+    )
+
     bridge_ref: BridgeRef
     order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     direction: Direction = Direction.JMS_TO_KAFKA
@@ -537,6 +807,9 @@ def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBr
 
 CONFIG_MOUNT_PATH = "/etc/jmsbridge"
 CONFIG_FILE_NAME = "job.yaml"
+# Where the job's default JMS classpath looks for jars (`ingest.DEFAULT_CLASSPATH`), and where
+# `jms.clientLibraries` are copied to.
+JMS_LIBRARY_DIR = "/opt/jmsbridge/jms-lib"
 JOB_MAIN_FILE = "local:///opt/jmsbridge/jmsbridge-job.py"
 ENV_JMS_USERNAME = "JMSBRIDGE_JMS_USERNAME"
 ENV_JMS_PASSWORD = "JMSBRIDGE_JMS_PASSWORD"

@@ -7,6 +7,8 @@ journal's partitions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 SPARK_SETTINGS: dict[str, str] = {
     # A speculative copy of an egress task would write its journal range twice.
     "spark.speculation": "false",
@@ -22,3 +24,17 @@ SPARK_SETTINGS: dict[str, str] = {
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
+
+# A bridge's own `spark.sparkConf` may add JVM options: they are appended to ours (the JVM takes the last
+# of two conflicting flags, so a bridge can re-tune the JIT). Every other key above is the job's.
+MERGED_SETTINGS = frozenset({"spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"})
+OWNED_SETTINGS = frozenset(SPARK_SETTINGS) - MERGED_SETTINGS
+
+
+def merged_settings(given: Mapping[str, str]) -> dict[str, str]:
+    """The job's settings with a bridge's own (`spark.sparkConf`, which has no key of OWNED_SETTINGS)."""
+    merged = {**given, **SPARK_SETTINGS}
+    for key in MERGED_SETTINGS:
+        if given.get(key):
+            merged[key] = f"{SPARK_SETTINGS[key]} {given[key]}"
+    return merged

@@ -16,8 +16,11 @@ the status schemas from `jmsbridge_operator.status`. pydantic writes JSON Schema
 - `title` is dropped; an optional nested object whose fields all have defaults gets `default: {}` so that
   the API server fills in those defaults and `kubectl get -o yaml` shows the settings in effect.
 
-Cross-field rules of the models (exactly one of `queue`/`topic`, ...) are not expressible without CEL; the
-operator reports them as `Stalled`/`InvalidSpec` with the field path.
+Cross-field rules of the models (exactly one of `queue`/`topic`, SASL needs `sasl`, ...) come with their
+CEL twins (`bridge_job.config.Rule`, in the models' `json_schema_extra`), which land here unchanged as
+`x-kubernetes-validations`: the API server rejects such a resource at `kubectl apply`, naming the field.
+What CEL cannot say within the API server's cost budget (sources listed twice, rules across resources such
+as routes and their bridge) stays with the operator, as `Stalled`/`InvalidSpec` with the field path.
 
 Run `python -m jmsbridge_operator.crdgen` (or `jmsbridge crds --write`) to rewrite `crds/` and the Helm
 chart's `crds/`; `tests/operator/test_crdgen.py` fails when the committed YAML drifts from the models.

@@ -12,6 +12,11 @@
   of the active/standby election).
 - Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
   the config module) through `secretKeyRef`, never as values.
+- `jms.clientLibraries`: one init container per image copies its jars into an emptyDir mounted at
+  `JMS_LIBRARY_DIR` (the job's default JMS classpath) in every driver and executor pod.
+- `spark.pod` (volumes, mounts, env, nodeSelector, tolerations, imagePullSecrets) is added to what the
+  operator sets, on the driver and the executors alike; `spark.sparkConf` is merged with the job's
+  settings (`spark_settings.merged_settings`). The models reject names and keys that are the operator's.
 - Each object carries `jmsbridge.dev/spec-hash` (SparkApplication) or `jmsbridge.dev/config-hash`
   (ConfigMap), the hash of what we rendered; the reconciler writes an object only when its hash changes.
 
@@ -37,16 +42,18 @@ from bridge_job.config import (
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
     ENV_KAFKA_USERNAME,
+    JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
     JobConfig,
     SecretRef,
 )
-from bridge_job.spark_settings import SPARK_SETTINGS
+from bridge_job.spark_settings import merged_settings
 from jmsbridge_operator import naming
 
 CONFIG_VOLUME = "jmsbridge-config"
 CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
+JMS_LIBRARY_VOLUME = "jmsbridge-jms-lib"
 COMPONENT_JOB = "bridge-job"
 COMPONENT_CONFIG = "config"
 
@@ -159,28 +166,67 @@ def _checkpoint_volume(config: JobConfig) -> dict[str, Any] | None:
 
 
 def spark_conf(config: JobConfig) -> dict[str, str]:
-    return dict(SPARK_SETTINGS)
+    return merged_settings(config.bridge.spark.spark_conf or {})
+
+
+def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
+    """One init container per client library image: its jars copied into the shared library volume."""
+    mount = {"name": JMS_LIBRARY_VOLUME, "mountPath": JMS_LIBRARY_DIR}
+    return [
+        {
+            "name": f"jms-client-library-{index}",
+            "image": library.image,
+            "imagePullPolicy": library.image_pull_policy,
+            "command": ["cp", "-R", f"{library.path.rstrip('/')}/.", f"{JMS_LIBRARY_DIR}/"],
+            "volumeMounts": [mount],
+        }
+        for index, library in enumerate(config.bridge.jms.client_libraries or [])
+    ]
+
+
+def _pods_share(config: JobConfig) -> dict[str, Any]:
+    """What the driver and the executors get alike, beyond their resources: env, mounts, placement."""
+    spark = config.bridge.spark
+    pod = spark.pod
+    env = credentials_env(config) + [e.dump() for e in (pod.env if pod else [])]
+    mounts: list[dict[str, Any]] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}]
+    if _checkpoint_volume(config) is not None:
+        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": spark.checkpoint.path})
+    if init := library_init_containers(config):
+        mounts.append({"name": JMS_LIBRARY_VOLUME, "mountPath": JMS_LIBRARY_DIR, "readOnly": True})
+    mounts += [m.dump() for m in (pod.volume_mounts if pod else [])]
+    shared: dict[str, Any] = {"env": env} if env else {}
+    shared["volumeMounts"] = mounts
+    if init:
+        shared["initContainers"] = init
+    if pod and pod.node_selector:
+        shared["nodeSelector"] = dict(pod.node_selector)
+    if pod and pod.tolerations:
+        shared["tolerations"] = [t.dump() for t in pod.tolerations]
+    return shared
+
+
+def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
+    volumes: list[dict[str, Any]] = [
+        {"name": CONFIG_VOLUME, "configMap": {"name": naming.config_map_name(bridge.metadata.name)}}
+    ]
+    if (checkpoint := _checkpoint_volume(config)) is not None:
+        volumes.append(checkpoint)
+    if config.bridge.jms.client_libraries:
+        volumes.append({"name": JMS_LIBRARY_VOLUME, "emptyDir": {}})
+    if (pod := config.bridge.spark.pod) is not None:
+        volumes += [v.model_dump(mode="json", by_alias=True) for v in pod.volumes]
+    return volumes
 
 
 def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str, Any]:
     spark = config.bridge.spark
     name = naming.application_name(bridge.metadata.name, instance)
     labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
-    env = credentials_env(config)
-    mounts: list[dict[str, Any]] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}]
-    volumes: list[dict[str, Any]] = [
-        {"name": CONFIG_VOLUME, "configMap": {"name": naming.config_map_name(bridge.metadata.name)}}
-    ]
-    if (checkpoint := _checkpoint_volume(config)) is not None:
-        volumes.append(checkpoint)
-        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": spark.checkpoint.path})
+    shared = _pods_share(config)
 
     def pod(resources: Any) -> dict[str, Any]:
-        spec: dict[str, Any] = {"cores": resources.cores, "memory": resources.memory, "labels": labels}
-        if env:
-            spec["env"] = env
-        spec["volumeMounts"] = mounts
-        return spec
+        return {"cores": resources.cores, "memory": resources.memory, "labels": labels, **shared}
 
     driver = pod(spark.driver)
     driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
@@ -204,10 +250,12 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
         "sparkVersion": spark.spark_version,
         "restartPolicy": dict(RESTART_POLICY),
         "sparkConf": spark_conf(config),
-        "volumes": volumes,
+        "volumes": _volumes(bridge, config),
         "driver": driver,
         "executor": executor,
     }
+    if spark.pod is not None and spark.pod.image_pull_secrets:
+        spec["imagePullSecrets"] = list(spark.pod.image_pull_secrets)
     body = {
         "apiVersion": naming.SPARK_API_VERSION,
         "kind": naming.SPARK_KIND,

@@ -13,12 +13,14 @@ from jmsbridge_operator.render import render
 from bridge_job.config import (
     CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
+    JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
     JmsBridgeRoute,
     JobConfig,
     job_config,
 )
+from bridge_job.ingest import DEFAULT_CLASSPATH
 from bridge_job.spark_settings import SPARK_SETTINGS
 from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
 
@@ -175,3 +177,116 @@ def test_applications_validate_against_the_spark_operator_crd() -> None:
     for body in (bridge(), bridge(failover={"standby": False}, spark={})):
         for app in _rendered(body).applications.values():
             assert schema_errors(crd, app, "v1beta2") == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# JMS client jars, Kafka TLS material and the bridge's own pod settings
+
+
+def _customised() -> dict[str, Any]:
+    """The example bridge with provider jars from an image, a Kafka truststore and keystore from Secrets."""
+    body = bridge()
+    body["spec"]["jms"]["clientLibraries"] = [
+        {"image": "registry.example/ibm-mq-client:9.4", "path": "/opt/mqm/java/lib/"},
+        {"image": "registry.example/extra-jars:1", "imagePullPolicy": "Always"},
+    ]
+    body["spec"]["kafka"]["properties"] = {
+        "ssl.ca.location": "/etc/kafka-tls/ca.crt",
+        "ssl.keystore.location": "/etc/kafka-keystore/user.p12",
+    }
+    body["spec"]["spark"]["sparkConf"] = {
+        "spark.executor.extraJavaOptions": "-Djavax.net.debug=ssl",
+        "spark.ui.port": "4041",
+    }
+    body["spec"]["spark"]["pod"] = {
+        "imagePullSecrets": ["registry-credentials"],
+        "nodeSelector": {"kubernetes.io/arch": "amd64"},
+        "tolerations": [
+            {"key": "dedicated", "operator": "Equal", "value": "bridges", "effect": "NoSchedule"}
+        ],
+        "env": [
+            {"name": "TZ", "value": "UTC"},
+            {"name": "MQ_CHANNEL", "valueFrom": {"configMapKeyRef": {"name": "mq", "key": "channel"}}},
+        ],
+        "volumes": [
+            {
+                "name": "kafka-tls",
+                "secret": {
+                    "secretName": "kafka-cluster-ca-cert",
+                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                },
+            },
+            {"name": "kafka-keystore", "secret": {"secretName": "bridge-kafka-user"}},
+        ],
+        "volumeMounts": [
+            {"name": "kafka-tls", "mountPath": "/etc/kafka-tls", "readOnly": True},
+            {"name": "kafka-keystore", "mountPath": "/etc/kafka-keystore", "readOnly": True},
+        ],
+    }
+    return body
+
+
+def test_client_libraries_are_copied_onto_the_jobs_jms_classpath() -> None:
+    spec = _rendered(_customised()).applications["primary"]["spec"]
+    assert (f"{JMS_LIBRARY_DIR}/*.jar",) == DEFAULT_CLASSPATH  # where the job looks without jms.classpath
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["jmsbridge-jms-lib"] == {"name": "jmsbridge-jms-lib", "emptyDir": {}}
+    for pod in (spec["driver"], spec["executor"]):
+        assert [(c["image"], c["command"], c["imagePullPolicy"]) for c in pod["initContainers"]] == [
+            (
+                "registry.example/ibm-mq-client:9.4",
+                ["cp", "-R", "/opt/mqm/java/lib/.", f"{JMS_LIBRARY_DIR}/"],
+                "IfNotPresent",
+            ),
+            ("registry.example/extra-jars:1", ["cp", "-R", "/jars/.", f"{JMS_LIBRARY_DIR}/"], "Always"),
+        ]
+        for container in pod["initContainers"]:
+            assert container["volumeMounts"] == [{"name": "jmsbridge-jms-lib", "mountPath": JMS_LIBRARY_DIR}]
+        assert {"name": "jmsbridge-jms-lib", "mountPath": JMS_LIBRARY_DIR, "readOnly": True} in pod[
+            "volumeMounts"
+        ]
+
+
+def test_kafka_tls_files_come_from_secrets_mounted_where_the_properties_point() -> None:
+    rendered = _rendered(_customised())
+    config = JobConfig.model_validate(yaml.safe_load(rendered.config_map["data"][CONFIG_FILE_NAME]))
+    spec = rendered.applications["secondary"]["spec"]
+    secrets = {v["name"]: v["secret"]["secretName"] for v in spec["volumes"] if "secret" in v}
+    for pod in (spec["driver"], spec["executor"]):
+        mounted = {m["mountPath"]: secrets.get(m["name"]) for m in pod["volumeMounts"]}
+        for key in ("ssl.ca.location", "ssl.keystore.location"):
+            path = config.bridge.kafka.properties[key]
+            directory = path.rsplit("/", 1)[0]
+            assert mounted.get(directory) in ("kafka-cluster-ca-cert", "bridge-kafka-user"), (key, mounted)
+
+
+def test_pod_settings_and_spark_conf_are_added_to_the_operators() -> None:
+    spec = _rendered(_customised()).applications["primary"]["spec"]
+    assert spec["imagePullSecrets"] == ["registry-credentials"]
+    for pod in (spec["driver"], spec["executor"]):
+        assert pod["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+        assert pod["tolerations"][0]["key"] == "dedicated"
+        names = [e["name"] for e in pod["env"]]
+        assert names[:4] == [
+            "JMSBRIDGE_JMS_USERNAME",
+            "JMSBRIDGE_JMS_PASSWORD",
+            "JMSBRIDGE_KAFKA_USERNAME",
+            "JMSBRIDGE_KAFKA_PASSWORD",
+        ]  # the credentials stay, the bridge's env follows
+        assert names[4:] == ["TZ", "MQ_CHANNEL"]
+        assert pod["volumeMounts"][0]["mountPath"] == CONFIG_MOUNT_PATH
+    conf = spec["sparkConf"]
+    assert conf["spark.ui.port"] == "4041"
+    assert conf["spark.executor.extraJavaOptions"] == (
+        f"{SPARK_SETTINGS['spark.executor.extraJavaOptions']} -Djavax.net.debug=ssl"
+    )  # appended, the job's JIT setting kept
+    assert conf["spark.driver.extraJavaOptions"] == SPARK_SETTINGS["spark.driver.extraJavaOptions"]
+    assert {k: conf[k] for k in SPARK_SETTINGS if "extraJavaOptions" not in k} == {
+        k: v for k, v in SPARK_SETTINGS.items() if "extraJavaOptions" not in k
+    }
+
+
+def test_customised_applications_validate_against_the_spark_operator_crd() -> None:
+    crd = require_reference(SPARK_CRD)
+    for app in _rendered(_customised()).applications.values():
+        assert schema_errors(crd, app, "v1beta2") == []

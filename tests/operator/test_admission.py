@@ -1,0 +1,406 @@
+"""Admission-time validation: the CEL rules in the generated CRDs reject what the models reject.
+
+One table of cases drives both sides. Each case breaks one cross-field rule of an otherwise valid resource;
+the pydantic model (what the operator and `jmsbridge validate` use) must reject it at a field path, and the
+CRD's `x-kubernetes-validations` (what the API server evaluates at `kubectl apply`) must reject it at the
+same path, while the CRD's structural schema alone accepts it (so it is the CEL rule that catches it).
+
+No API server runs here: the rules are evaluated with a CEL implementation from PyPI
+(`common-expression-language`) after the CRD's defaults are applied, as the API server does (defaulting
+comes before validation). CEL's cost budget is the API server's alone and is not checked here; every list
+a rule iterates has a `maxItems`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import cel
+import pydantic
+import pytest
+
+import bridge_job.config as config_models
+from bridge_job.config import JmsBridge, JmsBridgeRoute, field_errors
+from tests.operator.helpers import CRD_DIR, load_yaml, route, schema_errors, simple_bridge
+
+BRIDGE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridges.yaml"
+ROUTE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridgeroutes.yaml"
+VALIDATIONS = "x-kubernetes-validations"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The API server's side: defaults, then every CEL rule on the node it is attached to
+
+
+def _schema(crd_file: Any) -> dict[str, Any]:
+    crd = next(d for d in load_yaml(crd_file) if d.get("kind") == "CustomResourceDefinition")
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def defaulted(schema: Mapping[str, Any], value: Any) -> Any:
+    """`value` with the schema's defaults filled in, as the API server stores it."""
+    if isinstance(value, dict):
+        result = dict(value)
+        for name, prop in (schema.get("properties") or {}).items():
+            if name not in result and "default" in prop:
+                result[name] = copy.deepcopy(prop["default"])
+            if name in result:
+                result[name] = defaulted(prop, result[name])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            result = {
+                k: v if k in (schema.get("properties") or {}) else defaulted(extra, v)
+                for k, v in result.items()
+            }
+        return result
+    if isinstance(value, list) and "items" in schema:
+        return [defaulted(schema["items"], item) for item in value]
+    return value
+
+
+def _walk(
+    schema: Mapping[str, Any], value: Any, path: tuple[Any, ...]
+) -> Iterator[tuple[tuple[Any, ...], Any, Mapping[str, Any]]]:
+    yield path, value, schema
+    if isinstance(value, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            if name in value:
+                yield from _walk(prop, value[name], (*path, name))
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for key, item in value.items():
+                if key not in (schema.get("properties") or {}):
+                    yield from _walk(extra, item, (*path, key))
+    elif isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            yield from _walk(schema["items"], item, (*path, index))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    path: tuple[Any, ...]  # the node the rule is attached to
+    field: str | None  # the rule's fieldPath, as the API server names it
+    message: str
+
+
+def cel_rejections(crd_file: Any, obj: Mapping[str, Any]) -> list[Rejection]:
+    schema = _schema(crd_file)
+    stored = defaulted(schema, dict(obj))
+    found = []
+    for path, value, node in _walk(schema, stored, ()):
+        for rule in node.get(VALIDATIONS) or []:
+            if cel.evaluate(rule["rule"], {"self": value}) is not True:
+                found.append(Rejection(path, rule.get("fieldPath"), rule["message"]))
+    return found
+
+
+def model_rejections(model: type[pydantic.BaseModel], obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    try:
+        model.model_validate(obj)
+    except pydantic.ValidationError as error:
+        return field_errors(error)
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------
+# One table
+
+
+Change = Callable[[dict[str, Any]], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    kind: str  # JmsBridge or JmsBridgeRoute
+    change: Change  # breaks one rule of a valid resource
+    at: str  # the dotted path both sides name
+    says: str  # a part of the message both sides give
+
+
+DROP = object()
+
+
+def _set(path: str, value: Any) -> Change:
+    """Set the field at a dotted path (list indexes as numbers); `DROP` removes it."""
+
+    def change(body: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = body
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+        key: Any = int(last) if isinstance(node, list) else last
+        if value is DROP:
+            del node[key]
+        else:
+            node[key] = value
+
+    return change
+
+
+def _both(*changes: Change) -> Change:
+    def change(body: dict[str, Any]) -> None:
+        for each in changes:
+            each(body)
+
+    return change
+
+
+TLS = {"name": "tls", "secret": {"secretName": "kafka-ca"}}
+CASES = [
+    Case(
+        "queue-and-topic",
+        "JmsBridge",
+        _set("spec.jms.sources.0.topic", "t"),
+        "spec.jms.sources.0",
+        "set exactly one of `queue` or `topic`",
+    ),
+    Case(
+        "neither-queue-nor-topic",
+        "JmsBridge",
+        _set("spec.jms.sources.0", {"selector": "a > 1"}),
+        "spec.jms.sources.0",
+        "set exactly one of `queue` or `topic`",
+    ),
+    Case(
+        "topic-without-durable-subscription",
+        "JmsBridge",
+        _set("spec.jms.sources.0", {"topic": "prices"}),
+        "spec.jms.sources.0",
+        "needs `durableSubscription`",
+    ),
+    Case(
+        "queue-with-durable-subscription",
+        "JmsBridge",
+        _set("spec.jms.sources.0.durableSubscription", "s"),
+        "spec.jms.sources.0",
+        "`durableSubscription` applies to topics only",
+    ),
+    Case(
+        "factory-and-jndi",
+        "JmsBridge",
+        _set("spec.jms.jndi", {"initialContextFactory": "x.Factory", "providerUrl": "tcp://jndi:1"}),
+        "spec.jms",
+        "set exactly one of `connectionFactory` or `jndi`",
+    ),
+    Case(
+        "no-factory",
+        "JmsBridge",
+        _set("spec.jms.connectionFactory", DROP),
+        "spec.jms",
+        "set exactly one of `connectionFactory` or `jndi`",
+    ),
+    Case(
+        "sasl-protocol-without-sasl",
+        "JmsBridge",
+        _set("spec.kafka.securityProtocol", "SASL_SSL"),
+        "spec.kafka",
+        "needs `sasl`",
+    ),
+    Case(
+        "sasl-without-sasl-protocol",
+        "JmsBridge",
+        _set("spec.kafka.sasl", {"credentialsSecretRef": {"name": "kafka-user"}}),
+        "spec.kafka",
+        "`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL",
+    ),
+    Case(
+        "spark-conf-takes-a-guarantee",
+        "JmsBridge",
+        _set("spec.spark.sparkConf", {"spark.speculation": "true"}),
+        "spec.spark",
+        "sparkConf cannot set",
+    ),
+    Case(
+        "env-takes-a-credential-name",
+        "JmsBridge",
+        _set("spec.spark.pod", {"env": [{"name": "JMSBRIDGE_KAFKA_PASSWORD", "value": "x"}]}),
+        "spec.spark.pod.env.0",
+        "set by the operator",
+    ),
+    Case(
+        "env-value-and-value-from",
+        "JmsBridge",
+        _set(
+            "spec.spark.pod",
+            {"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]},
+        ),
+        "spec.spark.pod.env.0",
+        "set `value` or `valueFrom`, not both",
+    ),
+    Case(
+        "volume-takes-a-reserved-name",
+        "JmsBridge",
+        _set("spec.spark.pod", {"volumes": [{"name": "jmsbridge-config", "emptyDir": {}}]}),
+        "spec.spark.pod.volumes.0",
+        "are the operator's",
+    ),
+    Case(
+        "volume-without-source",
+        "JmsBridge",
+        _set("spec.spark.pod", {"volumes": [{"name": "tls"}]}),
+        "spec.spark.pod.volumes.0",
+        "exactly one volume source",
+    ),
+    Case(
+        "volume-with-two-sources",
+        "JmsBridge",
+        _set("spec.spark.pod", {"volumes": [{**TLS, "emptyDir": {}}]}),
+        "spec.spark.pod.volumes.0",
+        "exactly one volume source",
+    ),
+    Case(
+        "mount-without-volume",
+        "JmsBridge",
+        _set(
+            "spec.spark.pod", {"volumes": [TLS], "volumeMounts": [{"name": "tls-typo", "mountPath": "/tls"}]}
+        ),
+        "spec.spark.pod",
+        "every volumeMount names a volume of `volumes`",
+    ),
+    Case(
+        "key-header-and-property",
+        "JmsBridgeRoute",
+        _set("spec.key", {"header": "JMSType", "property": "p"}),
+        "spec.key",
+        "set exactly one of `header` or `property`",
+    ),
+    Case(
+        "kafka-to-jms-without-destination",
+        "JmsBridgeRoute",
+        _set("spec.direction", "kafkaToJms"),
+        "spec",
+        "direction kafkaToJms needs `jmsDestination`",
+    ),
+    Case(
+        "kafka-to-jms-with-key",
+        "JmsBridgeRoute",
+        _both(
+            _set("spec.direction", "kafkaToJms"),
+            _set("spec.jmsDestination", {"queue": "q"}),
+            _set("spec.key", {"header": "JMSType"}),
+        ),
+        "spec",
+        "`key` applies to direction jmsToKafka only",
+    ),
+    Case(
+        "jms-to-kafka-with-destination",
+        "JmsBridgeRoute",
+        _set("spec.jmsDestination", {"queue": "q"}),
+        "spec",
+        "`jmsDestination` applies to direction kafkaToJms only",
+    ),
+    Case(
+        "jms-to-kafka-with-starting-offsets",
+        "JmsBridgeRoute",
+        _set("spec.startingOffsets", "earliest"),
+        "spec",
+        "`startingOffsets` applies to direction kafkaToJms only",
+    ),
+    Case(
+        "jms-to-kafka-with-send",
+        "JmsBridgeRoute",
+        _set("spec.send", {"priority": 4}),
+        "spec",
+        "`send` applies to direction kafkaToJms only",
+    ),
+    Case(
+        "destination-queue-and-topic",
+        "JmsBridgeRoute",
+        _both(
+            _set("spec.direction", "kafkaToJms"), _set("spec.jmsDestination", {"queue": "q", "topic": "t"})
+        ),
+        "spec.jmsDestination",
+        "set exactly one of `queue`, `topic` or `fromHeader`",
+    ),
+]
+
+# Cross-field rules the models keep that no CEL rule states, and why; the operator reports them as
+# Stalled/InvalidSpec (tests/operator/test_operator.py).
+OPERATOR_ONLY = {
+    "JmsSpec": "sources listed twice: comparing every pair of an unbounded list is over CEL's cost budget",
+    "JobConfig": "rules across resources (route order, dead-letter topic): the API server sees one at a time",
+}
+
+
+def _valid(kind: str) -> dict[str, Any]:
+    return simple_bridge() if kind == "JmsBridge" else route("r")
+
+
+def _sides(kind: str) -> tuple[type[pydantic.BaseModel], Any]:
+    return (JmsBridge, BRIDGE_CRD) if kind == "JmsBridge" else (JmsBridgeRoute, ROUTE_CRD)
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in path)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_model_and_the_crd_reject_the_same_resource_at_the_same_field(case: Case) -> None:
+    model, crd = _sides(case.kind)
+    body = _valid(case.kind)
+    case.change(body)
+
+    by_model = model_rejections(model, body)
+    assert [(path, m) for path, m in by_model if path == case.at and case.says in m], by_model
+
+    assert schema_errors(crd, body) == []  # the structural schema alone lets it through...
+    by_cel = cel_rejections(crd, body)
+    assert [r for r in by_cel if _dotted(r.path) == case.at and case.says in r.message], by_cel  # ...CEL not
+
+
+@pytest.mark.parametrize("kind", ["JmsBridge", "JmsBridgeRoute"])
+def test_valid_resources_pass_both(kind: str) -> None:
+    model, crd = _sides(kind)
+    bodies = [_valid(kind)]
+    if kind == "JmsBridge":
+        customised = simple_bridge()
+        customised["spec"]["jms"]["clientLibraries"] = [{"image": "registry.example/mq-jars:1"}]
+        customised["spec"]["spark"] = {
+            "sparkConf": {"spark.executor.extraJavaOptions": "-Dx=1"},
+            "pod": {
+                "env": [{"name": "TZ", "value": "UTC"}],
+                "volumes": [TLS],
+                "volumeMounts": [{"name": "tls", "mountPath": "/etc/kafka-tls"}],
+            },
+        }
+        customised["spec"]["jms"]["sources"].append(
+            {"topic": "prices", "durableSubscription": "bridge-prices"}
+        )
+        bodies.append(customised)
+    else:
+        bodies.append(route("back", direction="kafkaToJms", jmsDestination={"fromHeader": "jms.JMSReplyTo"}))
+    for body in bodies:
+        assert model_rejections(model, body) == []
+        assert schema_errors(crd, body) == []
+        assert cel_rejections(crd, body) == []
+
+
+def test_every_cross_field_rule_of_the_models_has_a_cel_twin_or_a_reason() -> None:
+    """A model validator added without a CEL rule (or a documented reason) fails here."""
+    with_validators = {
+        name
+        for name, cls in inspect.getmembers(config_models, inspect.isclass)
+        if issubclass(cls, pydantic.BaseModel)
+        and cls.__module__ == config_models.__name__
+        and cls.__pydantic_decorators__.model_validators
+    }
+    with_rules = {
+        name
+        for name in with_validators
+        if VALIDATIONS in getattr(config_models, name).model_json_schema(by_alias=True)
+    }
+    assert with_validators - with_rules <= set(OPERATOR_ONLY), with_validators - with_rules
+    assert with_rules, "no CEL rules at all"
+
+
+def test_what_cel_cannot_say_is_still_rejected_by_the_model() -> None:
+    twice = simple_bridge()
+    twice["spec"]["jms"]["sources"] = [{"queue": "a"}, {"queue": "a"}]
+    assert cel_rejections(BRIDGE_CRD, twice) == []
+    assert model_rejections(JmsBridge, twice) == [("spec.jms", "sources list a more than once")]

@@ -22,6 +22,7 @@ import yaml
 
 from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError
 from bridge_job.loading import read_documents
+from bridge_job.validation import duplicate_message, duplicates, fault_line
 
 if TYPE_CHECKING:
     from jmsbridge_operator.conditions import Problem
@@ -79,6 +80,18 @@ def register(commands: Any) -> None:
         "--no-kafka-checks",
         action="store_true",
         help="start bridges without checking their Kafka side (when the operator cannot reach it)",
+    )
+    operator.add_argument(
+        "--leader-election",
+        action="store_true",
+        help="run only while holding a Lease in the operator's namespace; other replicas stand by",
+    )
+    operator.add_argument(
+        "--leader-election-namespace", metavar="NS", help="the Lease's namespace (default: $POD_NAMESPACE)"
+    )
+    operator.add_argument("--leader-election-lease", metavar="NAME", help="the Lease (jms-bridge-operator)")
+    operator.add_argument(
+        "--leader-election-lease-seconds", type=int, metavar="S", help="a standby takes over after S (15)"
     )
     verbosity = operator.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true")
@@ -151,13 +164,27 @@ def run_operator(args: argparse.Namespace) -> int:
     log_format = kopf.LogFormat.JSON if args.json_logs else kopf.LogFormat.FULL
     kopf.configure(verbose=args.verbose, quiet=args.quiet, log_format=log_format)
     importlib.import_module("jmsbridge_operator")  # registers the handlers (after the options are set)
-    kopf.run(
-        clusterwide=not args.namespaces,
-        namespaces=args.namespaces,
-        liveness_endpoint=args.liveness,
-        standalone=True,
-    )
-    return 0
+    settings: dict[str, Any] = {
+        "clusterwide": not args.namespaces,
+        "namespaces": args.namespaces,
+        "liveness_endpoint": args.liveness,
+        "standalone": True,  # no kopf peering: --leader-election keeps other replicas out
+    }
+    if not args.leader_election:
+        kopf.run(**settings)
+        return 0
+    from jmsbridge_operator.election import Election, ElectionError, run_elected
+
+    try:
+        election = Election.of(
+            args.leader_election_namespace, args.leader_election_lease, args.leader_election_lease_seconds
+        )
+        return run_elected(
+            election, lambda stop_flag: kopf.run(**settings, stop_flag=stop_flag), args.liveness
+        )
+    except ElectionError as error:
+        print(f"jmsbridge operator: {error}", file=sys.stderr)
+        return 1
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -173,14 +200,26 @@ class Document:
     body: dict[str, Any]
 
     @property
+    def namespace(self) -> str:
+        return str((self.body.get("metadata") or {}).get("namespace") or "")
+
+    @property
+    def name(self) -> str:
+        return str((self.body.get("metadata") or {}).get("name"))
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """(kind, namespace, name): what Kubernetes holds one object for."""
+        return str(self.body.get("kind")), self.namespace, self.name
+
+    @property
     def key(self) -> tuple[str, str]:
         """(namespace, name); a route's name is the bridge it references."""
         from jmsbridge_operator.acceptance import referenced_bridge
 
-        namespace = str((self.body.get("metadata") or {}).get("namespace") or "")
         if self.body.get("kind") == ROUTE_KIND:
-            return namespace, referenced_bridge(self.body) or ""
-        return namespace, str((self.body.get("metadata") or {}).get("name"))
+            return self.namespace, referenced_bridge(self.body) or ""
+        return self.namespace, self.name
 
 
 @dataclass
@@ -191,15 +230,23 @@ class Resources:
     routes: list[Document] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (document order, line)
     skipped: list[str] = field(default_factory=list)
+    refused: list[Document] = field(default_factory=list)  # defined twice: reported, not judged
 
     def report(self, document: Document, problems: Iterable[Problem]) -> None:
-        from jmsbridge_operator.conditions import INVALID_SPEC
-
         for problem in problems:
-            # A field problem names its field; the others say their one-word reason first.
-            reason = "" if problem.reason == INVALID_SPEC else f"{problem.reason}: "
-            said = f"{reason}{problem.message}"
+            said = fault_line(problem.reason, problem.message)
             self.problems.extend((document.order, f"{document.where}: {line}") for line in said.splitlines())
+
+    def refuse_duplicates(self) -> None:
+        """Report the bridges and routes defined twice, and judge none of them (the key is ambiguous)."""
+        twice = duplicates(d.identity for d in [*self.bridges, *self.routes])
+        for document in [*self.bridges, *self.routes]:
+            if document.identity in twice:
+                said = duplicate_message(*document.identity)
+                self.problems.append((document.order, f"{document.where}: {said}"))
+        self.refused = [d for d in [*self.bridges, *self.routes] if d.identity in twice]
+        self.bridges = [d for d in self.bridges if d.identity not in twice]
+        self.routes = [d for d in self.routes if d.identity not in twice]
 
     def lines(self) -> list[str]:
         """The problems, in the order of the documents in the files."""
@@ -231,6 +278,7 @@ def load(files: Sequence[Path], namespace: str | None) -> Resources:
                 )
             else:
                 found.skipped.append(f"{where}: {kind} (not ours)")
+    found.refuse_duplicates()
     return found
 
 
@@ -283,11 +331,11 @@ _Dumper.add_representer(str, _text)
 def run_render(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     plans = _check(found)
-    if found.problems:
+    if found.problems:  # rendering without the refused would drop them from `kubectl apply` unseen
         for line in found.lines():
             print(line, file=sys.stderr)
-        if not any(p.writes for p in plans):
-            return 1
+        print(f"{len(found.problems)} problem(s): nothing rendered", file=sys.stderr)
+        return 1
     objects = [write.body for decided in plans for write in decided.writes if write.verb == "create"]
     if not objects:
         print("no JmsBridge in the files: nothing to render", file=sys.stderr)
@@ -299,7 +347,8 @@ def run_render(args: argparse.Namespace) -> int:
 def run_validate(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     _check(found)
-    if not found.bridges:
+    documents = [*found.bridges, *found.routes, *found.refused]
+    if documents and not any(d.body.get("kind") == BRIDGE_KIND for d in documents):
         print("note: no JmsBridge in the files; routes were checked on their own", file=sys.stderr)
     if found.problems:
         lines = found.lines()

@@ -10,8 +10,8 @@ its `order` (routes are tried in `(order, name)` order; two with one order would
 on their names, which nobody means). A refused route stays out of the job's config and says why in its
 own status; the bridge keeps running with the others, so one bad route never stops a bridge.
 
-Match addresses use ActiveMQ-style wildcards: `*` stands for one dot-separated segment, `>` for the rest.
-Here `>` also matches nothing, which errs on the side of accepting a route.
+The rules themselves (match addresses, orders, dead letters, credentials) are `bridge_job.validation`'s,
+which the job applies too; here they become problems and verdicts for the statuses.
 """
 
 from __future__ import annotations
@@ -22,22 +22,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bridge_job.config import (
-    Direction,
-    JmsBridge,
-    JmsBridgeRoute,
-    JobConfig,
-    SoftFailurePolicy,
-    field_errors,
-    job_config,
-)
+from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
+from bridge_job.validation import Fault, bridge_faults, judge
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict
 
 BRIDGE_NOT_FOUND = "BridgeNotFound"
 BRIDGE_INVALID = "BridgeInvalid"
-INVALID_MATCH = "InvalidMatch"
-DUPLICATE_ORDER = "DuplicateOrder"
+
+
+def problem_of(fault: Fault) -> Problem:
+    return Problem(fault.reason, fault.field, fault.message)
 
 
 def field_problems(error: ValidationError) -> tuple[Problem, ...]:
@@ -52,37 +47,6 @@ def route_problems(body: Mapping[str, Any]) -> tuple[Problem, ...]:
     except ValidationError as error:
         return field_problems(error)
     return ()
-
-
-# ---------------------------------------------------------------------------------------------------
-# Address patterns
-
-
-def address_problem(pattern: str) -> str | None:
-    """Why a match address is not a usable pattern, or None."""
-    segments = pattern.split(".")
-    for index, segment in enumerate(segments):
-        if segment in ("*", ">"):
-            if segment == ">" and index != len(segments) - 1:
-                return f"match.address {pattern!r}: `>` must be the last segment"
-            continue
-        if "*" in segment or ">" in segment:
-            return f"match.address {pattern!r}: `*` and `>` stand for whole dot-separated segments"
-    return None
-
-
-def _overlap(left: Sequence[str], right: Sequence[str]) -> bool:
-    if (left and left[0] == ">") or (right and right[0] == ">"):
-        return True
-    if not left or not right:
-        return not left and not right
-    head_ok = left[0] == right[0] or "*" in (left[0], right[0])
-    return head_ok and _overlap(left[1:], right[1:])
-
-
-def addresses_overlap(pattern: str, other: str) -> bool:
-    """Whether some destination name matches both (either may hold wildcards)."""
-    return _overlap(pattern.split("."), other.split("."))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -116,35 +80,6 @@ def _age_key(body: Mapping[str, Any]) -> tuple[str, str]:
     return (str((body.get("metadata") or {}).get("creationTimestamp") or ""), route_name(body))
 
 
-def _match_problem(route: JmsBridgeRoute, bridge: JmsBridge, routes: Sequence[JmsBridgeRoute]) -> str | None:
-    match = route.spec.match
-    if match.address is not None and (problem := address_problem(match.address)):
-        return problem
-    if route.spec.direction is Direction.JMS_TO_KAFKA:
-        sources = [
-            (("queue" if s.queue is not None else "topic"), s.address) for s in bridge.spec.jms.sources
-        ]
-        if match.destination_type is not None:
-            sources = [s for s in sources if s[0] == match.destination_type]
-            if not sources:
-                kind = match.destination_type
-                return f"match.destinationType {kind}: the bridge consumes no {kind}"
-        if match.address is not None and not any(addresses_overlap(match.address, a) for _, a in sources):
-            listed = ", ".join(f"{kind} {address}" for kind, address in sources)
-            return f"match.address {match.address!r} matches none of the bridge's sources ({listed})"
-        return None
-    if match.destination_type is not None:
-        return "match.destinationType applies to jmsToKafka routes only"
-    if match.address is not None:
-        topics = sorted({r.spec.kafka_topic for r in routes if r.spec.direction is Direction.KAFKA_TO_JMS})
-        if not any(addresses_overlap(match.address, topic) for topic in topics):
-            return (
-                f"match.address {match.address!r} matches none of the bridge's kafkaToJms source topics "
-                f"({', '.join(topics)})"
-            )
-    return None
-
-
 def judge_routes(
     bridge_name: str,
     bridge: JmsBridge | None,
@@ -176,37 +111,12 @@ def judge_routes(
                 verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
         return Judgement([], verdicts)
 
-    routes = [route for _, route in parsed]
-    candidates: list[tuple[Mapping[str, Any], JmsBridgeRoute]] = []
-    dead_letter_topic = bridge.spec.routing.dead_letter_topic
-    for body, route in parsed:
-        name = route.metadata.name
-        if mismatch := _match_problem(route, bridge, routes):
-            problem = Problem(INVALID_MATCH, "spec.match", mismatch)
-            verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
-        elif route.spec.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and dead_letter_topic is None:
-            message = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
-            problem = Problem(INVALID_SPEC, "spec.onSoftFailure", message)
-            verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem,))
-        else:
-            candidates.append((body, route))
-
-    holders: dict[tuple[Direction, int], str] = {}
-    accepted: list[JmsBridgeRoute] = []
-    for _body, route in sorted(candidates, key=lambda c: _age_key(c[0])):
-        name = route.metadata.name
-        slot = (route.spec.direction, route.spec.order)
-        if slot in holders:
-            message = (
-                f"order {route.spec.order} is already taken by route {holders[slot]} "
-                f"({route.spec.direction.value}) of bridge {bridge_name}; pick another order"
-            )
-            taken = Problem(DUPLICATE_ORDER, "spec.order", message)
-            verdicts[name] = RouteVerdict(name, bridge_name, problems=(taken,))
-            continue
-        holders[slot] = name
-        accepted.append(route)
-
+    ordered = sorted(parsed, key=lambda p: _age_key(p[0]))
+    judged = judge(bridge.spec, [Route(name=r.metadata.name, spec=r.spec) for _, r in ordered], bridge_name)
+    for name, fault in judged.faults.items():
+        verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem_of(fault),))
+    in_effect = {route.name for route in judged.accepted}
+    accepted = [route for _, route in ordered if route.metadata.name in in_effect]
     accepted.sort(key=lambda r: (r.spec.order, r.metadata.name))
     for position, route in enumerate(accepted, start=1):
         verdicts[route.metadata.name] = RouteVerdict(route.metadata.name, bridge_name, position)
@@ -227,15 +137,6 @@ class Validation:
     routes: Judgement
 
 
-def _bridge_problems(bridge: JmsBridge) -> tuple[Problem, ...]:
-    """The rules of a bridge's spec that its schema cannot say."""
-    routing = bridge.spec.routing
-    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
-        field = "spec.routing.onSoftFailure"
-        return (Problem(INVALID_SPEC, field, f"{field}: deadLetter needs spec.routing.deadLetterTopic"),)
-    return ()
-
-
 def validate(
     body: Mapping[str, Any], route_bodies: Sequence[Mapping[str, Any]], *, namespace: str | None = None
 ) -> Validation:
@@ -246,7 +147,7 @@ def validate(
     except ValidationError as error:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, field_problems(error), invalid)
-    if problems := _bridge_problems(bridge):
+    if problems := tuple(problem_of(fault) for fault in bridge_faults(bridge.spec)):
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)

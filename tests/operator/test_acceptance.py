@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jmsbridge_operator.acceptance import address_problem, addresses_overlap, judge_routes
+from jmsbridge_operator.acceptance import judge_routes
 
 from bridge_job.config import JmsBridge
+from bridge_job.validation import address_problem, addresses_overlap
 from tests.operator.helpers import route, simple_bridge
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +118,83 @@ def test_validate_unreadable_and_foreign_documents(
     (tmp_path / "bad.yaml").write_text("a: [unclosed\n")
     assert main(["validate", "-f", str(tmp_path / "bad.yaml"), "-f", str(tmp_path / "missing.yaml")]) == 1
     err = capsys.readouterr().err
-    assert "bad.yaml: not valid YAML" in err and "missing.yaml: cannot read" in err
+    assert "bad.yaml:2:1: not valid YAML" in err and "missing.yaml: cannot read" in err
     assert main(["validate", "-f", str(EXAMPLES / "secrets.yaml"), *FILES]) == 0  # Secrets are skipped
+
+
+def test_render_refuses_everything_when_anything_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`render | kubectl apply` must not drop a refused route unseen: one problem, nothing rendered."""
+    files = write(
+        tmp_path / "all.yaml", simple_bridge(), route("good"), route("bad", match={"address": "in.>.x"})
+    )
+    assert main(["render", "-f", files]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert f"{files}#3: InvalidMatch: match.address 'in.>.x': `>` must be the last segment" in err
+    assert err.splitlines()[-1] == "1 problem(s): nothing rendered"
+
+
+def test_resources_defined_twice_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = simple_bridge("other")
+    files = write(
+        tmp_path / "all.yaml", simple_bridge(), simple_bridge(), other, route("r"), route("r", "other")
+    )
+    for command in ("validate", "render"):
+        assert main([command, "-f", files]) == 1
+        out, err = capsys.readouterr()
+        twice = "is defined more than once; give each a name of its own"
+        assert err.splitlines()[:4] == [
+            f"{files}#1: JmsBridge simple in namespace apps {twice}",
+            f"{files}#2: JmsBridge simple in namespace apps {twice}",
+            f"{files}#4: JmsBridgeRoute r in namespace apps {twice}",
+            f"{files}#5: JmsBridgeRoute r in namespace apps {twice}",
+        ]
+        assert out == ""
+    elsewhere = copy.deepcopy(simple_bridge())
+    elsewhere["metadata"]["namespace"] = "team-b"
+    assert main(["validate", "-f", write(tmp_path / "ns.yaml", simple_bridge(), elsewhere)]) == 0
+
+
+SECRET = "hunter2-do-not-print"
+
+
+def credentials_everywhere() -> dict[str, Any]:
+    body = simple_bridge()
+    body["spec"]["jms"]["connectionFactory"]["properties"] = {
+        "brokerURL": f"failover:(tcp://amq:61616)?jms.userName=app&jms.password={SECRET}",
+        "trustStorePassword": SECRET,
+    }
+    body["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq"}
+    body["spec"]["kafka"]["properties"] = {"sasl.password": SECRET, "client.id": "x"}
+    return body
+
+
+def test_credentials_outside_secrets_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = write(tmp_path / "b.yaml", credentials_everywhere())
+    jms_hint = "put credentials in the Secret named by spec.jms.credentialsSecretRef"
+    for command in ("validate", "render"):
+        assert main([command, "-f", files]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and SECRET not in err
+        assert err.splitlines()[:3] == [
+            f"{files}: CredentialsInSpec: spec.jms.connectionFactory.properties.trustStorePassword: "
+            f"a credential in the spec; {jms_hint}",
+            f"{files}: CredentialsInSpec: spec.jms.connectionFactory.properties.brokerURL: holds a password "
+            f"(jms.password); remove it and {jms_hint}",
+            f"{files}: CredentialsInSpec: spec.kafka.properties.sasl.password: a credential in the spec; "
+            "put credentials in the Secret named by spec.kafka.sasl.credentialsSecretRef",
+        ]
+
+
+def test_the_operator_refuses_credentials_and_its_status_never_shows_them() -> None:
+    decided = plan(Observed(credentials_everywhere(), [route("r")]), open_gate, "now")
+    assert decided.writes == []
+    ready = find_condition(decided.status, "Ready") or {}
+    assert ready["status"] == "False"
+    assert "spec.kafka.properties.sasl.password: a credential in the spec" in ready["message"]
+    assert SECRET not in yaml.safe_dump(decided.status)
 
 
 def test_crds_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,62 @@
+"""Credentials out of everything the bridge prints or stores: URLs, property values, error messages.
+
+Credentials reach the bridge only through Secrets (`credentialsSecretRef`, `kafka.sasl`); validation
+refuses them anywhere else (`bridge_job.validation`). What a broker, a client library or a user's typo
+still puts into a message is masked here, in one place: the job's log lines (its `jmsbridge stopped:` line
+included) and the operator's conditions go through `redact`.
+
+A key is secret-looking when its last word (split at dots, dashes, underscores and camelCase) is one of
+`SECRET_WORDS` (`password`, `trustStorePassword`, `sasl.oauthbearer.client.secret`, ...), or when the
+whole key is one of `SECRET_KEYS` (settings whose value embeds credentials, like `sasl.jaas.config`).
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+
+SECRET_WORDS = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "secret", "token", "credential", "credentials"}
+)
+SECRET_KEYS = frozenset({"sasl.jaas.config", "sasl.oauthbearer.config", "ssl.key.pem", "ssl.keystore.key"})
+
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# `scheme://user:password@host`: the password (up to the `@` that ends the user info).
+_USER_INFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)(?P<value>[^@/\s]+)(?=@)")
+# `key=value` (URL query options, librdkafka and Java settings, JAAS options), the value maybe quoted.
+_ASSIGNMENT = re.compile(r"(?P<key>[A-Za-z0-9_.$-]+)(?P<sep>\s*=\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\s&,;)]+)")
+# `'key': 'value'` and `"key": "value"` (a mapping printed by Python or written as JSON).
+_QUOTED_PAIR = re.compile(r"(?P<key>[\"'][A-Za-z0-9_.$-]+[\"'])(?P<sep>\s*:\s*)(?P<value>\"[^\"]*\"|'[^']*')")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a setting's name says its value is a credential."""
+    if key.strip().lower() in SECRET_KEYS:
+        return True
+    words = _WORD.findall(key)
+    return bool(words) and words[-1].lower() in SECRET_WORDS
+
+
+def _masked(match: re.Match[str]) -> str:
+    value = match["value"]
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    return f"{match['key']}{match['sep']}{quote}{MASK}{quote}"
+
+
+def _mask_secret_pair(match: re.Match[str]) -> str:
+    return _masked(match) if is_secret_key(match["key"].strip("'\"")) else match[0]
+
+
+def redact(text: str) -> str:
+    """The text with every password in a URL and every secret-looking `key=value` masked."""
+    text = _USER_INFO.sub(lambda m: f"{m['head']}{MASK}", text)
+    text = _ASSIGNMENT.sub(_mask_secret_pair, text)
+    return _QUOTED_PAIR.sub(_mask_secret_pair, text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """What in a URL is a credential: `user info` and the names of secret-looking query options."""
+    found = ["user:password@"] if _USER_INFO.search(url) else []
+    found += [m["key"] for m in _ASSIGNMENT.finditer(url) if is_secret_key(m["key"])]
+    return found

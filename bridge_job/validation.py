@@ -1,0 +1,206 @@
+"""The rules of a bridge and its routes beyond their schema: one judgement for the job and the operator.
+
+The operator (`jmsbridge_operator.acceptance`, which `jmsbridge validate` and `render` use too) and the job
+(`bridge_job.loading`) judge with `judge` and `bridge_faults`, so a route the operator refuses is never run
+by `jmsbridge job` from the same files. The operator keeps a bridge running without its refused routes and
+says why in their statuses; the job and the command line refuse the whole configuration instead.
+
+Match addresses use ActiveMQ-style wildcards: `*` stands for one dot-separated segment, `>` for the rest.
+Here `>` also matches nothing, which errs on the side of accepting a route.
+
+Credentials come only from Secrets: a secret-looking key (`bridge_job.redaction.is_secret_key`) in the
+connection factory's properties, the JNDI environment or the Kafka properties, and a password inside a
+URL, are refused. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from bridge_job.config import (
+    Direction,
+    JmsBridgeSpec,
+    Route,
+    SoftFailurePolicy,
+)
+from bridge_job.redaction import is_secret_key, url_secrets
+
+INVALID_SPEC = "InvalidSpec"
+INVALID_MATCH = "InvalidMatch"
+DUPLICATE_ORDER = "DuplicateOrder"
+CREDENTIALS_IN_SPEC = "CredentialsInSpec"
+
+JMS_SECRET_HINT = "put credentials in the Secret named by spec.jms.credentialsSecretRef"
+KAFKA_SECRET_HINT = "put credentials in the Secret named by spec.kafka.sasl.credentialsSecretRef"
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """One rule broken: a one-word reason, the field it is about, and what to fix."""
+
+    reason: str
+    field: str
+    message: str
+
+
+def fault_line(reason: str, message: str) -> str:
+    """How a command prints a fault: a field problem names its field, the others say their reason first."""
+    return message if reason == INVALID_SPEC else f"{reason}: {message}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Address patterns
+
+
+def address_problem(pattern: str) -> str | None:
+    """Why a match address is not a usable pattern, or None."""
+    segments = pattern.split(".")
+    for index, segment in enumerate(segments):
+        if segment in ("*", ">"):
+            if segment == ">" and index != len(segments) - 1:
+                return f"match.address {pattern!r}: `>` must be the last segment"
+            continue
+        if "*" in segment or ">" in segment:
+            return f"match.address {pattern!r}: `*` and `>` stand for whole dot-separated segments"
+    return None
+
+
+def _overlap(left: Sequence[str], right: Sequence[str]) -> bool:
+    if (left and left[0] == ">") or (right and right[0] == ">"):
+        return True
+    if not left or not right:
+        return not left and not right
+    head_ok = left[0] == right[0] or "*" in (left[0], right[0])
+    return head_ok and _overlap(left[1:], right[1:])
+
+
+def addresses_overlap(pattern: str, other: str) -> bool:
+    """Whether some destination name matches both (either may hold wildcards)."""
+    return _overlap(pattern.split("."), other.split("."))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Routes
+
+
+def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> str | None:
+    match = route.spec.match
+    if match.address is not None and (problem := address_problem(match.address)):
+        return problem
+    if route.spec.direction is Direction.JMS_TO_KAFKA:
+        sources = [(("queue" if s.queue is not None else "topic"), s.address) for s in bridge.jms.sources]
+        if match.destination_type is not None:
+            sources = [s for s in sources if s[0] == match.destination_type]
+            if not sources:
+                kind = match.destination_type
+                return f"match.destinationType {kind}: the bridge consumes no {kind}"
+        if match.address is not None and not any(addresses_overlap(match.address, a) for _, a in sources):
+            listed = ", ".join(f"{kind} {address}" for kind, address in sources)
+            return f"match.address {match.address!r} matches none of the bridge's sources ({listed})"
+        return None
+    if match.destination_type is not None:
+        return "match.destinationType applies to jmsToKafka routes only"
+    if match.address is not None:
+        topics = sorted({r.spec.kafka_topic for r in routes if r.spec.direction is Direction.KAFKA_TO_JMS})
+        if not any(addresses_overlap(match.address, topic) for topic in topics):
+            return (
+                f"match.address {match.address!r} matches none of the bridge's kafkaToJms source topics "
+                f"({', '.join(topics)})"
+            )
+    return None
+
+
+def _route_fault(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> Fault | None:
+    if mismatch := _match_problem(route, bridge, routes):
+        return Fault(INVALID_MATCH, "spec.match", mismatch)
+    dead_letters = route.spec.on_soft_failure is SoftFailurePolicy.DEAD_LETTER
+    if dead_letters and bridge.routing.dead_letter_topic is None:
+        message = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
+        return Fault(INVALID_SPEC, "spec.onSoftFailure", message)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteJudgement:
+    accepted: list[Route]  # in the order given
+    faults: dict[str, Fault]  # route name -> why it is refused
+
+
+def judge(bridge: JmsBridgeSpec, routes: Sequence[Route], bridge_name: str) -> RouteJudgement:
+    """Which of a bridge's routes it can take. `routes` come oldest first: of two routes with one
+    `(direction, order)`, the older keeps it (routes are tried in `(order, name)` order, and two with one
+    order would make the outcome depend on their names, which nobody means)."""
+    faults: dict[str, Fault] = {}
+    holders: dict[tuple[Direction, int], str] = {}
+    accepted: list[Route] = []
+    for route in routes:
+        if fault := _route_fault(route, bridge, routes):
+            faults[route.name] = fault
+            continue
+        slot = (route.spec.direction, route.spec.order)
+        if slot in holders:
+            message = (
+                f"order {route.spec.order} is already taken by route {holders[slot]} "
+                f"({route.spec.direction.value}) of bridge {bridge_name}; pick another order"
+            )
+            faults[route.name] = Fault(DUPLICATE_ORDER, "spec.order", message)
+            continue
+        holders[slot] = route.name
+        accepted.append(route)
+    return RouteJudgement(accepted, faults)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bridges
+
+
+def _credential_faults(
+    settings: Mapping[str, object], field: str, hint: str, urls: Iterable[tuple[str, str]] = ()
+) -> list[Fault]:
+    faults = []
+    for key, value in settings.items():
+        where = f"{field}.{key}"
+        if is_secret_key(key):
+            faults.append(Fault(CREDENTIALS_IN_SPEC, where, f"{where}: a credential in the spec; {hint}"))
+        elif isinstance(value, str):
+            urls = [*urls, (where, value)]
+    for where, url in urls:
+        if found := url_secrets(url):
+            message = f"{where}: holds a password ({', '.join(found)}); remove it and {hint}"
+            faults.append(Fault(CREDENTIALS_IN_SPEC, where, message))
+    return faults
+
+
+def bridge_faults(bridge: JmsBridgeSpec) -> tuple[Fault, ...]:
+    """The rules of a bridge's spec that its schema cannot say."""
+    faults: list[Fault] = []
+    routing = bridge.routing
+    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
+        field = "spec.routing.onSoftFailure"
+        faults.append(Fault(INVALID_SPEC, field, f"{field}: deadLetter needs spec.routing.deadLetterTopic"))
+    if (factory := bridge.jms.connection_factory) is not None:
+        field = "spec.jms.connectionFactory.properties"
+        faults += _credential_faults(factory.properties, field, JMS_SECRET_HINT)
+    if (jndi := bridge.jms.jndi) is not None:
+        urls = [("spec.jms.jndi.providerUrl", jndi.provider_url)]
+        faults += _credential_faults(jndi.environment, "spec.jms.jndi.environment", JMS_SECRET_HINT, urls)
+    urls = [("spec.kafka.bootstrapServers", bridge.kafka.bootstrap_servers)]
+    faults += _credential_faults(bridge.kafka.properties, "spec.kafka.properties", KAFKA_SECRET_HINT, urls)
+    return tuple(faults)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Resources in files
+
+
+def duplicates(names: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """The `(kind, namespace, name)` given more than once: Kubernetes holds one object per such key, so
+    files with two would apply as one (the last wins) and silently lose the other."""
+    return {key for key, count in Counter(names).items() if count > 1}
+
+
+def duplicate_message(kind: str, namespace: str, name: str) -> str:
+    where = f" in namespace {namespace}" if namespace else ""
+    return f"{kind} {name}{where} is defined more than once; give each a name of its own"

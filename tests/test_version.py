@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -35,3 +37,14 @@ def test_examples_and_crds_name_the_package_version() -> None:
     }
     assert tags, "no file names the job image"
     assert {tag for tag in tags if not tag.endswith(f": {__version__}")} == set()
+
+
+def test_the_build_script_tags_both_images_with_the_package_version() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("REGISTRY", "SPARK_VERSION")}
+    script = REPO / "scripts" / "build-images.sh"
+    printed = subprocess.run([script, "--dry-run"], env=env, capture_output=True, text=True, check=True)
+    operator_image = yaml.safe_load((REPO / "charts" / "jms-bridge-operator" / "values.yaml").read_text())
+    assert re.findall(r"--tag (\S+)", printed.stdout) == [
+        f"{operator_image['image']['repository']}:{__version__}",  # the chart's image, at its appVersion
+        f"{JOB_IMAGE}:{__version__}",  # what every SparkApplication names by default
+    ]

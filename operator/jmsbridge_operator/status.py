@@ -28,6 +28,7 @@ from pydantic import Field
 from bridge_job.config import CamelModel
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
+from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
 
 READY = "Ready"
 RECONCILING = "Reconciling"
@@ -46,6 +47,16 @@ class InstanceStatus(CamelModel):
     role: Literal["active", "standby"] | None = None
     state: str = Field(description="The SparkApplication's applicationState.state (NEW before submission).")
     message: str | None = None
+    attempts: int | None = Field(default=None, description="The SparkApplication's executionAttempts.")
+    start_time: str | None = Field(
+        default=None, description="The SparkApplication's lastSubmissionAttemptTime (its last start)."
+    )
+    failures: int | None = Field(
+        default=None,
+        description=f"The same failure this many times in a row; Stalled at {FAILURE_THRESHOLD} "
+        "(docs/operator.md, Failures and restarts).",
+    )
+    last_failure: LastFailure | None = None
 
 
 class BridgeStatus(CamelModel):
@@ -82,13 +93,27 @@ class ApplicationState:
     application: str
     state: str = NEW_STATE
     message: str | None = None
+    attempts: Attempts = dataclasses.field(default_factory=Attempts)
+    reported_attempts: bool = False  # whether the spark-operator counts them (it does once it submits)
+    retried: bool = False  # whether the spark-operator restarts it in this state (its restartPolicy)
 
     @classmethod
     def observe(cls, instance: str, application: str, body: Mapping[str, Any] | None) -> ApplicationState:
-        app_state = ((body or {}).get("status") or {}).get("applicationState") or {}
+        status = (body or {}).get("status") or {}
+        app_state = status.get("applicationState") or {}
         state = str(app_state.get("state") or "").upper() or NEW_STATE
         message = app_state.get("errorMessage") or None
-        return cls(instance, application, state, clip(message) if message else None)
+        attempts = Attempts.observe(status)
+        policy = ((body or {}).get("spec") or {}).get("restartPolicy")
+        return cls(
+            instance,
+            application,
+            state,
+            clip(message) if message else None,
+            attempts,
+            "executionAttempts" in status,
+            will_retry(policy, state, attempts),
+        )
 
     @property
     def running(self) -> bool:
@@ -187,7 +212,34 @@ def _choose_active(apps: Sequence[ApplicationState], previous_active: str | None
     return running[0] if running else None
 
 
-def _bridge_conditions(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Condition]:
+@dataclasses.dataclass(frozen=True)
+class _Streak:
+    """How often an instance's application failed the same way in a row (`restarts`)."""
+
+    failures: int = 0
+    last: LastFailure | None = None
+
+
+def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str) -> dict[str, _Streak]:
+    before = {i.get("application"): i for i in previous if isinstance(i, Mapping)}
+    streaks = {}
+    for app in apps:
+        old = before.get(app.application) or {}
+        try:
+            last = LastFailure.model_validate(old["lastFailure"]) if old.get("lastFailure") else None
+        except ValueError:
+            last = None  # not written by us: count afresh
+        failures = int(old.get("failures") or 0)
+        if app.failed:
+            was_failed = str(old.get("state") or "") in FAILED_STATES
+            last, failures = counted(last, failures, was_failed, app.message or "", app.attempts, now)
+        streaks[app.application] = _Streak(failures, last)
+    return streaks
+
+
+def _bridge_conditions(
+    outcome: BridgeOutcome, active: ApplicationState | None, streaks: Mapping[str, _Streak]
+) -> list[Condition]:
     apps = outcome.applications
 
     def stalled(reason: str, message: str) -> list[Condition]:
@@ -211,12 +263,14 @@ def _bridge_conditions(outcome: BridgeOutcome, active: ApplicationState | None) 
             ]
         # Held while it runs (a check under way, Kafka not answering within its grace period): the
         # applications keep running untouched, Ready follows them, and Reconciling says what is awaited.
-        running = [c for c in _application_conditions(outcome, active) if c.type != RECONCILING]
+        running = [c for c in _application_conditions(outcome, active, streaks) if c.type != RECONCILING]
         return [*running, Condition(RECONCILING, "True", gate.reason, gate.message)]
-    return _application_conditions(outcome, active)
+    return _application_conditions(outcome, active, streaks)
 
 
-def _application_conditions(outcome: BridgeOutcome, active: ApplicationState | None) -> list[Condition]:
+def _application_conditions(
+    outcome: BridgeOutcome, active: ApplicationState | None, streaks: Mapping[str, _Streak]
+) -> list[Condition]:
     apps = outcome.applications
     routes = f"{len(outcome.routes)} route{'s' if len(outcome.routes) != 1 else ''}"
     if active is not None:
@@ -235,17 +289,38 @@ def _application_conditions(outcome: BridgeOutcome, active: ApplicationState | N
         ]
     failed = [a for a in apps if a.failed]
     if failed:
-        message = "; ".join(a.describe() for a in failed) + "."
-        return [
-            Condition(READY, "False", "ApplicationFailed", message),
-            Condition(STALLED, "True", "ApplicationFailed", message),
-        ]
+        return _failed_conditions(failed, streaks)
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
     message = f"Starting: {waiting}."
     return [
         Condition(READY, "False", "Starting", message),
         Condition(RECONCILING, "True", "Starting", message),
     ]
+
+
+def _failed_conditions(failed: Sequence[ApplicationState], streaks: Mapping[str, _Streak]) -> list[Condition]:
+    """Stalled once no failed application will be restarted or each failed the same way too often."""
+
+    def count(app: ApplicationState) -> int:
+        return streaks[app.application].failures if app.application in streaks else 0
+
+    def exhausted(app: ApplicationState) -> bool:
+        return not app.retried or count(app) >= FAILURE_THRESHOLD
+
+    def why(app: ApplicationState) -> str:
+        if not app.retried:
+            return f"{app.describe()}; its restartPolicy restarts it no more"
+        if exhausted(app):
+            return f"{app.describe()}; the same failure {count(app)} times in a row: restarting does not help"
+        return (
+            f"{app.describe()}; the spark-operator restarts it (failure {count(app)} of "
+            f"{FAILURE_THRESHOLD} before the bridge stalls)"
+        )
+
+    message = "; ".join(why(a) for a in failed) + "."
+    reason = "ApplicationFailed" if all(exhausted(a) for a in failed) else "ApplicationRestarting"
+    flag = STALLED if reason == "ApplicationFailed" else RECONCILING
+    return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 
 def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, now: str) -> dict[str, Any]:
@@ -259,7 +334,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     failovers = int(previous.get("failovers") or 0)
     if active is not None and previous_active and active.application != previous_active:
         failovers += 1
-    current = _bridge_conditions(outcome, active)
+    streaks = _streaks(apps, previous.get("instances") or [], now)
+    current = _bridge_conditions(outcome, active, streaks)
     current.extend(sorted(outcome.gate.conditions, key=lambda c: c.type))
     instances = [
         InstanceStatus(
@@ -268,6 +344,10 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
             role=None if active is None or not a.running else ("active" if a is active else "standby"),
             state=a.state,
             message=a.message,
+            attempts=a.attempts.execution if a.reported_attempts else None,
+            start_time=a.attempts.start_time,
+            failures=streaks[a.application].failures or None,
+            last_failure=streaks[a.application].last,
         )
         for a in apps
     ]
@@ -343,7 +423,8 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
         stalled,
     ):
         return None
-    kind: Literal["Normal", "Warning"] = "Warning" if stalled or new.get("reason") == "Degraded" else "Normal"
+    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting")
+    kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 
 

@@ -85,13 +85,20 @@ class View:
                 return str(condition.get("message"))
         return ""
 
-    def play_spark(self, app: str, state: str, error: str | None = None) -> None:
+    def play_spark(self, app: str, state: str, error: str | None = None, attempts: int | None = None) -> None:
+        """Set the state (and the counters) the spark-operator would write."""
         app_state: dict[str, Any] = {"state": state}
         if error:
             app_state["errorMessage"] = error
-        self.kube.patch_status(
-            SPARK_VERSION, "SparkApplication", app, NAMESPACE, {"applicationState": app_state}
-        )
+        status: dict[str, Any] = {"applicationState": app_state}
+        if attempts is not None:
+            status |= {
+                "executionAttempts": attempts,
+                "submissionAttempts": attempts,
+                "lastSubmissionAttemptTime": f"2026-01-01T00:00:{attempts:02d}Z",
+                "submissionID": f"{app}-submission-{attempts}",
+            }
+        self.kube.patch_status(SPARK_VERSION, "SparkApplication", app, NAMESPACE, status)
 
     def events(self) -> list[tuple[str, str, str]]:
         items = self.kube.list("v1", "Event", NAMESPACE)
@@ -130,6 +137,7 @@ def rejected(reason: str) -> dict[str, tuple[str, str]]:
 
 RUNNING = {"Ready": ("True", "Running")}
 FAILED = {"Ready": ("False", "ApplicationFailed"), "Stalled": ("True", "ApplicationFailed")}
+RESTARTING = {"Ready": ("False", "ApplicationRestarting"), "Reconciling": ("True", "ApplicationRestarting")}
 
 
 def apply_examples(view: View) -> None:
@@ -197,19 +205,38 @@ def test_status_follows_the_application(view: View) -> None:
     assert bridge["status"]["activeInstance"] == "simple-primary"
     assert view.message(bridge) == "Running with 1 route: simple-primary active."
 
-    view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT")
-    bridge = view.wait_conditions("JmsBridge", "simple", FAILED)
-    assert view.message(bridge, "Stalled") == (
-        "SparkApplication simple-primary is FAILED: Job aborted: KafkaException: _MSG_TIMED_OUT."
+    # restartPolicy Always: the spark-operator resubmits it, so the bridge is on its way back, not stalled.
+    view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT", attempts=1)
+    bridge = view.wait_conditions("JmsBridge", "simple", RESTARTING)
+    assert view.message(bridge, "Reconciling") == (
+        "SparkApplication simple-primary is FAILED: Job aborted: KafkaException: _MSG_TIMED_OUT; the "
+        "spark-operator restarts it (failure 1 of 3 before the bridge stalls)."
     )
     assert "activeInstance" not in bridge["status"]
-    view.wait(lambda: ("simple", "Warning", "ApplicationFailed") in view.events(), "a Warning Event")
+    instance = bridge["status"]["instances"][0]
+    assert (instance["attempts"], instance["startTime"], instance["failures"]) == (
+        1,
+        "2026-01-01T00:00:01Z",
+        1,
+    )
+    view.wait(lambda: ("simple", "Warning", "ApplicationRestarting") in view.events(), "a Warning Event")
 
-    view.play_spark("simple-primary", "PENDING_RERUN")
+    view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)
     view.wait_conditions("JmsBridge", "simple", STARTING)
-    view.play_spark("simple-primary", "RUNNING")
+    view.play_spark("simple-primary", "RUNNING", attempts=2)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert view.apps()["simple-primary"]["metadata"]["generation"] == 1  # never touched by us
+
+    # The same failure again and again: restarting does not cure it, a person must look.
+    view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT", attempts=2)
+    bridge = view.wait_conditions("JmsBridge", "simple", RESTARTING)
+    assert bridge["status"]["instances"][0]["failures"] == 2
+    view.play_spark("simple-primary", "RUNNING", attempts=3)
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT", attempts=3)
+    bridge = view.wait_conditions("JmsBridge", "simple", FAILED)
+    assert "the same failure 3 times in a row" in view.message(bridge, "Stalled")
+    view.wait(lambda: ("simple", "Warning", "ApplicationFailed") in view.events(), "a Warning Event")
 
 
 def test_failover_to_the_standby(view: View) -> None:
@@ -375,7 +402,8 @@ def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogC
     view.create(*secrets, example("bridge.yaml", "JmsBridge"), *load_yaml(EXAMPLES / "routes.yaml"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("orders-primary", "FAILED", "auth failed")
-    view.wait_conditions("JmsBridge", "orders", FAILED)
+    bridge = view.wait_conditions("JmsBridge", "orders", RESTARTING)
+    assert "auth failed" in view.message(bridge)
 
     needles = values + [base64.b64encode(v.encode()).decode() for v in values]
     written = json.dumps(everything_but_secrets(view.kube))

@@ -61,9 +61,18 @@ def test_failure_message_names_the_application_and_its_error() -> None:
     status = bridge_status(outcome(app("primary", "FAILED", "driver OOMKilled")), None, T0)
     ready = find_condition(status, "Ready")
     assert ready is not None
-    assert ready["message"] == "SparkApplication b-primary is FAILED: driver OOMKilled."
+    assert ready["message"] == (
+        "SparkApplication b-primary is FAILED: driver OOMKilled; its restartPolicy restarts it no more."
+    )
     assert status["instances"] == [
-        {"name": "primary", "application": "b-primary", "state": "FAILED", "message": "driver OOMKilled"}
+        {
+            "name": "primary",
+            "application": "b-primary",
+            "state": "FAILED",
+            "message": "driver OOMKilled",
+            "failures": 1,
+            "lastFailure": {"message": "driver OOMKilled", "time": T0, "attempt": 0},
+        }
     ]
 
 

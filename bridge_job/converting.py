@@ -5,11 +5,17 @@ header or property, default JMSMessageID), convert the body and headers in the r
 cannot be done for this one message is a soft failure, handled by the route's policy (else the
 bridge's): `fail` stops the bridge, `skip` drops the message with a log line, `deadLetter` publishes the
 original record to the dead-letter topic with headers saying why and where it came from.
+
+A record larger than its topic takes (`limit`, learned by the caller: record_limits.py) is a soft
+failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
+size it records.
 """
 
 from __future__ import annotations
 
 import enum
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
@@ -21,6 +27,7 @@ from bridge_job.message import BodyType, PropertyType
 from bridge_job.routing import RouteTable
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
+BODY_SIZE_HEADER = DEAD_LETTER_PREFIX + "bodySize"  # a dead letter without its body: how large it was
 
 # What the ingress marks a message it sends with: this bridge, and the topic the record was read from.
 ORIGIN_PROPERTY = "JmsBridgeOrigin"
@@ -34,6 +41,9 @@ class SoftFailureReason(enum.StrEnum):
     UNSUPPORTED_MESSAGE_TYPE = "UnsupportedMessageType"
     CONVERSION_FAILED = "ConversionFailed"
     MALFORMED_JOURNAL_RECORD = "MalformedJournalRecord"
+    MESSAGE_TOO_LARGE = "MessageTooLarge"
+    INVALID_TEXT = "InvalidText"
+    UNMAPPABLE_PROPERTY = "UnmappableProperty"
     NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
     SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
 
@@ -50,6 +60,33 @@ class Action(enum.StrEnum):
 class SoftFailure(Exception):
     reason: SoftFailureReason
     error: str
+
+
+RECORD_OVERHEAD = 128  # a v2 record batch header (61 bytes) and one record's varints, generously
+HEADER_OVERHEAD = 10  # the two varints of a header
+
+Limits = Callable[[str], int]  # the largest record a topic takes, in bytes
+
+
+def no_limits(topic: str) -> int:
+    return sys.maxsize
+
+
+def record_size(record: KafkaRecord) -> int:
+    """An upper bound on the bytes `record` takes in a record batch of its own: one that fits a topic's
+    limit is never refused for size by the producer or the broker."""
+    size = RECORD_OVERHEAD + len(record.key or b"") + len(record.value or b"")
+    for name, value in record.headers:
+        size += HEADER_OVERHEAD + len(name.encode("utf-8", "replace")) + len(value)
+    return size
+
+
+def too_large(size: int, limit: int, what: str) -> SoftFailure:
+    return SoftFailure(
+        SoftFailureReason.MESSAGE_TOO_LARGE,
+        f"{size} bytes are over the {limit} bytes {what} takes (the smaller of the topic's max.message.bytes "
+        "and the producer's message.max.bytes; docs/egress.md, Size limits)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,29 +156,42 @@ def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
     return KafkaRecord(value=record.value, headers=record.headers, key=key)
 
 
+def reason_headers(failure: SoftFailure, source: str) -> list[tuple[str, bytes]]:
+    """Why a message was dead-lettered and where it came from (`queue://NAME`)."""
+    return [
+        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
+        (DEAD_LETTER_PREFIX + "error", failure.error.encode("utf-8", "replace")),
+        (DEAD_LETTER_PREFIX + "source", source.encode("utf-8", "replace")),
+    ]
+
+
 def dead_letter(
     original: KafkaRecord, failure: SoftFailure, source: SourceCoordinates, route: str | None
 ) -> KafkaRecord:
-    """The original body and headers, plus headers saying why and where the message came from."""
+    """The original body and headers, plus headers saying why and where the message came from; without
+    the body (its size in a header instead) when the message was too large."""
     headers = list(original.headers)
+    headers += reason_headers(failure, source.destination)
     headers += [
-        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
-        (DEAD_LETTER_PREFIX + "error", failure.error.encode()),
-        (DEAD_LETTER_PREFIX + "source", source.destination.encode()),
         (DEAD_LETTER_PREFIX + "journal", f"{source.journal_topic}/{source.journal_partition}".encode()),
         (DEAD_LETTER_PREFIX + "offset", str(source.journal_offset).encode()),
     ]
     if route is not None:
         headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
-    return KafkaRecord(value=original.value, headers=headers, key=original.key)
+    value = original.value
+    if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
+        headers.append((BODY_SIZE_HEADER, str(len(value or b"")).encode()))
+        value = None
+    return KafkaRecord(value=value, headers=headers, key=original.key)
 
 
 class Egress:
     """Routes and converts journalled messages under one JobConfig."""
 
-    def __init__(self, config: JobConfig) -> None:
+    def __init__(self, config: JobConfig, limits: Limits = no_limits) -> None:
         self.config = config
         self.table = RouteTable.of(config.routes)
+        self.limits = limits
 
     def policy(self, route: Route | None) -> SoftFailurePolicy:
         if route is not None and route.spec.on_soft_failure is not None:
@@ -157,6 +207,10 @@ class Egress:
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
             record = convert(entry, route, self.config.bridge_id)
+            topic = route.spec.kafka_topic
+            limit = self.limits(topic)
+            if limit != sys.maxsize and (size := record_size(record)) > limit:
+                raise too_large(size, limit, f"topic {topic}")
         except SoftFailure as failure:
             return self.soft_failure(failure, entry, route)
         except FormatError as error:

@@ -38,6 +38,7 @@ from bridge_job.kafka_writing import (
     write_transaction,
 )
 from bridge_job.loading import WatchedConfig
+from bridge_job.record_limits import TopicLimits
 from bridge_job.redelivery import unresolved, without_duplicates
 
 log = logging.getLogger("jmsbridge.egress")
@@ -77,11 +78,11 @@ _egress: dict[str, Egress] = {}
 
 def current_egress(config_path: str) -> Egress:
     """The Egress for the config file as it is now; kept per process, rebuilt when the file changes,
-    so that a route edit applies from the next batch on."""
+    so that a route edit applies from the next batch on. It learns each topic's size limit once."""
     config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
     egress = _egress.get(config_path)
     if egress is None or egress.config is not config:
-        egress = _egress[config_path] = Egress(config)
+        egress = _egress[config_path] = Egress(config, TopicLimits(config.bridge.kafka).limit)
     return egress
 
 

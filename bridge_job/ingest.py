@@ -7,10 +7,21 @@ message twice (the Spark query drops such duplicates by JMSMessageID), never los
 
 Kafka being unreachable is transient (roll back, back off, try again); a missing journal topic or a
 refused write is a hard failure that stops the bridge.
+
+A message that cannot become a journal record (poison.py: invalid text, an unmappable property, too
+large) is a soft failure under `routing.onSoftFailure`: `fail` stops the bridge and names the message;
+`skip` drops it (logged); `deadLetter` writes its dead letter to the dead-letter topic in the same flush
+as the batch's journal records, so the JMS commit waits for both. Nothing behind it waits.
+
+JMS failures (a lost connection, a commit the provider rolled back after its failover) roll the batch
+back, reconnect with backoff (jms_link.py) and carry on: the broker redelivers the batch, and the
+egress drops what the journal already holds. Only failing for longer than `jms.reconnect.windowSeconds`
+stops the bridge.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -20,12 +31,17 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig
+from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig, SoftFailurePolicy
+from bridge_job.converting import SoftFailure, SoftFailureReason
 from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
-from bridge_job.journal import journal_partition, journal_record, journal_topic
+from bridge_job.jms_link import JmsLink, Outage
+from bridge_job.journal import journal_partition, journal_topic
 from bridge_job.kafka_clients import client_config, delivery_failure, is_hard, producer_config
 from bridge_job.message import JmsMessage
+from bridge_job.poison import describe, ingest_dead_letter, journal_or_failure
+from bridge_job.record_limits import TopicLimits
 
 log = logging.getLogger("jmsbridge.ingest")
 
@@ -76,6 +92,9 @@ def ensure_journal_topic(config: JobConfig) -> int:
     return len(found.partitions)
 
 
+Written = tuple[str, KafkaRecord, int | None]  # topic, record, partition (None: the producer's choice)
+
+
 class Ingest:
     """Threads that move JMS messages into the journal until stopped or failed."""
 
@@ -88,20 +107,30 @@ class Ingest:
         self.stop_event = threading.Event()
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
-        self.connection: JmsConnection | None = None
+        self.link: JmsLink | None = None
         self.producer = Producer(producer_config(config.bridge.kafka))
+        self.limits = TopicLimits(config.bridge.kafka)
+
+    @property
+    def connection(self) -> JmsConnection | None:
+        return None if self.link is None else self.link.connection
 
     def start(self) -> Ingest:
         jms = self.config.bridge.jms
-        try:
-            self.connection = JmsConnection(
-                jms,
-                credentials=jms_credentials(self.config),
-                classpath=jms_classpath(self.config),
-                client_id=jms.client_id or f"jmsbridge-{self.config.bridge_id}",
-            )
-        except JmsError as error:
-            raise BridgeStopped(f"cannot connect to JMS: {error}") from None
+        credentials = jms_credentials(self.config)
+        classpath = jms_classpath(self.config)
+        client_id = jms.client_id or f"jmsbridge-{self.config.bridge_id}"
+        self.link = JmsLink(lambda: JmsConnection(jms, credentials, classpath, client_id))
+        self.limits.limit(self.config.journal_topic)  # learned before the first message
+        outage = Outage("JMS", jms.reconnect.window_seconds)
+        while True:  # the first connection gets the same window as a reconnection
+            try:
+                self.link.connect()
+                break
+            except JmsError as error:
+                outage.failed(error)
+                if self.stop_event.wait(outage.backoff()):
+                    return self
         for source in jms.sources:
             thread = threading.Thread(
                 target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True
@@ -114,61 +143,90 @@ class Ingest:
         self.stop_event.set()
         for thread in self.threads:
             thread.join(timeout=30)
-        if self.connection is not None:
-            self.connection.close()
+        if self.link is not None:
+            self.link.close()
 
     def _run(self, source: JmsSource) -> None:
-        assert self.connection is not None
+        assert self.link is not None
+        outage = Outage(f"JMS source {source.address}", self.config.bridge.jms.reconnect.window_seconds)
+        consumer: BatchConsumer | None = None
         try:
-            consumer = self.connection.consumer(source)
-            try:
-                self._pump(consumer)
-            finally:
-                consumer.close()
+            while not self.stop_event.is_set():
+                try:
+                    if consumer is None:
+                        consumer = self.link.consumer(source)
+                    self._pump(consumer)
+                except JmsError as error:
+                    outage.failed(error)  # raises BridgeStopped once failing for longer than the window
+                    consumer = self.link.recover(consumer)
+                    self.stop_event.wait(outage.backoff())
+                else:
+                    outage.clear()
         except BaseException as error:
             if not self.stop_event.is_set():
                 self.failure = error
                 self.stop_event.set()
         finally:
+            if consumer is not None:
+                with contextlib.suppress(JmsError):
+                    consumer.close()
             detach_thread()
 
     def _pump(self, consumer: BatchConsumer) -> None:
+        """One batch: received, journalled and committed (or rolled back for redelivery); JmsError when
+        the broker fails us."""
         ingest = self.config.bridge.jms.ingest
-        while not self.stop_event.is_set():
+        batch = consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
+        attempt = 0
+        while batch and not self._journal(batch):
+            consumer.rollback()  # the broker redelivers the batch; nothing is lost
+            if self.stop_event.wait(KAFKA_RETRY_SECONDS[min(attempt, len(KAFKA_RETRY_SECONDS) - 1)]):
+                return
+            attempt += 1
             batch = consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
-            if not batch:
-                continue
-            attempt = 0
-            while not self._journal(batch):
-                consumer.rollback()  # the broker redelivers the batch; nothing is lost
-                if self.stop_event.wait(KAFKA_RETRY_SECONDS[min(attempt, len(KAFKA_RETRY_SECONDS) - 1)]):
-                    return
-                attempt += 1
-                batch = consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
-                if not batch:
-                    break
+        if batch:
+            consumer.commit()
+            self.on_batch(len(batch))
+
+    def _records(self, batch: list[JmsMessage]) -> list[Written]:
+        """What to write for a batch: journal records, and dead letters for poison messages."""
+        topic = self.config.journal_topic
+        routing = self.config.bridge.routing
+        limit = self.limits.limit(topic)
+        written: list[Written] = []
+        for message in batch:
+            outcome = journal_or_failure(message, limit, topic)
+            if isinstance(outcome, KafkaRecord):
+                written.append((topic, outcome, journal_partition(message, self.partitions)))
+            elif routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER:
+                assert routing.dead_letter_topic is not None  # JobConfig validates that
+                letter = ingest_dead_letter(message, outcome, self.limits.limit(routing.dead_letter_topic))
+                written.append((routing.dead_letter_topic, letter, None))
+                log.warning(
+                    "dead-lettered %s: %s: %s", describe(message), outcome.reason.value, outcome.error
+                )
+            elif routing.on_soft_failure is SoftFailurePolicy.SKIP:
+                log.warning("skipped %s: %s: %s", describe(message), outcome.reason.value, outcome.error)
             else:
-                consumer.commit()
-                self.on_batch(len(batch))
+                raise BridgeStopped(poison_stop(message, outcome, self.limits.describe(topic)))
+        return written
 
     def _journal(self, batch: list[JmsMessage]) -> bool:
-        """True when Kafka acknowledged every message; False on a transient error; raises on a hard one."""
-        topic = self.config.journal_topic
-        errors: list[Any] = []
+        """True when Kafka acknowledged every record; False on a transient error; raises on a hard one."""
+        errors: list[tuple[str, Any]] = []
 
         def delivered(error: Any, message: Any) -> None:
             if error is not None:
-                errors.append(error)
+                errors.append((message.topic(), error))
 
-        for message in batch:
-            record = journal_record(message)
+        for topic, record, partition in self._records(batch):
             while True:
                 try:
                     self.producer.produce(
                         topic,
                         record.value,
                         record.key,
-                        partition=journal_partition(message, self.partitions),
+                        partition=-1 if partition is None else partition,
                         headers=record.headers,  # type: ignore[arg-type]  # list is invariant
                         on_delivery=delivered,
                     )
@@ -176,14 +234,25 @@ class Ingest:
                 except BufferError:
                     self.producer.poll(0.1)
         remaining = self.producer.flush(30)
-        for error in errors:
+        for topic, error in errors:
             if is_hard(error):
                 raise delivery_failure(topic, error)
         if errors or remaining:
             log.warning(
                 "journal write of %d messages failed (%s); rolling back for redelivery",
                 len(batch),
-                errors[0].str() if errors else f"{remaining} unacknowledged",
+                errors[0][1].str() if errors else f"{remaining} unacknowledged",
             )
             return False
         return True
+
+
+def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:
+    """The stop line for a poison message under `onSoftFailure: fail`: which, where, why, what to change."""
+    fix = "fix the message at its producer"
+    if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
+        fix = f"raise the limits ({limits}; docs/egress.md, Size limits)"
+    return (
+        f"{describe(message)}: {failure.reason.value}: {failure.error} (policy fail; the message stays on "
+        f"the broker): {fix}, or set routing.onSoftFailure to skip or deadLetter"
+    )

@@ -149,6 +149,38 @@ class JmsMessage:
         prop = self.properties.get(name)
         return None if prop is None else prop.value
 
+    def invalid_text(self) -> str | None:
+        """Where the message holds text that UTF-8 cannot carry (a lone UTF-16 surrogate, which a Java
+        string may hold), e.g. `property note`; None when all its text is valid."""
+        texts: list[tuple[str, str | None]] = [
+            ("header JMSMessageID", self.message_id),
+            ("header JMSCorrelationID", self.correlation_id),
+            ("header JMSType", self.type),
+            ("header JMSDestination", self.destination.name),
+            ("header JMSReplyTo", None if self.reply_to is None else self.reply_to.name),
+        ]
+        for name, prop in self.properties.items():
+            texts.append((f"the name of property {name.encode('utf-8', 'replace').decode()}", name))
+            if isinstance(prop.value, str):
+                texts.append((f"property {name}", prop.value))
+        if isinstance(self.body, str):
+            texts.append(("the text body", self.body))
+        for where, text in texts:
+            if text is not None and not is_utf8_text(text):
+                return where
+        return None
+
+
+def is_utf8_text(text: str) -> bool:
+    """False when `text` holds a lone surrogate (UTF-8 has no form for one)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 def _dest_uri(d: Destination | None) -> str | None:
     return None if d is None else d.uri()

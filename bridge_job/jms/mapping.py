@@ -13,6 +13,11 @@ A BytesMessage always has a `bytes` body (JMS cannot tell an empty body from non
 ObjectMessage, StreamMessage and plain Message have body None and their `BodyType`, for the job to treat
 as soft failures.
 
+A Java string may hold a lone UTF-16 surrogate, which has no UTF-8 form (JPype's `str()` raises
+UnicodeDecodeError on it). Reading keeps such text exactly, as a Python `str` with the surrogate in it
+(`java_text`), so that reading never fails on one message's content: the job decides what to do with
+text that Kafka cannot carry (`JmsMessage.invalid_text`).
+
 Writing builds a TextMessage, BytesMessage or plain Message; the other interfaces cannot be written
 (`ValueError`): the bridge carries text and bytes bodies only. Headers that the provider sets on send
 (JMSMessageID, JMSTimestamp, JMSDestination, JMSRedelivered, JMSExpiration) are not copied; delivery mode,
@@ -21,6 +26,7 @@ priority and time-to-live are arguments of `send` (see producing.py).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +61,21 @@ def _java(name: str) -> Any:
     return jpype.JClass(name)
 
 
+_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # a Java char[]'s buffer is native
+
+
+def java_text(value: Any) -> str:
+    """A Java string as Python text, exactly, lone surrogates included."""
+    try:
+        return str(value)
+    except UnicodeDecodeError:
+        return bytes(memoryview(value.toCharArray())).decode(_UTF16, "surrogatepass")
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else java_text(value)
+
+
 class MessageReader:
     """Turns received Java messages into `JmsMessage`s."""
 
@@ -74,7 +95,7 @@ class MessageReader:
         )
         self._byte_array = jpype.JArray(jpype.JByte)
         self._property_types: dict[Any, tuple[PropertyType, Callable[[Any], PropertyValue]]] = {
-            _java("java.lang.String"): (PropertyType.STRING, str),
+            _java("java.lang.String"): (PropertyType.STRING, java_text),
             _java("java.lang.Boolean"): (PropertyType.BOOLEAN, bool),
             _java("java.lang.Byte"): (PropertyType.BYTE, int),
             _java("java.lang.Short"): (PropertyType.SHORT, int),
@@ -111,10 +132,10 @@ class MessageReader:
         if java_destination is None:
             return None
         if isinstance(java_destination, self._queue):
-            return Destination(DestinationKind.QUEUE, str(java_destination.getQueueName()))
+            return Destination(DestinationKind.QUEUE, java_text(java_destination.getQueueName()))
         if isinstance(java_destination, self._topic):
-            return Destination(DestinationKind.TOPIC, str(java_destination.getTopicName()))
-        return Destination(self._fallback.kind, str(java_destination.toString()))
+            return Destination(DestinationKind.TOPIC, java_text(java_destination.getTopicName()))
+        return Destination(self._fallback.kind, java_text(java_destination.toString()))
 
     def read(self, m: Any) -> JmsMessage:
         body_type = BodyType.MESSAGE
@@ -124,8 +145,7 @@ class MessageReader:
                 break
         body: str | bytes | None = None
         if body_type is BodyType.TEXT:
-            text = self._get_text(m)
-            body = None if text is None else str(text)
+            body = _optional_text(self._get_text(m))
         elif body_type is BodyType.BYTES:
             buffer = self._byte_array(int(self._get_body_length(m)))
             self._read_bytes(m, buffer)
@@ -140,9 +160,9 @@ class MessageReader:
             value = get_property(m, name)
             known = property_types.get(type(value))
             if known is None:
-                properties[str(name)] = Property(PropertyType.STRING, str(value))
+                properties[java_text(name)] = Property(PropertyType.STRING, java_text(value))
             else:
-                properties[str(name)] = Property(known[0], known[1](value))
+                properties[java_text(name)] = Property(known[0], known[1](value))
 
         (
             message_id,
@@ -160,10 +180,10 @@ class MessageReader:
             destination=self.destination(destination) or self._fallback,
             body_type=body_type,
             body=body,
-            message_id=None if message_id is None else str(message_id),
-            correlation_id=None if correlation_id is None else str(correlation_id),
+            message_id=_optional_text(message_id),
+            correlation_id=_optional_text(correlation_id),
             reply_to=self.destination(reply_to),
-            type=None if jms_type is None else str(jms_type),
+            type=_optional_text(jms_type),
             priority=int(priority),
             delivery_mode=_DELIVERY_MODES.get(int(delivery_mode), DeliveryMode.PERSISTENT),
             expiration=int(expiration),

@@ -20,7 +20,7 @@ from bridge_job.message import (
     Property,
     PropertyType,
 )
-from tests.jms.helpers import receive
+from tests.jms.helpers import java_string, receive, send_built
 
 
 def queue_of(source: JmsSource) -> Destination:
@@ -172,6 +172,35 @@ def test_other_message_types_have_no_body(
     assert [m.body for m in got] == [None, None, None]
     assert got[0].properties == {"n": Property(PropertyType.INT, 1)}
     assert all(m.message_id for m in got)
+
+
+def test_lone_surrogates_are_read_as_they_are(spec: Any, connection: JmsConnection, queue: JmsSource) -> None:
+    """A Java string may hold a lone UTF-16 surrogate (UTF-8 has no form for it): reading keeps it, so that
+    one such message never fails a whole receive."""
+    assert queue.queue is not None
+    lone = "a\ud800b"
+
+    def text_body(session: Any) -> Any:
+        return session.createTextMessage(java_string(lone))
+
+    def string_property(session: Any) -> Any:
+        message = session.createTextMessage("fine")
+        message.setStringProperty("p", java_string(lone))
+        message.setJMSCorrelationID(java_string("c\udfff"))
+        return message
+
+    send_built(spec.connection_factory.properties["brokerURL"], queue.queue, [text_body, string_property])
+    with connection.consumer(queue) as consumer:
+        first, second = receive(consumer, 2)
+        consumer.commit()
+    assert first.body == lone
+    assert first.invalid_text() == "the text body"
+    assert second.body == "fine"
+    # ActiveMQ's OpenWire writes property strings as CESU-8 and reads them as UTF-8: the broker hands
+    # the property over with U+FFFD in place of the surrogate (another provider may hand it over as is).
+    assert second.properties["p"] in (Property.string(lone), Property.string("a\ufffdb"))
+    assert second.correlation_id == "c\udfff"
+    assert second.invalid_text() == "header JMSCorrelationID"
 
 
 def test_send_to_another_destination(connection: JmsConnection, queue: JmsSource, unique: str) -> None:

@@ -4,6 +4,7 @@ with its journal range, checked by reading the destination topics as a user woul
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from bridge_job.config import journal_reader_group
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal_reading import close_consumers
 from bridge_job.kafka_writing import close_producers
+from bridge_job.message import JmsMessage, Property
 from tests.brokers import KafkaBroker
 from tests.job.harness import read_topics
-from tests.job.journal_helpers import journal, journalled_bridge, order
+from tests.job.journal_helpers import QUEUE, journal, journalled_bridge, order
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -84,3 +86,30 @@ def test_exactly_once_commits_progress_with_the_records_and_skips_a_replay(
     finally:
         reader.close()
     assert progress.offset == 4  # the reader group's offset is the progress, visible to Kafka tools
+
+
+def test_a_record_too_large_for_its_topic_is_a_soft_failure(kafka: KafkaBroker, tmp_path: Path) -> None:
+    """The topic's max.message.bytes is learned before producing: the large record is dead-lettered without
+    its body (its size in a header), and the record behind it is published."""
+    from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
+
+    dead_letters = f"dlq-{uuid.uuid4().hex[:8]}"
+    kafka.create_topics(dead_letters)
+    routing = {"onSoftFailure": "deadLetter", "deadLetterTopic": dead_letters}
+    job, path, topic = journalled_bridge(kafka, tmp_path, routing=routing)
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    limit = ConfigResource("topic", topic, set_config={"max.message.bytes": "4096"})
+    for future in admin.alter_configs([limit]).values():
+        future.result(timeout=30)
+    properties = {"seq": Property.of(0), "kind": Property.string("order")}
+    large = JmsMessage(QUEUE, body="x" * 5000, message_id="ID:0", properties=properties)
+    journal(kafka, job, large, order(1))
+
+    summary = egress_task.run(path, job.journal_topic, 0, 0, 2)
+    assert (summary.published, summary.dead_lettered) == (1, 1)
+    assert [r.key for r in read_topics(kafka, [topic], 1, settle=0.5)] == [b"1"]
+    (letter,) = read_topics(kafka, [dead_letters], 1, settle=0.5)
+    assert letter.value is None
+    assert letter.header("jmsbridge.deadletter.reason") == b"MessageTooLarge"
+    assert letter.header("jmsbridge.deadletter.bodySize") == b"5000"
+    assert f"topic {topic}".encode() in (letter.header("jmsbridge.deadletter.error") or b"")

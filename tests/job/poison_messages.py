@@ -1,0 +1,55 @@
+"""Poison messages as a JMS producer can really send them, each with the reason the bridge must give.
+
+The adapter's own writer refuses what the bridge cannot carry, so these are built on a raw
+`javax.jms.Session` (`tests.jms.helpers.send_built`). A lone surrogate in a string *property* is not
+among them: ActiveMQ's OpenWire hands such a property over with U+FFFD in its place, so on this broker
+it never reaches the bridge; a header (JMSType) keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.jms.helpers import java_string
+
+Builder = Callable[[Any], Any]
+
+LARGE_BODY_CHARS = 5_000_000  # over the 1,000,000 bytes of librdkafka's default message.max.bytes
+
+
+def lone_surrogate_body(session: Any) -> Any:
+    return session.createTextMessage(java_string("half a pair: \ud800"))
+
+
+def lone_surrogate_header(session: Any) -> Any:
+    message = session.createTextMessage("a fine body")
+    message.setJMSType(java_string("type \udfff"))
+    return message
+
+
+def too_large(session: Any) -> Any:
+    return session.createTextMessage("x" * LARGE_BODY_CHARS)
+
+
+def unmappable_property(session: Any) -> Any:
+    message = session.createTextMessage("a fine body")
+    message.setIntProperty("a,b", 1)  # `native` records typed properties as `name=type,...`
+    return message
+
+
+POISON: dict[str, tuple[Builder, str]] = {
+    "lone surrogate in the body": (lone_surrogate_body, "InvalidText"),
+    "lone surrogate in JMSType": (lone_surrogate_header, "InvalidText"),
+    "5 MB text": (too_large, "MessageTooLarge"),
+    "typed property named a,b": (unmappable_property, "UnmappableProperty"),
+}
+
+
+def good(seq: int) -> Builder:
+    def build(session: Any) -> Any:
+        message = session.createTextMessage(f"good {seq}")
+        message.setLongProperty("seq", seq)
+        return message
+
+    return build

@@ -300,6 +300,10 @@ class KafkaSpec(CamelModel):
     )
     create_journal_topic: bool = False
     journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    startup_timeout_seconds: Annotated[int, Field(ge=0, le=3600)] = Field(
+        default=300,
+        description="How long the job waits for Kafka to answer when it starts before it stops (exit 2).",
+    )
     properties: dict[str, str] = Field(
         default_factory=dict,
         description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "

@@ -9,18 +9,30 @@ user may tune (`linger.ms`). So the operator's checks connect exactly as the job
 Credentials are plain values. The job reads them from environment variables the operator fills from the
 bridge's Secret (`client_config`, `producer_config`), so that the ConfigMap, the SparkApplication and the
 logs never hold them; the operator reads the Secret itself and passes its values in.
+
+The job's clients log through Python logging (`jmsbridge.kafka`), not straight to stderr: librdkafka
+says the same thing dozens of times a second while a broker is down, so `OncePerInterval` lets one line
+per cause through per `LOG_INTERVAL_SECONDS` and says how many it held back.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+import re
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
 from bridge_job.errors import BridgeStopped
 
-KafkaConfig = dict[str, str | int | float | bool]
+# librdkafka settings; the job's clients add their `logger` and `error_cb` objects.
+KafkaConfig = dict[str, Any]
+
+LOG_INTERVAL_SECONDS = 60.0
+librdkafka_log = logging.getLogger("jmsbridge.kafka")
 
 # What a producer of the bridge sets unless the user's properties say otherwise.
 PRODUCER_DEFAULTS: KafkaConfig = {"linger.ms": "5", "topic.metadata.propagation.max.ms": "5000"}
@@ -78,13 +90,56 @@ def environment_credentials(
 
 
 def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
-    """A client of the job (credentials from the environment)."""
-    return client_settings(kafka, environment_credentials(kafka, environ))
+    """A client of the job (credentials from the environment, logs through `jmsbridge.kafka`)."""
+    return client_settings(kafka, environment_credentials(kafka, environ)) | LOGGING
 
 
 def producer_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
-    """A producer of the job (credentials from the environment)."""
-    return producer_settings(kafka, environment_credentials(kafka, environ))
+    """A producer of the job (credentials from the environment, logs through `jmsbridge.kafka`)."""
+    return producer_settings(kafka, environment_credentials(kafka, environ)) | LOGGING
+
+
+# ---------------------------------------------------------------------------------------------------
+# librdkafka's logs
+
+_VARYING = re.compile(r"\(after \d+ms in state \w+\)|rdkafka#\w+-\d+|\d+")
+
+
+class OncePerInterval(logging.Filter):
+    """One record per cause per interval; the next one that passes says how many were held back.
+
+    The cause is the message with what varies between repeats (numbers, client names, timings) removed."""
+
+    def __init__(self, interval: float = LOG_INTERVAL_SECONDS, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.interval = interval
+        self.clock = clock
+        self._seen: dict[str, tuple[float, int]] = {}  # cause -> (when last let through, held back since)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        cause = _VARYING.sub("#", record.getMessage())
+        now = self.clock()
+        last, held = self._seen.get(cause, (None, 0))
+        if last is not None and now - last < self.interval:
+            self._seen[cause] = (last, held + 1)
+            return False
+        self._seen[cause] = (now, 0)
+        if held:
+            record.msg = f"{record.getMessage()} ({held} more like it in the last {self.interval:.0f} s)"
+            record.args = None
+        return True
+
+
+librdkafka_log.addFilter(OncePerInterval())
+
+
+def _log_error(error: Any) -> None:
+    """librdkafka's error events (a broker down, all brokers down): a warning, rate-limited like its logs.
+    Whether an error stops the bridge is decided where a client call fails, not here."""
+    librdkafka_log.warning("%s", error.str() if hasattr(error, "str") else error)
+
+
+LOGGING: KafkaConfig = {"logger": librdkafka_log, "error_cb": _log_error}
 
 
 HARD_ERRORS = frozenset(

@@ -3,7 +3,7 @@
 Credentials reach the bridge only through Secrets (`credentialsSecretRef`, `kafka.sasl`); validation
 refuses them anywhere else (`bridge_job.validation`). What a broker, a client library or a user's typo
 still puts into a message is masked here, in one place: the job's log lines (its `jmsbridge stopped:` line
-included) and the operator's conditions go through `redact`.
+included, through `redact_logs`) and the operator's conditions go through `redact`.
 
 A key is secret-looking when its last word (split at dots, dashes, underscores and camelCase) is one of
 `SECRET_WORDS` (`password`, `trustStorePassword`, `sasl.oauthbearer.client.secret`, ...), or when the
@@ -12,6 +12,7 @@ whole key is one of `SECRET_KEYS` (settings whose value embeds credentials, like
 
 from __future__ import annotations
 
+import logging
 import re
 
 MASK = "***"
@@ -60,3 +61,21 @@ def url_secrets(url: str) -> list[str]:
     found = ["user:password@"] if _USER_INFO.search(url) else []
     found += [m["key"] for m in _ASSIGNMENT.finditer(url) if is_secret_key(m["key"])]
     return found
+
+
+class Redacting(logging.Formatter):
+    """A log formatter that masks credentials in whatever another formatter wrote (tracebacks too)."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(self.inner.format(record))
+
+
+def redact_logs(logger: logging.Logger | None = None) -> None:
+    """Every handler of `logger` (default: the root logger) writes redacted lines from now on."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if not isinstance(handler.formatter, Redacting):
+            handler.setFormatter(Redacting(handler.formatter))

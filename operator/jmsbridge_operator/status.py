@@ -26,8 +26,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bridge_job.config import CamelModel
+from bridge_job.redaction import redact
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
+from jmsbridge_operator.rollout import Progress
 from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
 
 READY = "Ready"
@@ -109,7 +111,7 @@ class ApplicationState:
             instance,
             application,
             state,
-            clip(message) if message else None,
+            clip(redact(message)) if message else None,  # the job's own stop line may be in it
             attempts,
             "executionAttempts" in status,
             will_retry(policy, state, attempts),
@@ -142,6 +144,7 @@ class BridgeOutcome:
     routes: tuple[str, ...] = ()
     rejected_routes: tuple[str, ...] = ()
     config_map: str | None = None
+    rollout: Progress | None = None  # a change of the spec under way, instance by instance
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +191,7 @@ def conditions(
         written = {
             "last_transition_time": str(old["lastTransitionTime"]) if unchanged and old else now,
             "observed_generation": generation,
+            "message": clip(redact(condition.message)),  # whatever a broker or client put in it
         }
         result.append(condition.model_copy(update=written).dump())
     return result
@@ -323,6 +327,14 @@ def _failed_conditions(failed: Sequence[ApplicationState], streaks: Mapping[str,
     return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 
+def _with_rollout(current: list[Condition], progress: Progress | None) -> list[Condition]:
+    """A rollout under way is what Reconciling says, unless the bridge stalled."""
+    if progress is None or any(c.type == STALLED for c in current):
+        return current
+    kept = [c for c in current if c.type != RECONCILING]
+    return [*kept, Condition(RECONCILING, "True", progress.reason, progress.message)]
+
+
 def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, now: str) -> dict[str, Any]:
     """The bridge's full `status` for an outcome, given the status it had before."""
     previous = previous or {}
@@ -335,7 +347,7 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     if active is not None and previous_active and active.application != previous_active:
         failovers += 1
     streaks = _streaks(apps, previous.get("instances") or [], now)
-    current = _bridge_conditions(outcome, active, streaks)
+    current = _with_rollout(_bridge_conditions(outcome, active, streaks), outcome.rollout)
     current.extend(sorted(outcome.gate.conditions, key=lambda c: c.type))
     instances = [
         InstanceStatus(

@@ -1,0 +1,99 @@
+"""Credentials are masked in everything the job prints: URLs, settings, tracebacks (and real logging)."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from bridge_job.errors import BridgeStopped
+from bridge_job.redaction import MASK, Redacting, is_secret_key, redact, redact_logs, url_secrets
+
+SECRET = "hunter2-do-not-print"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "password",
+        "jms.password",
+        "trustStorePassword",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "sasl.password",
+        "sasl.jaas.config",
+        "sasl.oauthbearer.client.secret",
+        "java.naming.security.credentials",
+        "accessToken",
+    ],
+)
+def test_secret_looking_keys(key: str) -> None:
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["brokerURL", "userName", "jms.userName", "ssl.key.location", "sasl.oauthbearer.token.endpoint.url"],
+)
+def test_other_keys(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (f"tcp://app:{SECRET}@amq:61616", f"tcp://app:{MASK}@amq:61616"),
+        (
+            f"failover:(tcp://a:61616,tcp://b:61616)?jms.userName=app&jms.password={SECRET}&x=1",
+            f"failover:(tcp://a:61616,tcp://b:61616)?jms.userName=app&jms.password={MASK}&x=1",
+        ),
+        (
+            f'sasl.jaas.config=PlainLoginModule required username="app" password="{SECRET}";',
+            f'sasl.jaas.config={MASK} required username="app" password="{MASK}";',
+        ),
+        (f"{{'sasl.password': '{SECRET}', 'acks': 'all'}}", f"{{'sasl.password': '{MASK}', 'acks': 'all'}}"),
+        (
+            "Connection refused: tcp://127.0.0.1:61616 (a=b)",
+            "Connection refused: tcp://127.0.0.1:61616 (a=b)",
+        ),
+    ],
+)
+def test_redact(text: str, redacted: str) -> None:
+    assert redact(text) == redacted
+
+
+def test_url_secrets_names_what_it_found_never_the_value() -> None:
+    found = url_secrets(f"ssl://app:{SECRET}@amq:61617?trustStorePassword={SECRET}&verifyHostName=false")
+    assert found == ["user:password@", "trustStorePassword"]
+    assert url_secrets("failover:(tcp://amq:61616)?randomize=false") == []
+
+
+def test_the_jobs_log_lines_are_redacted_tracebacks_too() -> None:
+    """The job's `jmsbridge stopped:` line and a logged traceback, through the handler `redact_logs` sets."""
+    stream = io.StringIO()
+    logger = logging.getLogger("test.redaction")
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    try:
+        redact_logs(logger)
+        redact_logs(logger)  # once is enough: a second call does not wrap again
+        assert isinstance(handler.formatter, Redacting) and not isinstance(handler.formatter.inner, Redacting)
+        url = f"failover:(tcp://app:{SECRET}@amq:61616)?jms.password={SECRET}"
+        stopped = BridgeStopped(f"cannot connect to {url}")
+        logger.error("jmsbridge stopped: %s", stopped.reason)
+        try:
+            raise stopped
+        except BridgeStopped:
+            logger.exception("unexpected failure")
+    finally:
+        logger.removeHandler(handler)
+    printed = stream.getvalue()
+    assert SECRET not in printed
+    assert (
+        f"ERROR test.redaction: jmsbridge stopped: cannot connect to failover:(tcp://app:{MASK}@amq"
+        in printed
+    )
+    assert "Traceback" in printed

@@ -157,31 +157,35 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
 
 def run_operator(args: argparse.Namespace) -> int:
     os.environ.update(operator_environment(args))
-    import importlib
+    # Importing the package registers the handlers, with the options just set.
+    from jmsbridge_operator.election import Election, ElectionError, run_elected
 
+    try:
+        election = (
+            Election.of(
+                args.leader_election_namespace, args.leader_election_lease, args.leader_election_lease_seconds
+            )
+            if args.leader_election
+            else None
+        )
+    except ElectionError as error:
+        print(f"jmsbridge operator: {error}", file=sys.stderr)
+        return 1
     import kopf
 
     log_format = kopf.LogFormat.JSON if args.json_logs else kopf.LogFormat.FULL
     kopf.configure(verbose=args.verbose, quiet=args.quiet, log_format=log_format)
-    importlib.import_module("jmsbridge_operator")  # registers the handlers (after the options are set)
     settings: dict[str, Any] = {
         "clusterwide": not args.namespaces,
         "namespaces": args.namespaces,
         "liveness_endpoint": args.liveness,
         "standalone": True,  # no kopf peering: --leader-election keeps other replicas out
     }
-    if not args.leader_election:
+    if election is None:
         kopf.run(**settings)
         return 0
-    from jmsbridge_operator.election import Election, ElectionError, run_elected
-
     try:
-        election = Election.of(
-            args.leader_election_namespace, args.leader_election_lease, args.leader_election_lease_seconds
-        )
-        return run_elected(
-            election, lambda stop_flag: kopf.run(**settings, stop_flag=stop_flag), args.liveness
-        )
+        return run_elected(election, lambda stop: kopf.operator(**settings, stop_flag=stop), args.liveness)
     except ElectionError as error:
         print(f"jmsbridge operator: {error}", file=sys.stderr)
         return 1

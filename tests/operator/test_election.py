@@ -1,0 +1,151 @@
+"""Operator replicas with `--leader-election`, each `jmsbridge operator` as a process over HTTP against the
+API emulator: the holder of the Lease reconciles, the other stands by and answers its probes, takes over
+at once when the holder stops cleanly, and a holder that loses its lease stops (exit 3)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jmsbridge_operator.election import ENV_NAMESPACE, LEASE_NAME, Election, ElectionError
+
+from bridge_job.leadership import EXIT_LEADERSHIP_LOST
+from tests.brokers import free_port
+from tests.kubeapi.client import KubeApi
+from tests.operator.conftest import KAFKA_CHECKS_ENV
+from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
+
+pytestmark = pytest.mark.timeout(180)
+
+OPERATOR_NAMESPACE = "ops"
+LEASE_SECONDS = 3
+HANDLED = "Handler 'bridge_changed' succeeded"  # kopf's log line for a reconciled bridge
+
+
+@dataclass
+class Replica:
+    name: str
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def probe(self) -> str | None:
+        """The body of its liveness endpoint, None while it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as response:
+                return str(response.read().decode())
+        except (urllib.error.URLError, ConnectionError):
+            return None
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
+
+@pytest.fixture()
+def replicas(cluster: KubeApi, tmp_path: Path) -> Iterator[list[Replica]]:
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}})
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        replica.stop()
+
+
+def start(replicas: list[Replica], cluster: KubeApi, tmp_path: Path, name: str) -> Replica:
+    """A replica as the chart's Deployment runs it: pod name in HOSTNAME, namespace in POD_NAMESPACE."""
+    port = free_port()
+    env = os.environ | {
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "HOSTNAME": name,
+        ENV_NAMESPACE: OPERATOR_NAMESPACE,
+    }
+    env[KAFKA_CHECKS_ENV] = "false"  # `kafka:9092` does not exist here
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", "--leader-election"]
+    command += [
+        f"--leader-election-lease-seconds={LEASE_SECONDS}",
+        f"--liveness=http://127.0.0.1:{port}/healthz",
+    ]
+    log_path = tmp_path / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    replica = Replica(name, process, port, log_path)
+    replicas.append(replica)
+    return replica
+
+
+def holder(cluster: KubeApi) -> str | None:
+    lease = cluster.get("coordination.k8s.io/v1", "Lease", LEASE_NAME, OPERATOR_NAMESPACE)
+    return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
+
+
+def applications(cluster: KubeApi) -> set[str]:
+    return {a["metadata"]["name"] for a in cluster.list(SPARK_VERSION, "SparkApplication", NAMESPACE)}
+
+
+def leading(cluster: KubeApi, replica: Replica) -> bool:
+    assert replica.process.poll() is None, replica.log()
+    return holder(cluster) == replica.name and replica.probe() not in (None, "standby\n")
+
+
+def test_one_replica_reconciles_the_other_stands_by_then_takes_over(
+    cluster: KubeApi, replicas: list[Replica], tmp_path: Path
+) -> None:
+    first = start(replicas, cluster, tmp_path, "operator-a")
+    cluster.wait_for(lambda: leading(cluster, first), timeout=60, what="operator-a to lead")
+    second = start(replicas, cluster, tmp_path, "operator-b")
+    cluster.wait_for(lambda: second.probe() == "standby\n", timeout=60, what="operator-b's standby probe")
+
+    cluster.create(simple_bridge("first"))
+    cluster.create(route("out", bridge_name="first"))
+    cluster.wait_for(lambda: "first-primary" in applications(cluster), what="first's application")
+    cluster.wait_for(lambda: HANDLED in first.log(), what="operator-a's handler")
+    assert holder(cluster) == "operator-a" and second.probe() == "standby\n"
+    assert HANDLED not in second.log()  # the standby runs no handler at all
+
+    assert first.stop() == 0  # a clean stop releases the lease: no wait for it to run out
+    cluster.wait_for(lambda: leading(cluster, second), timeout=LEASE_SECONDS, what="operator-b to take over")
+    cluster.create(simple_bridge("second"))
+    cluster.wait_for(lambda: "second-primary" in applications(cluster), what="second's application")
+    assert HANDLED in second.log()
+
+
+def test_a_replica_that_loses_its_lease_stops(
+    cluster: KubeApi, replicas: list[Replica], tmp_path: Path
+) -> None:
+    replica = start(replicas, cluster, tmp_path, "operator-a")
+    cluster.wait_for(lambda: leading(cluster, replica), timeout=60, what="operator-a to lead")
+
+    lease: dict[str, Any] = (
+        cluster.get("coordination.k8s.io/v1", "Lease", LEASE_NAME, OPERATOR_NAMESPACE) or {}
+    )
+    lease["spec"]["holderIdentity"] = "operator-z"  # another replica took it (a partition healed, say)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{OPERATOR_NAMESPACE}/leases/{LEASE_NAME}"
+    cluster.request("PUT", path, lease)
+
+    assert replica.process.wait(timeout=30) == EXIT_LEADERSHIP_LOST
+    assert "lost the lease" in replica.log()
+
+
+def test_the_lease_needs_a_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_NAMESPACE, raising=False)
+    with pytest.raises(ElectionError, match="--leader-election-namespace or set POD_NAMESPACE"):
+        Election.of(None, None, None)
+    monkeypatch.setenv(ENV_NAMESPACE, "ops")
+    assert Election.of(None, None, None).where == f"ops/{LEASE_NAME}"
+    assert Election.of("other", "mine", 30) == Election(
+        "other", "mine", 30, Election.of(None, None, None).identity
+    )

@@ -3,7 +3,8 @@
 - `operator` runs the kopf operator (the same as `kopf run -m jmsbridge_operator`), with the operator's own
   settings as options; it finds the cluster like kubectl does (in-cluster, else `$KUBECONFIG`).
 - `render -f ...` prints, offline, as a YAML stream, exactly the objects the operator would create for the
-  bridges and routes in the files (the operator's own planning and rendering functions).
+  bridges and routes in the files (the operator's own planning and rendering functions); when anything is
+  wrong it prints the problems instead, renders nothing and exits 1.
 - `validate -f ...` reports every problem with its file and field, and exits 1 when there is any.
 - `crds` prints the CRDs generated from the models (`--write` rewrites `crds/` and the Helm chart's copy).
 """
@@ -103,7 +104,8 @@ def register(commands: Any) -> None:
         help="print the objects the operator would create",
         description="Print, as a YAML stream, the ConfigMap and SparkApplications the operator would create "
         "for the JmsBridge and JmsBridgeRoute resources in the files (offline). Without a uid in the "
-        "bridge's metadata the objects carry no ownerReference (the operator sets it).",
+        "bridge's metadata the objects carry no ownerReference (the operator sets it). On any problem it "
+        "renders nothing, prints the problems as validate does and exits 1.",
     )
     render.add_argument(
         "-f", "--filename", dest="files", action="append", type=Path, required=True, metavar="FILE"

@@ -74,6 +74,12 @@ def check_topics(config: JobConfig) -> None:
 
 def stop_reason(error: BaseException) -> str:
     """The `jmsbridge stopped:` line out of an exception, however deep Spark wrapped it."""
+    if jvm_gone(error):
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return (
+            f"Spark's JVM stopped answering ({first}): it died or was killed; its last lines above say why "
+            "(an OutOfMemoryError: give the driver more memory, spec.spark.driver.memory)"
+        )
     for line in str(error).splitlines():
         index = line.find(BridgeStopped.PREFIX)
         if index >= 0:
@@ -138,6 +144,28 @@ def run(options: JobOptions) -> int:
     except LeadershipLost as error:
         log.error("lost the lease (%s): processing stopped, restart as the standby", error)
         return EXIT_LEADERSHIP_LOST
+    except Exception as error:  # nothing caught it: still one stop line, and exit 2
+        log.debug("stopping on", exc_info=True)
+        log.error("jmsbridge stopped: %s", unforeseen_reason(error))
+        return 2
+
+
+def jvm_gone(error: BaseException) -> bool:
+    """Whether py4j lost Spark's JVM (killed, or died of an OutOfMemoryError)."""
+    from py4j.protocol import Py4JNetworkError  # type: ignore[import-untyped]
+
+    return isinstance(error, Py4JNetworkError | ConnectionError | EOFError)
+
+
+def unforeseen_reason(error: BaseException) -> str:
+    """The stop line of an error nothing caught. Once Spark's JVM is gone, the cleanup after a hard failure
+    fails too, and its error hides the failure it interrupted: that one is the reason."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BridgeStopped):
+            return seen.reason
+        seen = seen.__context__
+    return stop_reason(error)
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:

@@ -9,9 +9,10 @@ from typing import Any
 import jpype
 
 from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec, JndiSpec
-from bridge_job.jms import BatchConsumer
+from bridge_job.jms import BatchConsumer, start_jvm
 from bridge_job.jms.factories import connection_factory
 from bridge_job.message import JmsMessage
+from tests.brokers import activemq_classpath
 
 ACTIVEMQ_FACTORY = "org.apache.activemq.ActiveMQConnectionFactory"
 ACTIVEMQ_JNDI = "org.apache.activemq.jndi.ActiveMQInitialContextFactory"
@@ -56,6 +57,7 @@ def java_string(text: str) -> Any:
 def send_built(url: str, queue: str, builders: Iterable[Callable[[Any], Any]]) -> list[str]:
     """Send messages that the adapter's writer cannot make (poison, other interfaces): each builder gets
     a raw `javax.jms.Session` and returns the message. Returns the JMSMessageIDs."""
+    start_jvm(activemq_classpath())
     raw = connection_factory(factory_spec(url)).createConnection()
     try:
         session = raw.createSession(False, 1)

@@ -8,7 +8,7 @@ on a clean stop so that the standby takes over at its next poll.
 
 - A standby runs no kopf at all (no watches, no handlers, no Kafka checks); it answers its liveness and
   readiness probes itself (200 `standby` on the liveness address), so a rollout of several replicas
-  proceeds and Kubernetes does not restart a healthy standby.
+  proceeds and Kubernetes does not restart a healthy standby, and serves `/metrics` (no reconciles).
 - The holder runs kopf until it is stopped, or until it loses the lease (another holder, or no renewal
   for 2D/3): then kopf is stopped and the process exits with `EXIT_LEADERSHIP_LOST` (3); restarted, it
   comes back as a standby.
@@ -35,6 +35,8 @@ from typing import Any, Final
 from bridge_job.errors import BridgeStopped
 from bridge_job.kubernetes_api import Kube
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, KubernetesLeases, Leadership, pod_name
+from jmsbridge_operator.metrics import MetricsServer
+from jmsbridge_operator.options import OperatorOptions
 
 logger = logging.getLogger("jmsbridge_operator.election")
 
@@ -77,7 +79,7 @@ def run_elected(
     store = KubernetesLeases(election.namespace, election.lease, Kube.connect())
     leadership = Leadership(store, election.identity, election.lease_seconds)
     stopping = threading.Event()
-    with _stopped_by_signals(stopping), _standby_probes(liveness):
+    with _stopped_by_signals(stopping), _standby_probes(liveness), _standby_metrics():
         try:
             leading = leadership.acquire(stopping)
         except BridgeStopped as error:  # a permanent API error, e.g. 403: no retry will help
@@ -129,6 +131,21 @@ def _stopped_by_signals(stopping: threading.Event) -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def _standby_metrics() -> Iterator[None]:
+    """Serve /metrics while standing by too, so that a scrape of a standby finds its target up; the
+    operator's startup serves it again once this replica leads."""
+    options = OperatorOptions.from_env()
+    if options.metrics_port is None:
+        yield
+        return
+    server = MetricsServer(options.metrics_port, options.metrics_address)
+    try:
+        yield
+    finally:
+        server.stop()
 
 
 class _StandbyHandler(http.server.BaseHTTPRequestHandler):

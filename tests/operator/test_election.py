@@ -5,6 +5,7 @@ at once when the holder stops cleanly, and a holder that loses its lease stops (
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -36,6 +37,7 @@ class Replica:
     name: str
     process: subprocess.Popen[bytes]
     port: int
+    metrics_port: int
     log_path: Path
 
     def log(self) -> str:
@@ -43,11 +45,10 @@ class Replica:
 
     def probe(self) -> str | None:
         """The body of its liveness endpoint, None while it does not answer."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as response:
-                return str(response.read().decode())
-        except (urllib.error.URLError, ConnectionError):
-            return None
+        return get(self.port, "/healthz")
+
+    def metrics(self) -> str | None:
+        return get(self.metrics_port, "/metrics")
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -66,7 +67,7 @@ def replicas(cluster: KubeApi, tmp_path: Path) -> Iterator[list[Replica]]:
 
 def start(replicas: list[Replica], cluster: KubeApi, tmp_path: Path, name: str) -> Replica:
     """A replica as the chart's Deployment runs it: pod name in HOSTNAME, namespace in POD_NAMESPACE."""
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     env = os.environ | {
         "KUBECONFIG": str(cluster.kubeconfig),
         "HOSTNAME": name,
@@ -78,13 +79,23 @@ def start(replicas: list[Replica], cluster: KubeApi, tmp_path: Path, name: str) 
     command += [
         f"--leader-election-lease-seconds={LEASE_SECONDS}",
         f"--liveness=http://127.0.0.1:{port}/healthz",
+        f"--metrics-port={metrics_port}",
+        "--metrics-address=127.0.0.1",
     ]
     log_path = tmp_path / f"{name}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    replica = Replica(name, process, port, log_path)
+    replica = Replica(name, process, port, metrics_port, log_path)
     replicas.append(replica)
     return replica
+
+
+def get(port: int, path: str) -> str | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as response:
+            return str(response.read().decode())
+    except (urllib.error.URLError, ConnectionError):
+        return None
 
 
 def holder(cluster: KubeApi) -> str | None:
@@ -115,12 +126,14 @@ def test_one_replica_reconciles_the_other_stands_by_then_takes_over(
     cluster.wait_for(lambda: HANDLED in first.log(), what="operator-a's handler")
     assert holder(cluster) == "operator-a" and second.probe() == "standby\n"
     assert HANDLED not in second.log()  # the standby runs no handler at all
+    assert "jmsbridge_operator_reconciles_total" in (second.metrics() or "")  # its scrape target is up
 
     assert first.stop() == 0  # a clean stop releases the lease: no wait for it to run out
     cluster.wait_for(lambda: leading(cluster, second), timeout=LEASE_SECONDS, what="operator-b to take over")
     cluster.create(simple_bridge("second"))
     cluster.wait_for(lambda: "second-primary" in applications(cluster), what="second's application")
     assert HANDLED in second.log()
+    assert re.search(r'jmsbridge_operator_reconciles_total\{[^}]*result="ok"\} [1-9]', second.metrics() or "")
 
 
 def test_a_replica_that_loses_its_lease_stops(

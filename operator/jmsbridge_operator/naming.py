@@ -49,6 +49,12 @@ ANNOTATION_SPEC_HASH: Final = f"{API_GROUP}/spec-hash"
 ANNOTATION_CONFIG_HASH: Final = f"{API_GROUP}/config-hash"
 ANNOTATION_BRIDGE_CONFIG_HASH: Final = f"{API_GROUP}/bridge-config-hash"
 ANNOTATION_BRIDGE: Final = f"{API_GROUP}/bridge"
+# The hash of a SparkApplication's spec as the API server stored it after our last write (defaults
+# included): any later difference is someone else's edit (drift.py).
+ANNOTATION_STORED_SPEC_HASH: Final = f"{API_GROUP}/stored-spec-hash"
+# The submission a SparkApplication had when a rollout replaced its spec: it runs the new spec once the
+# spark-operator has submitted it again (rollout.py).
+ANNOTATION_REPLACED_SUBMISSION: Final = f"{API_GROUP}/replaced-submission"
 
 # Instances of a bridge: one, or two when `failover.standby` is set. Which of them is active is decided
 # at run time by the job's lease; the names only tell them apart.

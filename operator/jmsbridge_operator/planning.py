@@ -7,6 +7,9 @@ the promises of the operator are kept:
 
 - a child is written only when its rendered hash differs from the one it carries, so an operator restart
   or a repeated event writes nothing, and a route change rewrites the ConfigMap alone;
+- a child someone else edited is put back (`drift.py`);
+- a change of the bridge's spec reaches the standby first and the active instance only once the standby
+  runs it (`rollout.py`);
 - `suspend` and a gate closed by a hard failure delete the applications (the ConfigMap stays, so resuming
   is quick); a gate closed by a transient failure changes no application until it opens or turns hard;
 - an invalid spec changes nothing that runs and says what to fix;
@@ -20,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from bridge_job.config import bridge_id_of
-from jmsbridge_operator import naming
+from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
+from jmsbridge_operator.drift import application_drift, config_map_drift, listed
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
 from jmsbridge_operator.status import (
@@ -218,6 +222,11 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
                 f"Updated ConfigMap {config_map_name} ({len(config.routes)} routes)",
             )
         )
+    elif config_map_drift(observed.config_map, desired_cm):
+        message = f"Restored ConfigMap {config_map_name} (its data was changed by hand)"
+        writes.append(
+            Write("replace", replacement(observed.config_map, desired_cm), "DriftRepaired", message)
+        )
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}
@@ -237,6 +246,8 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             )
             writes.append(Write("delete", dict(app), "ApplicationDeleted", message))
 
+    previous_active = (previous or {}).get("activeInstance")
+    step = rollout.step({n: a for n, (_, a) in desired.items()}, existing, previous_active)
     states = []
     for app_name, (instance, app) in desired.items():
         current = existing.get(app_name)
@@ -244,14 +255,34 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             writes.append(Write("create", app, "ApplicationCreated", f"Created SparkApplication {app_name}"))
             states.append(ApplicationState(instance, app_name))
             continue
-        if spec_hash_of(dict(current)) != spec_hash_of(app):
-            message = (
-                f"Updated SparkApplication {app_name} (bridge spec changed; the spark-operator restarts it)"
-            )
-            writes.append(Write("replace", replacement(current, app), "ApplicationUpdated", message))
+        writes += _application_writes(app_name, current, app, app_name in step.replace)
         states.append(ApplicationState.observe(instance, app_name, current))
 
     outcome = dataclasses.replace(
-        base, suspended=bridge.spec.suspend, gate=verdict, applications=tuple(states)
+        base,
+        suspended=bridge.spec.suspend,
+        gate=verdict,
+        applications=tuple(states),
+        rollout=step.progress,
     )
     return finish(outcome, writes, verdict)
+
+
+def _application_writes(
+    name: str, current: Mapping[str, Any], desired: dict[str, Any], rolled_out: bool
+) -> list[Write]:
+    """The replacement of an existing application: its turn in a rollout, or a repair of a hand edit."""
+    if rolled_out:
+        body = replacement(current, desired)
+        body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_SUBMISSION] = rollout.submission(current)
+        message = f"Updated SparkApplication {name} (bridge spec changed; the spark-operator restarts it)"
+        return [Write("replace", body, "ApplicationUpdated", message)]
+    if spec_hash_of(dict(current)) != spec_hash_of(desired):
+        return []  # outdated, waiting for its turn in the rollout
+    if changed := application_drift(current, desired):
+        message = (
+            f"Restored SparkApplication {name}: {listed(changed)} changed by hand "
+            "(the spark-operator restarts it)"
+        )
+        return [Write("replace", replacement(current, desired), "DriftRepaired", message)]
+    return []

@@ -29,8 +29,8 @@ from bridge_job.config import CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
-from jmsbridge_operator.rollout import Progress
 from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
+from jmsbridge_operator.rollout import Progress
 
 READY = "Ready"
 RECONCILING = "Reconciling"

@@ -390,7 +390,9 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
             n: (view.route(n) or {})["metadata"]["resourceVersion"] for n in ("out", "extra")
         } == route_versions
         history = cluster.history(SPARK_VERSION, "SparkApplication", "simple-primary", NAMESPACE)
-        assert len(history) == 2  # created by us, then RUNNING by the "spark-operator"
+        # Created by us, its stored spec noted by us (metadata only), then RUNNING by the "spark-operator".
+        assert len(history) == 3
+        assert [v["metadata"]["generation"] for v in history if v is not None] == [1, 1, 1]
 
 
 def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogCaptureFixture) -> None:
@@ -463,3 +465,137 @@ def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:
         finally:
             process.terminate()
             process.wait(timeout=60)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Drift repair and safe rollouts (the resync timer is 300 s here: what happens within a test's seconds
+# happens because the operator watches the objects it owns)
+
+
+def test_a_hand_edited_application_is_put_back(view: View) -> None:
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the application")
+    view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    rendered = view.apps()["simple-primary"]["spec"]
+
+    view.kube.patch(
+        SPARK_VERSION,
+        "SparkApplication",
+        "simple-primary",
+        NAMESPACE,
+        {"spec": {"image": "evil/image:1", "executor": {"instances": 7}}},
+    )
+    view.wait(lambda: view.apps()["simple-primary"]["spec"] == rendered, "the spec put back")
+    event = view.wait(
+        lambda: next(
+            (e for e in view.kube.list("v1", "Event", NAMESPACE) if e["reason"] == "DriftRepaired"), None
+        ),
+        "a DriftRepaired Event",
+    )
+    assert event["message"] == (
+        "Restored SparkApplication simple-primary: spec.image, spec.executor.instances changed by hand "
+        "(the spark-operator restarts it)"
+    )
+
+    # A field we do not render, added by hand, goes as well: the whole spec is the operator's.
+    view.kube.patch(
+        SPARK_VERSION, "SparkApplication", "simple-primary", NAMESPACE, {"spec": {"proxyUser": "root"}}
+    )
+    view.wait(lambda: "proxyUser" not in view.apps()["simple-primary"]["spec"], "the added field removed")
+    assert view.apps()["simple-primary"]["spec"] == rendered
+
+
+def test_a_deleted_or_edited_config_map_comes_back_within_seconds(view: View) -> None:
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: view.routes_in_config("simple") == ["out"], "the config")
+    data = (view.config_map("simple") or {})["data"]
+
+    view.kube.delete("v1", "ConfigMap", "simple-config", NAMESPACE)
+    view.wait(
+        lambda: (view.config_map("simple") or {}).get("data") == data, "the ConfigMap recreated", timeout=15
+    )
+
+    view.kube.patch("v1", "ConfigMap", "simple-config", NAMESPACE, {"data": {"job.yaml": "bridgeId: evil\n"}})
+    view.wait(
+        lambda: (view.config_map("simple") or {}).get("data") == data, "the ConfigMap repaired", timeout=15
+    )
+    view.wait(lambda: ("simple", "Normal", "DriftRepaired") in view.events(), "a DriftRepaired Event")
+
+
+ROLLING_OUT = {"Ready": ("True", "Running"), "Reconciling": ("True", "RollingOut")}
+
+
+def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> None:
+    view.create(simple_bridge(standby=True), route("out"))
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)  # the primary is active from here on
+    view.play_spark("simple-secondary", "RUNNING", attempts=1)
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+    view.kube.patch(
+        GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"executor": {"instances": 3}}}}
+    )
+    bridge = view.wait_conditions("JmsBridge", "simple", ROLLING_OUT)
+    assert view.message(bridge, "Reconciling") == (
+        "Rolling out the new spec: simple-secondary (standby) first, simple-primary (active) once it runs it."
+    )
+    apps = view.apps()
+    assert apps["simple-secondary"]["spec"]["executor"]["instances"] == 3
+    assert apps["simple-primary"]["spec"]["executor"]["instances"] == 1  # the active one keeps running
+
+    # The standby still reports its old submission's RUNNING: that is not running the new spec.
+    view.wait(
+        lambda: (
+            "waiting for simple-secondary to run it" in view.message(view.bridge("simple"), "Reconciling")
+        ),
+        "waiting for the standby",
+    )
+    assert view.apps()["simple-primary"]["metadata"]["generation"] == 1
+
+    view.play_spark("simple-secondary", "SUBMITTED", attempts=2)  # resubmitted with the new spec...
+    view.play_spark("simple-secondary", "RUNNING", attempts=2)  # ...and running it: now the active's turn
+    view.wait(
+        lambda: view.apps()["simple-primary"]["spec"]["executor"]["instances"] == 3, "the active updated"
+    )
+    view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)  # the spark-operator restarts it
+    view.wait(  # the updated standby took over
+        lambda: (view.bridge("simple") or {})["status"].get("activeInstance") == "simple-secondary",
+        "failover",
+    )
+    bridge = view.wait_conditions("JmsBridge", "simple", ROLLING_OUT)
+    assert (
+        view.message(bridge, "Reconciling")
+        == "Rolling out the new spec: waiting for simple-primary to run it."
+    )
+
+    view.play_spark("simple-primary", "RUNNING", attempts=2)
+    bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
+    assert bridge["status"]["failovers"] == 1
+    events = [(e["reason"], e["message"]) for e in view.kube.list("v1", "Event", NAMESPACE)]
+    updates = [m for r, m in events if r == "ApplicationUpdated"]
+    assert [u.split()[2] for u in updates] == ["simple-secondary", "simple-primary"]
+
+
+def test_a_spec_change_without_standby_says_it_causes_a_gap(view: View) -> None:
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the application")
+    view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+    view.kube.patch(
+        GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"image": "bridge:2"}}}
+    )
+    gap = "Restarting simple-primary with the new spec: without a standby (spec.failover.standby) the bridge "
+    bridge = view.wait_conditions(
+        "JmsBridge", "simple", {"Ready": ("True", "Running"), "Reconciling": ("True", "RollingOutWithGap")}
+    )
+    assert view.message(bridge, "Reconciling").startswith(gap)
+    assert view.apps()["simple-primary"]["spec"]["image"] == "bridge:2"
+    view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)
+    view.wait_conditions(
+        "JmsBridge", "simple", {"Ready": ("False", "Starting"), "Reconciling": ("True", "RollingOutWithGap")}
+    )
+    view.play_spark("simple-primary", "RUNNING", attempts=2)
+    view.wait_conditions("JmsBridge", "simple", RUNNING)

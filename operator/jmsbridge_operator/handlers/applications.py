@@ -1,9 +1,10 @@
 """A SparkApplication of ours changed: the state the spark-operator reports flows into the bridge's status.
 
-We watch with `kopf.on.event` (no finalizers, no annotations on the spark-operator's objects) and react
-only to what matters: a new `applicationState.state`, or the application being gone (then it is created
-again, unless the bridge is suspended, held, or being deleted). The objects listed at start-up are only
-remembered: the bridges' own resumption looks at them anyway.
+We watch with `kopf.on.event` (no finalizers, no annotations of kopf's on the spark-operator's objects)
+and react only to what matters: a new `applicationState.state`, a new `metadata.generation` (someone
+changed the spec: the reconciliation puts back what was edited by hand, `drift.py`), or the application
+being gone (then it is created again, unless the bridge is suspended, held, or being deleted). The objects
+listed at start-up are only remembered: the bridges' own resumption looks at them anyway.
 """
 
 from __future__ import annotations
@@ -38,12 +39,16 @@ def event(
     memo: Any,
     routes: RoutesLookup,
 ) -> None:
-    state = state_of(body)
-    seen = getattr(memo, "application_state", None)
-    memo.application_state = state
-    if type is None:  # the initial listing
+    metadata = body.get("metadata") or {}
+    key = (namespace, str(metadata.get("name")))
+    now = (state_of(body), metadata.get("generation"))
+    seen: dict[tuple[str, str], tuple[str, Any]] = memo.setdefault("applications_seen", {})
+    before = seen.pop(key, None) if type == "DELETED" else seen.get(key)
+    if type != "DELETED":
+        seen[key] = now
+    if type is None or (type == "ADDED" and not now[0]):  # the initial listing; our own creation
         return
-    if type != "DELETED" and state == (seen or ""):
+    if type != "DELETED" and now == before:
         return
     bridge = owner_of(body)
     if bridge:

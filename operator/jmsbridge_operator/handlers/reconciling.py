@@ -26,6 +26,7 @@ import kopf
 from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
+from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
@@ -146,17 +147,40 @@ class Reconciler:
         logger.info("%s %s %s/%s", write.verb, write.kind, namespace, write.name)
         try:
             if write.verb == "create":
-                self.kube.create(resource, namespace, write.body)
+                stored = self.kube.create(resource, namespace, write.body)
             elif write.verb == "replace":
-                self.kube.replace(resource, namespace, write.body)
+                stored = self.kube.replace(resource, namespace, write.body)
             else:
                 self.kube.delete(resource, namespace, write.name)
+                stored = None
         except ApiError as error:
             if error.conflict:
                 # Someone (often our own earlier write, not yet seen) was faster: look again shortly.
                 raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
             raise
         metrics.WRITES.labels(write.kind, write.verb).inc()
+        if stored is not None and write.kind == naming.SPARK_KIND:
+            self._record_stored_spec(namespace, stored)
+
+    def _record_stored_spec(self, namespace: str, stored: Mapping[str, Any]) -> None:
+        """Note the spec as the API server stored it, defaults included: a later difference is drift.
+
+        An update of metadata only: the spark-operator restarts nothing for it. Should it fail (the
+        object changed meanwhile), the next reconciliation finds a spec that differs from the note and
+        writes it again, which changes nothing that runs.
+        """
+        body = {key: value for key, value in stored.items() if key != "status"}
+        body["metadata"] = dict(stored.get("metadata") or {})
+        annotations = dict(body["metadata"].get("annotations") or {})
+        annotations[naming.ANNOTATION_STORED_SPEC_HASH] = stored_spec_hash(stored)
+        body["metadata"]["annotations"] = annotations
+        try:
+            self.kube.replace(APPLICATIONS, namespace, body)
+        except ApiError as error:
+            if not (error.conflict or error.not_found):
+                raise
+            name = body["metadata"].get("name")
+            logger.info("SparkApplication %s/%s changed before its spec was noted", namespace, name)
 
     def _announce(self, obj: Mapping[str, Any], transition: Transition) -> None:
         self.events(obj, transition.type, transition.reason, transition.message)

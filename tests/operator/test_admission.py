@@ -25,7 +25,7 @@ import pytest
 
 import bridge_job.config as config_models
 from bridge_job.config import JmsBridge, JmsBridgeRoute, field_errors
-from tests.operator.helpers import CRD_DIR, load_yaml, route, schema_errors, simple_bridge
+from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, schema_errors, simple_bridge
 
 BRIDGE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridges.yaml"
 ROUTE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridgeroutes.yaml"
@@ -359,6 +359,7 @@ def test_valid_resources_pass_both(kind: str) -> None:
     model, crd = _sides(kind)
     bodies = [_valid(kind)]
     if kind == "JmsBridge":
+        bodies += load_yaml(EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml")
         customised = simple_bridge()
         customised["spec"]["jms"]["clientLibraries"] = [{"image": "registry.example/mq-jars:1"}]
         customised["spec"]["spark"] = {

@@ -290,3 +290,14 @@ def test_customised_applications_validate_against_the_spark_operator_crd() -> No
     crd = require_reference(SPARK_CRD)
     for app in _rendered(_customised()).applications.values():
         assert schema_errors(crd, app, "v1beta2") == []
+
+
+def test_the_provider_jars_and_tls_example_renders_valid_applications() -> None:
+    crd = require_reference(SPARK_CRD)
+    (body,) = load_yaml(EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml")
+    rendered = _rendered(body, [])
+    for app in rendered.applications.values():
+        assert schema_errors(crd, app, "v1beta2") == []
+        assert [c["image"] for c in app["spec"]["driver"]["initContainers"]] == [
+            "registry.example.com/jms-clients/ibm-mq:9.4.1"
+        ]

@@ -11,6 +11,7 @@ sources are put on PYTHONPATH) and the image's Python (here this interpreter).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from tests.job.harness import bridge_document, read_topics, route_document, send
 REPO = Path(__file__).resolve().parents[1]
 JOB_DOCKERFILE = REPO / "images" / "bridge-job" / "Dockerfile"
 OPERATOR_DOCKERFILE = REPO / "images" / "operator" / "Dockerfile"
+ACTIVEMQ_JARS_DOCKERFILE = REPO / "images" / "jms-clients" / "activemq" / "Dockerfile"
 CHART = REPO / "charts" / "jms-bridge-operator"
 # What a user puts into /opt/jmsbridge/jms-lib for ActiveMQ Classic: its client and the JMS 1.1 API.
 ACTIVEMQ_CLIENT_JARS = (
@@ -157,6 +159,22 @@ def test_the_operator_image_runs_the_charts_command_as_the_charts_user() -> None
     assert (security["runAsUser"], security["runAsGroup"]) == (int(user), int(group))
     deployment = (CHART / "templates" / "deployment.yaml").read_text()
     assert f"command: [{entrypoint[0]}]" in deployment
+
+
+def jar_family(file_name: str) -> str:
+    """`geronimo-jms_1.1_spec-1.1.1.jar` (Maven) and `geronimo-jms_1.1_spec.jar` (Debian): one family."""
+    return re.sub(r"-[\d.]+$", "", file_name.removesuffix(".jar").replace("_", "-"))
+
+
+def test_the_activemq_jar_image_holds_the_jars_the_job_runs_with() -> None:
+    image = Image.parse(ACTIVEMQ_JARS_DOCKERFILE)
+    version = image.arg_default("ACTIVEMQ_VERSION") or ""
+    added = [
+        (Path(value[0].replace("${ACTIVEMQ_VERSION}", version)).name, value[-1])
+        for value in image.values("ADD")
+    ]
+    assert {destination for _, destination in added} == {"/jars/"}  # clientLibraries' default path
+    assert {jar_family(name) for name, _ in added} == {jar_family(jar) for jar in ACTIVEMQ_CLIENT_JARS}
 
 
 # ---------------------------------------------------------------------------------------------------

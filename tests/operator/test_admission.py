@@ -7,7 +7,7 @@ same path, while the CRD's structural schema alone accepts it (so it is the CEL 
 
 No API server runs here: the rules are evaluated with a CEL implementation from PyPI
 (`common-expression-language`) after the CRD's defaults are applied, as the API server does (defaulting
-comes before validation). CEL's cost budget is the API server's alone and is not checked here; every list
+comes before validation), on what the API server's CEL sees of an object (its declared fields). CEL's cost budget is the API server's alone and is not checked here; every list
 a rule iterates has a `maxItems`.
 """
 
@@ -81,6 +81,22 @@ def _walk(
             yield from _walk(schema["items"], item, (*path, index))
 
 
+def visible(schema: Mapping[str, Any], value: Any) -> Any:
+    """What a CEL rule sees of `value`: the API server types an object by its declared properties (the
+    unknown fields an object keeps are not visible), a map by its values."""
+    if isinstance(value, dict):
+        declared = schema.get("properties")
+        if declared is not None:
+            return {k: visible(declared[k], v) for k, v in value.items() if k in declared}
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            return {k: visible(extra, v) for k, v in value.items()}
+        return value
+    if isinstance(value, list) and "items" in schema:
+        return [visible(schema["items"], item) for item in value]
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class Rejection:
     path: tuple[Any, ...]  # the node the rule is attached to
@@ -94,7 +110,7 @@ def cel_rejections(crd_file: Any, obj: Mapping[str, Any]) -> list[Rejection]:
     found = []
     for path, value, node in _walk(schema, stored, ()):
         for rule in node.get(VALIDATIONS) or []:
-            if cel.evaluate(rule["rule"], {"self": value}) is not True:
+            if cel.evaluate(rule["rule"], {"self": visible(node, value)}) is not True:
                 found.append(Rejection(path, rule.get("fieldPath"), rule["message"]))
     return found
 

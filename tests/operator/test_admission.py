@@ -7,8 +7,9 @@ same path, while the CRD's structural schema alone accepts it (so it is the CEL 
 
 No API server runs here: the rules are evaluated with a CEL implementation from PyPI
 (`common-expression-language`) after the CRD's defaults are applied, as the API server does (defaulting
-comes before validation), on what the API server's CEL sees of an object (its declared fields). CEL's cost budget is the API server's alone and is not checked here; every list
-a rule iterates has a `maxItems`.
+comes before validation), on what the API server's CEL sees of an object (its declared fields). CEL's
+cost budget and type checks are the API server's alone and are not run here; every list a rule iterates
+has a `maxItems`.
 """
 
 from __future__ import annotations

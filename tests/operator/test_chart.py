@@ -1,9 +1,8 @@
-"""The Helm chart lints, renders, and what it renders is valid; the Argo CD health script works."""
+"""The Helm chart lints, renders, and what it renders is valid; the Argo CD health script it ships works."""
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from typing import Any
@@ -11,9 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+from jmsbridge.cli import parser
 from tests.operator.helpers import CHART_DIR, CRD_DIR, EXAMPLES, REPO, load_yaml, strict
 
 DOCS = REPO / "docs" / "operator.md"
+ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
+# The one value an all-namespaces install must set (where bridges run: their service account goes there).
+REQUIRED = ("bridgeJob.namespaces={apps}",)
+MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
 
 
 def helm() -> str:
@@ -26,12 +30,35 @@ def helm() -> str:
     return path
 
 
-def template(*values: str) -> list[dict[str, Any]]:
+def helm_template(*values: str) -> subprocess.CompletedProcess[str]:
     args = [helm(), "template", "bridge", str(CHART_DIR), "--include-crds", "--namespace", "ops"]
     for value in values:
         args += ["--set", value]
-    result = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60)
+    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+
+
+def template(*values: str) -> list[dict[str, Any]]:
+    """The rendered documents, with REQUIRED set first (the values given come after and win)."""
+    result = helm_template(*REQUIRED, *values)
+    assert result.returncode == 0, result.stderr
     return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def refused(*values: str) -> str:
+    """Why helm refuses to render with these values (and only these)."""
+    result = helm_template(*values)
+    assert result.returncode != 0, "helm rendered the chart"
+    return result.stderr
+
+
+def one(documents: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [d for d in documents if d["kind"] == kind]
+    return found
+
+
+def container(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    containers: list[dict[str, Any]] = one(documents, "Deployment")["spec"]["template"]["spec"]["containers"]
+    return containers[0]
 
 
 def test_chart_lints() -> None:
@@ -41,11 +68,21 @@ def test_chart_lints() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("values", [(), ("watchNamespaces={apps,payments}", "metrics.enabled=false")])
+@pytest.mark.parametrize(
+    "values",
+    [
+        (),
+        ("watchNamespaces={apps,payments}", "metrics.enabled=false"),
+        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS),
+    ],
+)
 def test_rendered_manifests_are_valid(values: tuple[str, ...]) -> None:
     documents = template(*values)
     kinds = sorted(d["kind"] for d in documents)
     assert kinds.count("CustomResourceDefinition") == 2 and "Deployment" in kinds
+    # The chart's command line is the operator's: every argument parses.
+    arguments = parser().parse_args([*container(documents)["command"][1:], *container(documents)["args"]])
+    assert arguments.command == "operator"
     try:
         import kubernetes_validate
     except ImportError:  # at least every document parsed and names its kind
@@ -53,7 +90,8 @@ def test_rendered_manifests_are_valid(values: tuple[str, ...]) -> None:
         return
     version = kubernetes_validate.latest_version()
     for document in documents:
-        kubernetes_validate.validate(document, version, strict=True)
+        if not document["apiVersion"].startswith("monitoring.coreos.com/"):  # no schema offline
+            kubernetes_validate.validate(document, version, strict=True)
     broken = next(d for d in documents if d["kind"] == "Deployment")
     broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
     with pytest.raises(kubernetes_validate.ValidationError):  # the validator does look
@@ -91,6 +129,8 @@ def test_namespaced_install_gets_roles_not_cluster_roles() -> None:
         ("Role", "payments"),
         ("RoleBinding", "apps"),
         ("RoleBinding", "payments"),
+        ("Role", "ops"),  # leader election: the operator's Lease in its own namespace
+        ("RoleBinding", "ops"),
     }
     cluster_roles = [d for d in documents if d["kind"] == "ClusterRole"]
     assert [r["metadata"]["name"] for r in cluster_roles] == ["bridge-jms-bridge-operator-discovery"]
@@ -150,14 +190,111 @@ def test_kafka_check_values_become_operator_options() -> None:
     assert "--no-kafka-checks" in off and not any(a.startswith("--kafka-") for a in off)
 
 
+def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
+    message = refused()  # all namespaces, and nowhere for the Spark pods' service account
+    assert "bridgeJob.namespaces is required" in message and "spec.spark.serviceAccount" in message
+    accounts = {
+        (d["kind"], d["metadata"]["namespace"])
+        for d in template("bridgeJob.namespaces={apps,payments}")
+        if d["metadata"]["name"] == "jms-bridge-job"
+    }
+    assert accounts == {
+        (kind, ns) for kind in ("ServiceAccount", "Role", "RoleBinding") for ns in ("apps", "payments")
+    }
+    served = template("watchNamespaces={apps}", "bridgeJob.namespaces=null")  # defaults to the served ones
+    assert {d["metadata"]["namespace"] for d in served if d["metadata"]["name"] == "jms-bridge-job"} == {
+        "apps"
+    }
+    # Service accounts provided by the platform team instead: then nothing is required.
+    assert not [
+        d
+        for d in template("bridgeJob.namespaces=null", "bridgeJob.rbac.create=false")
+        if d["metadata"]["name"] == "jms-bridge-job"
+    ]
+
+
+def test_replicas_elect_a_leader_over_a_lease_in_the_release_namespace() -> None:
+    documents = template()
+    deployment = one(documents, "Deployment")
+    assert deployment["spec"]["replicas"] == 2 and deployment["spec"]["strategy"]["type"] == "RollingUpdate"
+    operator = container(documents)
+    assert {"--leader-election", "--leader-election-lease-seconds=15"} <= set(operator["args"])
+    assert {
+        "name": "POD_NAMESPACE",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+    } in operator["env"]
+    role = next(
+        d for d in documents if d["kind"] == "Role" and d["metadata"]["name"].endswith("leader-election")
+    )
+    assert role["metadata"]["namespace"] == "ops"
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
+    binding = next(
+        d
+        for d in documents
+        if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == role["metadata"]["name"]
+    )
+    assert binding["subjects"][0]["name"] == deployment["spec"]["template"]["spec"]["serviceAccountName"]
+    assert one(documents, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
+
+    single = template("replicaCount=1", "leaderElection.enabled=false")
+    assert one(single, "Deployment")["spec"]["strategy"] == {"type": "Recreate"}
+    assert "--leader-election" not in container(single)["args"]
+    assert not [
+        d
+        for d in single
+        if d["kind"] == "PodDisruptionBudget" or d["metadata"]["name"].endswith("leader-election")
+    ]
+    assert "replicaCount > 1 needs leaderElection.enabled=true" in refused(
+        *REQUIRED, "leaderElection.enabled=false"
+    )
+
+
+def test_probes_resources_and_a_restricted_security_context() -> None:
+    documents = template()
+    operator = container(documents)
+    health = next(p for p in operator["ports"] if p["name"] == "health")
+    assert health["containerPort"] == 8080 and "--liveness=http://0.0.0.0:8080/healthz" in operator["args"]
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert operator[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert set(operator["resources"]["requests"]) == {"cpu", "memory"}
+    pod = one(documents, "Deployment")["spec"]["template"]["spec"]
+    # The Pod Security Standard "restricted", field by field.
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    security = operator["securityContext"]
+    assert security["allowPrivilegeEscalation"] is False and security["readOnlyRootFilesystem"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert {"name": "tmp", "mountPath": "/tmp"} in operator["volumeMounts"]  # the one writable place
+
+
+def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
+    documents = template(*MONITORS, "metrics.podMonitor.labels.release=prometheus")
+    selector = one(documents, "Deployment")["spec"]["selector"]["matchLabels"]
+    pod_monitor, service_monitor = one(documents, "PodMonitor"), one(documents, "ServiceMonitor")
+    assert pod_monitor["metadata"]["labels"]["release"] == "prometheus"
+    assert pod_monitor["spec"]["selector"]["matchLabels"] == selector
+    assert pod_monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+    assert "metrics" in {p["name"] for p in container(documents)["ports"]}
+    service = one(documents, "Service")
+    assert service_monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert service_monitor["spec"]["endpoints"][0]["port"] == "metrics"
+    assert "metrics" in {p["name"] for p in service["spec"]["ports"]}
+    assert not [
+        d for d in template() if d["apiVersion"].startswith("monitoring.coreos.com/")
+    ]  # off by default
+    assert "needs metrics.service.enabled=true" in refused(
+        *REQUIRED, *MONITORS, "metrics.service.enabled=false"
+    )
+
+
 # ---------------------------------------------------------------------------------------------------
-# Argo CD health (the Lua script in docs/operator.md, run with lupa where installed)
+# Argo CD health (the chart's files/argocd-health.lua, run with lupa where installed)
 
 
 def health(obj: dict[str, Any]) -> tuple[str, str]:
     lupa = pytest.importorskip("lupa")
-    script = re.search(r"```lua\n(.*?)```", DOCS.read_text(), re.S)
-    assert script is not None
     runtime = lupa.LuaRuntime(unpack_returned_tuples=True)
 
     def to_lua(value: Any) -> Any:
@@ -167,7 +304,7 @@ def health(obj: dict[str, Any]) -> tuple[str, str]:
             return runtime.table_from([to_lua(v) for v in value])
         return value
 
-    check = runtime.eval(f"function(obj)\n{script.group(1)}\nend")
+    check = runtime.eval(f"function(obj)\n{ARGOCD_HEALTH.read_text()}\nend")
     result = check(to_lua(obj))
     return str(result["status"]), str(result["message"] or "")
 
@@ -215,3 +352,8 @@ def test_argocd_health(obj: dict[str, Any], expected: str) -> None:
     assert status == expected
     if expected == "Degraded":
         assert message.startswith(obj["status"]["conditions"][-1]["reason"])
+
+
+def test_the_docs_point_at_the_charts_health_check_instead_of_a_copy() -> None:
+    docs = DOCS.read_text()
+    assert "charts/jms-bridge-operator/files/argocd-health.lua" in docs and "```lua" not in docs

@@ -163,6 +163,7 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
         ("sparkoperator.k8s.io", "sparkapplications", "update"),
         ("sparkoperator.k8s.io", "sparkapplications", "delete"),
         ("", "configmaps", "update"),
+        ("", "configmaps", "watch"),  # a ConfigMap deleted or edited by hand is repaired at once
         ("", "events", "create"),
         ("", "secrets", "get"),  # the Kafka checks read each bridge's SASL credentials
     ]:

@@ -43,9 +43,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - apiGroups: [sparkoperator.k8s.io]
   resources: [sparkapplications]
   verbs: [get, list, watch, create, update, delete]
+# Its ConfigMaps are watched (by label), so that one deleted or edited by hand is put back at once.
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, create, update, delete]
+  verbs: [get, list, watch, create, update, delete]
 - apiGroups: ["", events.k8s.io]
   resources: [events]
   verbs: [create]

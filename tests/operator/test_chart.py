@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from jmsbridge.cli import parser
+from tests.kubeapi.operator_runner import registry_of
 from tests.operator.helpers import CHART_DIR, CRD_DIR, EXAMPLES, REPO, load_yaml, strict
 
 DOCS = REPO / "docs" / "operator.md"
@@ -176,6 +177,34 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
         if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
     )
     assert not any("secrets" in rule["resources"] for rule in unchecked["rules"])
+
+
+def test_rbac_lets_the_operator_watch_what_its_handlers_watch() -> None:
+    """Every resource a kopf handler of the operator is registered for, read from kopf's registry: a new
+    watch without its RBAC works against the API emulator and fails in a cluster."""
+    registry = registry_of("jmsbridge_operator")
+    role = next(
+        d
+        for d in template()
+        if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
+    )
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    selectors = [
+        handler.selector
+        for handlers in (registry._watching, registry._changing, registry._spawning, registry._indexing)
+        for handler in handlers.get_all_handlers()
+        if handler.selector is not None
+    ]
+    handled = {(selector.group or "", selector.plural or selector.any_name) for selector in selectors}
+    assert ("", "configmaps") in handled  # the registry is read, not an empty list
+    missing = [(g, r, v) for g, r in handled for v in ("list", "watch") if (g, r, v) not in granted]
+    assert missing == []
 
 
 def test_kafka_check_values_become_operator_options() -> None:

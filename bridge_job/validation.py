@@ -159,14 +159,16 @@ def judge(bridge: JmsBridgeSpec, routes: Sequence[Route], bridge_name: str) -> R
 def _credential_faults(
     settings: Mapping[str, object], field: str, hint: str, urls: Iterable[tuple[str, str]] = ()
 ) -> list[Fault]:
+    """A secret-looking key of `settings`, and a password inside any other value or one of `urls`."""
     faults = []
+    values = list(urls)
     for key, value in settings.items():
         where = f"{field}.{key}"
         if is_secret_key(key):
             faults.append(Fault(CREDENTIALS_IN_SPEC, where, f"{where}: a credential in the spec; {hint}"))
         elif isinstance(value, str):
-            urls = [*urls, (where, value)]
-    for where, url in urls:
+            values.append((where, value))
+    for where, url in values:
         if found := url_secrets(url):
             message = f"{where}: holds a password ({', '.join(found)}); remove it and {hint}"
             faults.append(Fault(CREDENTIALS_IN_SPEC, where, message))

@@ -8,6 +8,10 @@ to do, so the query writes to Spark's `noop` sink.
 
 No stage shuffles: parallelism follows the journal's partitions (`kafka.journalPartitions`), and the
 messages of one JMS destination, which share a journal partition, keep their order.
+
+The ingress query (Kafka -> JMS) is built the same way over the kafkaToJms routes' topics
+(ingress_source.py, ingress_task.py), with a checkpoint of its own: one task per topic partition, whose
+order it keeps on the JMS destination.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from bridge_job.config import JobConfig
 from bridge_job.egress_source import EgressSource
-from bridge_job.telemetry import OBSERVATION
+from bridge_job.ingress_source import IngressSource
+from bridge_job.telemetry import INGRESS_OBSERVATION, OBSERVATION
 
 
 def register_sources(spark: SparkSession) -> None:
     spark.dataSource.register(EgressSource)
+    spark.dataSource.register(IngressSource)
 
 
 class BatchReports:
@@ -60,14 +66,39 @@ def egress_query(
     checkpoint: str,
     available_now: bool = False,
 ) -> StreamingQuery:
-    tasks = spark.readStream.format(EgressSource.name()).option("config", config_path).load()
+    return _query(spark, EgressSource.name(), OBSERVATION, config_path, config, checkpoint, available_now)
+
+
+def ingress_query(
+    spark: SparkSession,
+    config_path: str,
+    config: JobConfig,
+    checkpoint: str,
+    available_now: bool = False,
+) -> StreamingQuery:
+    """Kafka -> JMS for the kafkaToJms routes, built as the egress query is; its checkpoint is its own."""
+    return _query(
+        spark, IngressSource.name(), INGRESS_OBSERVATION, config_path, config, checkpoint, available_now
+    )
+
+
+def _query(
+    spark: SparkSession,
+    source: str,
+    observation: str,
+    config_path: str,
+    config: JobConfig,
+    checkpoint: str,
+    available_now: bool,
+) -> StreamingQuery:
+    tasks = spark.readStream.format(source).option("config", config_path).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark
     # generated code per batch, which was a quarter of its CPU when ten of them summed these few rows.
-    observed = tasks.observe(OBSERVATION, F.collect_list(F.struct(*tasks.columns)).alias("tasks"))
+    observed = tasks.observe(observation, F.collect_list(F.struct(*tasks.columns)).alias("tasks"))
     writer = (
         observed.writeStream.format("noop")
         .option("checkpointLocation", checkpoint)
-        .queryName(f"jmsbridge-{config.bridge_id}-egress")
+        .queryName(f"jmsbridge-{config.bridge_id}-{source.removeprefix('jmsbridge-')}")
     )
     interval = config.bridge.spark.trigger_interval_ms
     if available_now:

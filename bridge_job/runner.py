@@ -1,4 +1,4 @@
-"""The job's driver: check the topics, start ingest and the egress query, follow config changes.
+"""The job's driver: check the topics, start ingest, the egress and ingress queries, follow config changes.
 
 Exit status: 0 when stopped (SIGTERM, or `availableNow` done), 2 on a hard failure (the log's last line
 says what is wrong and what to fix), 1 on a configuration error, 3 when this instance of an active/standby
@@ -27,6 +27,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.kafka_clients import client_config
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
 from bridge_job.loading import load_job_config, rendered_document
+from bridge_job.redaction import redact_logs
 from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ class JobOptions:
 
 
 def destination_topics(config: JobConfig) -> list[str]:
-    topics = {r.spec.kafka_topic for r in config.routes_for(Direction.JMS_TO_KAFKA)}
+    """The topics the routes write and read."""
+    topics = {r.spec.kafka_topic for r in config.routes}
     if config.bridge.routing.dead_letter_topic:
         topics.add(config.bridge.routing.dead_letter_topic)
     return sorted(topics)
@@ -129,6 +131,7 @@ def run(options: JobOptions) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    redact_logs()  # no credential in any line the job logs, its `jmsbridge stopped:` line included
     work_dir = options.work_dir or Path(tempfile.mkdtemp(prefix="jmsbridge-job-"))
     work_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -170,10 +173,12 @@ def unforeseen_reason(error: BaseException) -> str:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest import Ingest, ensure_journal_topic
-    from bridge_job.pipeline import egress_query
+    from bridge_job.kafka_startup import wait_for_kafka
+    from bridge_job.pipeline import egress_query, ingress_query
     from bridge_job.telemetry import Metrics
 
     config = rendered.config
+    wait_for_kafka(config.bridge.kafka)
     check_topics(config)
     partitions = ensure_journal_topic(config)
     metrics = Metrics(config.bridge_id)
@@ -190,23 +195,30 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
     ingest = Ingest(config, metrics.record_ingest, partitions).start()
     query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
+    # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
+    ingress = ingress_query(
+        spark, str(rendered.path), config, str(checkpoint / "ingress"), options.available_now
+    )
+    queries = [query, ingress]
     if leadership is not None:
-        leadership.on_lost(lambda reason: _halt(ingest, query))
+        leadership.on_lost(lambda reason: _halt(ingest, queries))
     log.info(
-        "bridge %s running: %d sources -> journal %s -> %d routes",
+        "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes",
         config.bridge_id,
         len(config.bridge.jms.sources),
         config.journal_topic,
-        len(config.routes),
+        len(config.routes_for(Direction.JMS_TO_KAFKA)),
+        len(config.routes_for(Direction.KAFKA_TO_JMS)),
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
-        return _Supervision(query, ingest, leadership, rendered, stopping, metrics).run()
+        return _Supervision(queries, ingest, leadership, rendered, stopping, metrics).run()
     finally:
         ingest.stop()
-        if query.isActive:
-            query.stop()
+        for running in queries:
+            if running.isActive:
+                running.stop()
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
         spark.stop()
@@ -244,7 +256,7 @@ def _stop_on_signals(stopping: threading.Event) -> None:
 class _Supervision:
     """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
-    query: Any  # the egress StreamingQuery
+    queries: list[Any]  # the egress StreamingQuery, then the ingress one
     ingest: Ingest
     leadership: Leadership | None
     rendered: RenderedConfig
@@ -255,20 +267,26 @@ class _Supervision:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
         from bridge_job.pipeline import BatchReports
 
-        reports = BatchReports(self.query)
+        egress, ingress = self.queries
+        reports = BatchReports(egress)
+        ingress_reports = BatchReports(ingress)
         try:
-            while self.query.isActive and not self.stopping.is_set():
-                self.query.awaitTermination(POLL_SECONDS)
+            while all(q.isActive for q in self.queries) and not self.stopping.is_set():
+                egress.awaitTermination(POLL_SECONDS)
                 for progress in reports.new():
                     self._record(progress)
+                for progress in ingress_reports.new():
+                    self._record_ingress(progress)
                 self._check_lease()
                 if self.ingest.failure is not None:
                     raise self.ingest.failure
                 self._reload_routes()
-            self._check_lease()  # the query stopped because the lease was lost: no failure of its own
-            exception = self.query.exception()
-            if exception is not None:
-                raise BridgeStopped(stop_reason(exception))
+            self._check_lease()  # a query stopped because the lease was lost: no failure of its own
+            self._raise_failure()
+            if not self.stopping.is_set():  # availableNow: one query is done, the other drains too
+                for query in self.queries:
+                    query.awaitTermination()
+                self._raise_failure()
             return 0
         except (BridgeStopped, LeadershipLost):
             raise
@@ -279,6 +297,12 @@ class _Supervision:
                 log.exception("unexpected failure")
             raise BridgeStopped(stop_reason(error)) from None
 
+    def _raise_failure(self) -> None:
+        for query in self.queries:
+            exception = query.exception()
+            if exception is not None:
+                raise BridgeStopped(stop_reason(exception))
+
     def _record(self, progress: Any) -> None:
         from bridge_job.telemetry import figures_from_progress
 
@@ -286,6 +310,14 @@ class _Supervision:
             self.metrics.record_batch(figures_from_progress(progress))
         except Exception:  # telemetry must never stop the bridge
             log.warning("cannot record the figures of batch %s", progress.batchId, exc_info=True)
+
+    def _record_ingress(self, progress: Any) -> None:
+        from bridge_job.telemetry import ingress_figures
+
+        try:
+            self.metrics.record_ingress_batch(ingress_figures(progress))
+        except Exception:  # telemetry must never stop the bridge
+            log.warning("cannot record the figures of ingress batch %s", progress.batchId, exc_info=True)
 
     def _check_lease(self) -> None:
         if self.leadership is not None:
@@ -302,8 +334,9 @@ class _Supervision:
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
 
 
-def _halt(ingest: Ingest, query: Any) -> None:
+def _halt(ingest: Ingest, queries: list[Any]) -> None:
     """On losing the lease: stop taking messages and writing at once, another instance takes over."""
     ingest.stop_event.set()
-    if query.isActive:
-        query.stop()
+    for query in queries:
+        if query.isActive:
+            query.stop()

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 log = logging.getLogger("jmsbridge.telemetry")
 
 OBSERVATION = "routing"
+INGRESS_OBSERVATION = "ingress"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class BatchFigures:
     duration_seconds: float
     journal_lag: int
     duplicates: int = 0
+    loops: int = 0  # messages this bridge's ingress sent, not written back to their topic
     tasks: int = 0
     parallelism: float = 0.0
     phases_ms: dict[str, int] = field(default_factory=dict, compare=False)
@@ -79,9 +81,59 @@ def figures_from_progress(progress: Any) -> BatchFigures:
         duration_seconds=float((progress.batchDuration or 0) / 1000.0),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
         duplicates=total("duplicates"),
+        loops=total("loops"),
         tasks=len(tasks),
         parallelism=round(task_ms / max(span_ms, 1), 2),
         phases_ms=dict(progress.durationMs or {}),
+    )
+
+
+@dataclass(frozen=True)
+class IngressFigures:
+    batch_id: int
+    records: int
+    sent: int
+    dead_lettered: int
+    skipped: int
+    loops: int
+    latency_avg_seconds: float  # record timestamp -> JMS commit
+    latency_max_seconds: float
+    duration_seconds: float
+    lag: dict[str, int] = field(default_factory=dict)  # records not yet sent, by `topic:partition`
+    tasks: int = 0
+    retries: int = 0  # sends of a range after a JMS failure
+
+
+def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str, int]:
+    end = json.loads(end_offset) if end_offset else None
+    latest = json.loads(latest_offset) if latest_offset else None
+    if not isinstance(end, Mapping) or not isinstance(latest, Mapping):
+        return {}
+    return {p: max(int(latest[p]) - int(end.get(p, latest[p])), 0) for p in latest}
+
+
+def ingress_figures(progress: Any) -> IngressFigures:
+    observed = (progress.observedMetrics or {}).get(INGRESS_OBSERVATION)
+    tasks: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
+
+    def total(name: str) -> int:
+        return sum(int(task[name] or 0) for task in tasks)
+
+    sent = total("sent")
+    source = progress.sources[0] if progress.sources else None
+    return IngressFigures(
+        batch_id=int(progress.batchId),
+        records=total("records"),
+        sent=sent,
+        dead_lettered=total("dead_lettered"),
+        skipped=total("skipped"),
+        loops=total("loops"),
+        latency_avg_seconds=total("latency_ms") / sent / 1000 if sent else 0.0,
+        latency_max_seconds=max((int(t["max_latency_ms"] or 0) for t in tasks), default=0) / 1000,
+        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
+        tasks=len(tasks),
+        retries=sum(max(int(t["attempts"] or 0) - 1, 0) for t in tasks),
     )
 
 
@@ -116,6 +168,23 @@ class Metrics:
             "jmsbridge_redelivered_duplicates", "Redelivered JMS messages dropped (already in the journal)"
         )
         self.batches = counter("jmsbridge_batches", "Micro-batches completed")
+        self.ingress = counter(
+            "jmsbridge_ingress_records", "Kafka records by outcome (kafkaToJms)", ("outcome",)
+        )
+        self.ingress_latency_avg = gauge(
+            "jmsbridge_ingress_latency_avg_seconds", "Kafka record timestamp to JMS commit (last batch)"
+        )
+        self.ingress_latency_max = gauge(
+            "jmsbridge_ingress_latency_max_seconds",
+            "Kafka record timestamp to JMS commit, worst (last batch)",
+        )
+        self.ingress_lag = Gauge(
+            "jmsbridge_ingress_lag_records",
+            "Records of a kafkaToJms topic partition not yet sent",
+            [*labels, "topic", "partition"],
+            registry=self.registry,
+        )
+        self.ingress_retries = counter("jmsbridge_ingress_retries", "Ranges sent again after a JMS failure")
 
     def serve(self, port: int) -> None:
         if port:
@@ -130,12 +199,32 @@ class Metrics:
         self.routed.labels(b, "published").inc(figures.published)
         self.routed.labels(b, "deadLettered").inc(figures.dead_lettered)
         self.routed.labels(b, "skipped").inc(figures.skipped)
+        self.routed.labels(b, "loop").inc(figures.loops)
         self.duplicates.labels(b).inc(figures.duplicates)
         self.throughput.labels(b).set(figures.throughput)
         self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()
         if figures.input_records:
             log.info("batch %s", json.dumps(asdict(figures) | {"throughput": round(figures.throughput, 1)}))
+
+    def record_ingress_batch(self, figures: IngressFigures) -> None:
+        b = self.bridge_id
+        for outcome, count in (
+            ("sent", figures.sent),
+            ("deadLettered", figures.dead_lettered),
+            ("skipped", figures.skipped),
+            ("loop", figures.loops),
+        ):
+            self.ingress.labels(b, outcome).inc(count)
+        self.ingress_retries.labels(b).inc(figures.retries)
+        if figures.sent:
+            self.ingress_latency_avg.labels(b).set(figures.latency_avg_seconds)
+            self.ingress_latency_max.labels(b).set(figures.latency_max_seconds)
+        for where, lag in figures.lag.items():
+            topic, _, partition = where.rpartition(":")
+            self.ingress_lag.labels(b, topic, partition).set(lag)
+        if figures.records:
+            log.info("ingress batch %s", json.dumps(asdict(figures)))
 
     def record_ingest(self, messages: int) -> None:
         self.ingested.labels(self.bridge_id).inc(messages)

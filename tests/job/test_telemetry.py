@@ -21,7 +21,14 @@ def task(partition: int, started: int, ended: int, **counts: int) -> dict[str, i
         "published": 0,
         "dead_lettered": 0,
     }
-    row |= {"skipped": 0, "routing_ns": 0, "started_ms": started, "ended_ms": ended, "replayed": False}
+    row |= {
+        "skipped": 0,
+        "loops": 0,
+        "routing_ns": 0,
+        "started_ms": started,
+        "ended_ms": ended,
+        "replayed": False,
+    }
     return row | counts
 
 

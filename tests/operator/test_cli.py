@@ -192,7 +192,8 @@ def test_the_operator_refuses_credentials_and_its_status_never_shows_them() -> N
     decided = plan(Observed(credentials_everywhere(), [route("r")]), open_gate, "now")
     assert decided.writes == []
     ready = find_condition(decided.status, "Ready") or {}
-    assert ready["status"] == "False"
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert (find_condition(decided.status, "Stalled") or {}).get("status") == "True"
     assert "spec.kafka.properties.sasl.password: a credential in the spec" in ready["message"]
     assert SECRET not in yaml.safe_dump(decided.status)
 

@@ -170,7 +170,7 @@ class Reconciler:
         writes it again, which changes nothing that runs.
         """
         body = {key: value for key, value in stored.items() if key != "status"}
-        body["metadata"] = dict(stored.get("metadata") or {})
+        body["metadata"] = {k: v for k, v in (stored.get("metadata") or {}).items() if k != "managedFields"}
         annotations = dict(body["metadata"].get("annotations") or {})
         annotations[naming.ANNOTATION_STORED_SPEC_HASH] = stored_spec_hash(stored)
         body["metadata"]["annotations"] = annotations

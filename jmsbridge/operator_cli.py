@@ -187,7 +187,7 @@ def run_operator(args: argparse.Namespace) -> int:
         kopf.run(**settings)
         return 0
     try:
-        return run_elected(election, lambda stop: kopf.operator(**settings, stop_flag=stop), args.liveness)
+        return run_elected(election, settings, args.liveness)
     except ElectionError as error:
         print(f"jmsbridge operator: {error}", file=sys.stderr)
         return 1

@@ -27,10 +27,12 @@ import os
 import signal
 import threading
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Final
+
+import kopf
 
 from bridge_job.errors import BridgeStopped
 from bridge_job.kubernetes_api import Kube
@@ -71,11 +73,9 @@ class Election:
         return f"{self.namespace}/{self.lease}"
 
 
-def run_elected(
-    election: Election, operate: Callable[[asyncio.Event], Awaitable[None]], liveness: str | None
-) -> int:
-    """Stand by until this replica holds the lease, then run `operate(stop_flag)` (kopf.operator) in an
-    event loop until it returns; the flag is set when the lease is lost. Returns the exit status."""
+def run_elected(election: Election, kopf_settings: Mapping[str, Any], liveness: str | None) -> int:
+    """Stand by until this replica holds the lease, then run kopf (`kopf.run`'s keyword arguments) until
+    it stops, or until the lease is lost. Returns the process's exit status."""
     store = KubernetesLeases(election.namespace, election.lease, Kube.connect())
     leadership = Leadership(store, election.identity, election.lease_seconds)
     stopping = threading.Event()
@@ -100,7 +100,7 @@ def run_elected(
             loop.call_soon_threadsafe(stop_flag.set)
 
         leadership.on_lost(stop)
-        await operate(stop_flag)
+        await _operate(kopf_settings, stop_flag)
 
     try:
         with contextlib.suppress(asyncio.CancelledError):
@@ -113,6 +113,16 @@ def run_elected(
         logger.error("lost the lease %s (%s): stopped; restarted, it stands by", election.where, reason)
         return EXIT_LEADERSHIP_LOST
     return 0
+
+
+async def _operate(kopf_settings: Mapping[str, Any], stop_flag: asyncio.Event) -> None:
+    """`kopf.operator`, plus: when a root task ends (SIGTERM's handling among them), the stop flag is set,
+    so that kopf's waiter on it ends too instead of holding the shutdown for 5 s as a hung task."""
+    existing = asyncio.all_tasks()
+    tasks = await kopf.spawn_tasks(**kopf_settings, stop_flag=stop_flag)
+    for task in tasks:
+        task.add_done_callback(lambda _: stop_flag.set())
+    await kopf.run_tasks(tasks, ignored=existing)
 
 
 @contextlib.contextmanager

@@ -80,14 +80,7 @@ def run_elected(election: Election, kopf_settings: Mapping[str, Any], liveness: 
     leadership = Leadership(store, election.identity, election.lease_seconds)
     stopping = threading.Event()
     with _stopped_by_signals(stopping), _standby_probes(liveness), _standby_metrics():
-        try:
-            leading = leadership.acquire(stopping)
-        except BridgeStopped as error:  # a permanent API error, e.g. 403: no retry will help
-            cause = error.reason.split("; ")[0]  # without the job's own hint
-            raise ElectionError(
-                f"{cause}; the operator's service account needs get, create and update on leases in "
-                f"namespace {election.namespace} (the chart's Role grants them)"
-            ) from None
+        leading = acquire(leadership, election, stopping)
     if not leading:
         return 0  # stopped while standing by
 
@@ -113,6 +106,18 @@ def run_elected(election: Election, kopf_settings: Mapping[str, Any], liveness: 
         logger.error("lost the lease %s (%s): stopped; restarted, it stands by", election.where, reason)
         return EXIT_LEADERSHIP_LOST
     return 0
+
+
+def acquire(leadership: Leadership, election: Election, stopping: threading.Event) -> bool:
+    """Stand by until this replica holds the lease (True) or `stopping` is set (False)."""
+    try:
+        return leadership.acquire(stopping)
+    except BridgeStopped as error:  # a permanent API error, e.g. 403: no retry will help
+        cause = error.reason.split("; ")[0]  # without the job's own hint
+        raise ElectionError(
+            f"{cause}; the operator's service account needs get, create and update on leases in "
+            f"namespace {election.namespace} (the chart's Role grants them)"
+        ) from None
 
 
 async def _operate(kopf_settings: Mapping[str, Any], stop_flag: asyncio.Event) -> None:

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jmsbridge_operator.election import ENV_NAMESPACE, LEASE_NAME, Election, ElectionError
+from jmsbridge_operator.election import ENV_NAMESPACE, LEASE_NAME, Election, ElectionError, acquire
 
-from bridge_job.leadership import EXIT_LEADERSHIP_LOST
+from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership
 from tests.brokers import free_port
+from tests.job.test_leadership import Forbidden
 from tests.kubeapi.client import KubeApi
 from tests.operator.conftest import KAFKA_CHECKS_ENV
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
@@ -161,4 +163,16 @@ def test_the_lease_needs_a_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Election.of(None, None, None).where == f"ops/{LEASE_NAME}"
     assert Election.of("other", "mine", 30) == Election(
         "other", "mine", 30, Election.of(None, None, None).identity
+    )
+
+
+def test_a_replica_without_rights_on_leases_says_which_it_needs() -> None:
+    store = Forbidden()  # answers 403, as the API server does without the chart's Role
+    election = Election(store.namespace, store.name, LEASE_SECONDS, "operator-a")
+    leadership = Leadership(store, election.identity, election.lease_seconds)
+    with pytest.raises(ElectionError) as raised:
+        acquire(leadership, election, threading.Event())
+    assert str(raised.value) == (
+        f"cannot take the lease {election.where}: {store.error}; the operator's service account needs get, "
+        f"create and update on leases in namespace {store.namespace} (the chart's Role grants them)"
     )

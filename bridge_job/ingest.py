@@ -36,7 +36,7 @@ from bridge_job.converting import SoftFailure, SoftFailureReason
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
-from bridge_job.jms_link import JmsLink, Outage
+from bridge_job.jms_link import JmsLink, Outage, Uncommitted
 from bridge_job.journal import journal_partition, journal_topic
 from bridge_job.kafka_clients import client_config, delivery_failure, is_hard, producer_config
 from bridge_job.message import JmsMessage
@@ -150,12 +150,13 @@ class Ingest:
         assert self.link is not None
         outage = Outage(f"JMS source {source.address}", self.config.bridge.jms.reconnect.window_seconds)
         consumer: BatchConsumer | None = None
+        uncommitted = Uncommitted()
         try:
             while not self.stop_event.is_set():
                 try:
                     if consumer is None:
                         consumer = self.link.consumer(source)
-                    self._pump(consumer)
+                    self._pump(consumer, uncommitted)
                 except JmsError as error:
                     outage.failed(error)  # raises BridgeStopped once failing for longer than the window
                     consumer = self.link.recover(consumer)
@@ -172,20 +173,31 @@ class Ingest:
                     consumer.close()
             detach_thread()
 
-    def _pump(self, consumer: BatchConsumer) -> None:
+    def _pump(self, consumer: BatchConsumer, uncommitted: Uncommitted) -> None:
         """One batch: received, journalled and committed (or rolled back for redelivery); JmsError when
         the broker fails us."""
         ingest = self.config.bridge.jms.ingest
-        batch = consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
+
+        def receive() -> list[JmsMessage]:
+            return uncommitted.flag(
+                consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
+            )
+
+        batch = receive()
         attempt = 0
         while batch and not self._journal(batch):
+            uncommitted.add(batch)  # some of it may be in the journal
             consumer.rollback()  # the broker redelivers the batch; nothing is lost
             if self.stop_event.wait(KAFKA_RETRY_SECONDS[min(attempt, len(KAFKA_RETRY_SECONDS) - 1)]):
                 return
             attempt += 1
-            batch = consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
+            batch = receive()
         if batch:
-            consumer.commit()
+            try:
+                consumer.commit()
+            except JmsError:
+                uncommitted.add(batch)  # journalled, and coming back
+                raise
             self.on_batch(len(batch))
 
     def _records(self, batch: list[JmsMessage]) -> list[Written]:

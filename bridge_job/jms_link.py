@@ -14,11 +14,17 @@ Either way the broker redelivers the batch, and the egress drops what the journa
 
 `Outage` times a source's failing calls: backoff between attempts, a log line at most every
 `LOG_EVERY_SECONDS`, and `BridgeStopped` once the calls have been failing for `jms.reconnect.windowSeconds`.
+
+`Uncommitted` remembers the messages of a batch that was journalled but whose commit failed. The egress
+drops only redeliveries flagged `JMSRedelivered`, and a broker that restarted does not flag them (ActiveMQ
+keeps the flag in memory unless its destination policy sets `persistJMSRedelivered`): the ingest flags
+them itself when they come back, so that they are deduplicated like any other redelivery.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -27,6 +33,7 @@ from collections.abc import Callable
 from bridge_job.config import JmsSource
 from bridge_job.errors import BridgeStopped
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError
+from bridge_job.message import JmsMessage
 
 log = logging.getLogger("jmsbridge.ingest")
 
@@ -143,3 +150,32 @@ class Outage:
                 self.attempts,
             )
             self.since, self._logged_at = None, None
+
+
+class Uncommitted:
+    """JMSMessageIDs journalled in batches whose JMS commit failed (the last `MAX_IDS` of them)."""
+
+    MAX_IDS = 100_000
+
+    def __init__(self) -> None:
+        self._ids: dict[str, None] = {}  # insertion-ordered: the oldest go first
+
+    def add(self, batch: list[JmsMessage]) -> None:
+        for message in batch:
+            if message.message_id is not None:
+                self._ids[message.message_id] = None
+        for oldest in list(self._ids)[: max(len(self._ids) - self.MAX_IDS, 0)]:
+            del self._ids[oldest]
+
+    def flag(self, batch: list[JmsMessage]) -> list[JmsMessage]:
+        """`batch` with the messages seen before marked redelivered, as the broker should have."""
+        if not self._ids:
+            return batch
+        flagged = []
+        for message in batch:
+            if message.message_id in self._ids:
+                del self._ids[message.message_id]
+                if not message.redelivered:
+                    message = dataclasses.replace(message, redelivered=True)
+            flagged.append(message)
+        return flagged

@@ -62,3 +62,17 @@ def test_backoff_grows_to_its_cap_and_logs_are_rate_limited(caplog: pytest.LogCa
     assert backoffs[: len(BACKOFF_SECONDS)] == list(BACKOFF_SECONDS)
     assert set(backoffs[len(BACKOFF_SECONDS) :]) == {BACKOFF_SECONDS[-1]}
     assert len(caplog.records) == 20 // int(LOG_EVERY_SECONDS)  # one line per 10 s of the 20 s
+
+
+def test_messages_of_a_batch_whose_commit_failed_come_back_flagged_redelivered() -> None:
+    """A restarted broker redelivers them unflagged; egress drops only flagged redeliveries."""
+    from bridge_job.jms_link import Uncommitted
+    from bridge_job.message import Destination, DestinationKind, JmsMessage
+
+    queue = Destination(DestinationKind.QUEUE, "orders.in")
+    batch = [JmsMessage(queue, body=str(i), message_id=f"ID:{i}") for i in range(3)]
+    uncommitted = Uncommitted()
+    uncommitted.add(batch[:2])
+    again = uncommitted.flag(batch)
+    assert [m.redelivered for m in again] == [True, True, False]
+    assert [m.redelivered for m in uncommitted.flag(batch)] == [False, False, False]  # flagged once

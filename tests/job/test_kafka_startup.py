@@ -1,19 +1,45 @@
 """Kafka down when the job starts: the job waits `kafka.startupTimeoutSeconds`, then stops cleanly (exit 2,
 one `jmsbridge stopped:` line), with librdkafka's complaints rate-limited; Kafka up within the window
-lets it go on. Real noida-db and a real closed port."""
+lets it go on. Real noida-db and a real closed port; the job as a process (it stops before Spark starts)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from bridge_job.kafka_clients import OncePerInterval
 from bridge_job.kafka_startup import wait_for_kafka
-from tests.brokers import KafkaBroker, free_port, port_open
+from jmsbridge.local import BridgeJob
+from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, port_open
+from tests.job.harness import bridge_document, write_yaml
 from tests.job.helpers import bridge
+
+
+def test_kafka_down_at_start_stops_the_job_cleanly_after_the_window(tmp_path: Path) -> None:
+    # Neither broker is started: nothing listens on their ports (the job stops before it reaches JMS).
+    closed, jms = KafkaBroker(port=free_port()), ActiveMqBroker(port=free_port())
+    document = bridge_document("startup", jms, closed, [{"queue": "startup.in"}])
+    document["spec"]["kafka"]["startupTimeoutSeconds"] = 6
+    job = BridgeJob([write_yaml(tmp_path / "bridge.yaml", document)], tmp_path).start()
+
+    assert job.wait_exit(timeout=120) == 2
+    log = job.log()
+    assert "Traceback" not in log
+    stopped = [line for line in log.splitlines() if "jmsbridge stopped:" in line]
+    assert len(stopped) == 1
+    assert stopped[0].endswith(
+        f"jmsbridge stopped: Kafka at {closed.bootstrap} did not answer within 6 s "
+        "(kafka.startupTimeoutSeconds): Failed to get metadata: Local: Broker transport failure; "
+        "check bootstrapServers and that Kafka is up"
+    )
+    assert "asking again" in log  # it waited, with retries, before giving up
+    # librdkafka tries to connect tens of times a second: one line per cause gets through per minute.
+    librdkafka = [line for line in log.splitlines() if " jmsbridge.kafka: " in line]
+    assert 1 <= len(librdkafka) <= 6, "\n".join(librdkafka)
 
 
 @pytest.fixture

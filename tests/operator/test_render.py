@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from bridge_job.config import (
     job_config,
 )
 from bridge_job.ingest import DEFAULT_CLASSPATH
+from bridge_job.jms.jvm import expand_classpath
 from bridge_job.spark_settings import SPARK_SETTINGS
 from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
 
@@ -301,3 +304,21 @@ def test_the_provider_jars_and_tls_example_renders_valid_applications() -> None:
         assert [c["image"] for c in app["spec"]["driver"]["initContainers"]] == [
             "registry.example.com/jms-clients/ibm-mq:9.4.1"
         ]
+
+
+def test_the_init_containers_put_the_jars_where_the_jobs_default_classpath_finds_them(tmp_path: Path) -> None:
+    """Each rendered init container's command, run with real `cp` in a directory standing for `/`: the
+    library images' jars (from two images) end up where the job's default JMS classpath looks."""
+    root = tmp_path / "pod"
+    (root / "opt/mqm/java/lib").mkdir(parents=True)
+    (root / "opt/mqm/java/lib/com.ibm.mq.allclient.jar").write_bytes(b"jar")
+    (root / "opt/mqm/java/lib/licenses").mkdir()
+    (root / "jars").mkdir()
+    (root / "jars/extra.jar").write_bytes(b"jar")
+    (root / JMS_LIBRARY_DIR.lstrip("/")).mkdir(parents=True)  # the emptyDir
+    spec = _rendered(_customised()).applications["primary"]["spec"]
+    for container in spec["driver"]["initContainers"]:
+        command = [arg if not arg.startswith("/") else str(root) + arg for arg in container["command"]]
+        subprocess.run(command, check=True)
+    found = expand_classpath([str(root) + entry for entry in DEFAULT_CLASSPATH])
+    assert sorted(Path(p).name for p in found) == ["com.ibm.mq.allclient.jar", "extra.jar"]

@@ -85,3 +85,10 @@ def test_config_map_drift_compares_the_data() -> None:
     desired = {"data": {"job.yaml": "a"}}
     assert not config_map_drift({"data": {"job.yaml": "a"}, "metadata": {"x": 1}}, desired)
     assert config_map_drift({"data": {"job.yaml": "b"}}, desired)
+
+
+def test_a_new_spec_the_standby_fails_with_never_reaches_the_active() -> None:
+    failing = app("new", state="FAILED", submitted="s2", replaced="s1")
+    decided = step(NEW, {P: app("old"), S: failing}, P)
+    assert decided.replace == ()
+    assert decided.progress is not None and "waiting for b-secondary" in decided.progress.message

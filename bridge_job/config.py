@@ -258,6 +258,11 @@ class JmsSpec(CamelModel):
         "classpath) before it starts: provider jars without rebuilding the job image.",
     )
     sources: Annotated[list[JmsSource], Field(min_length=1)]
+    reply_queue: DestinationName | None = Field(
+        default=None,
+        description="One of the queue `sources`: where JMS services answer requests that came from Kafka "
+        "(the JMSReplyTo of kafkaToJms routes with `reply`); its messages go to the reply topic each names.",
+    )
     ingest: IngestSpec = Field(default_factory=IngestSpec)
     reconnect: ReconnectSpec = Field(default_factory=ReconnectSpec)
 
@@ -265,6 +270,8 @@ class JmsSpec(CamelModel):
     def _one_factory(self) -> Self:
         exactly_one(self, "connection_factory", "jndi")
         addresses = [s.address for s in self.sources]
+        if self.reply_queue is not None and self.reply_queue not in (s.queue for s in self.sources):
+            raise ValueError(f"replyQueue {self.reply_queue} must be one of the queue `sources` as well")
         duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
         if duplicates:
             raise ValueError(f"sources list {', '.join(duplicates)} more than once")
@@ -577,6 +584,15 @@ class JmsDestination(CamelModel):
         return self
 
 
+class ReplySpec(CamelModel):
+    """Request/reply from Kafka: a record naming a reply topic (header `jmsbridge.replyTopic`) goes to JMS
+    with JMSReplyTo the bridge's `jms.replyQueue`; the JMS service's answer goes back to that topic."""
+
+    topics: Annotated[list[TopicName], Field(min_length=1, max_length=100)] = Field(
+        description="The reply topics a request may name; a request naming another is a soft failure."
+    )
+
+
 class StartingOffsets(enum.StrEnum):
     EARLIEST = "earliest"
     LATEST = "latest"
@@ -638,6 +654,9 @@ class JmsBridgeRouteSpec(CamelModel):
     send: JmsSendSpec | None = Field(
         default=None, description="kafkaToJms: delivery mode, priority and time to live of sent messages."
     )
+    reply: ReplySpec | None = Field(
+        default=None, description="kafkaToJms: the records are requests to a JMS service (docs/ingress.md)."
+    )
 
     @model_validator(mode="after")
     def _direction_fields(self) -> Self:
@@ -654,6 +673,7 @@ class JmsBridgeRouteSpec(CamelModel):
             ("jmsDestination", self.jms_destination),
             ("startingOffsets", self.starting_offsets),
             ("send", self.send),
+            ("reply", self.reply),
         )
         for name, value in ingress_only:
             if value is not None:
@@ -720,6 +740,8 @@ class JobConfig(CamelModel):
             raise ValueError("routes must be in (order, name) order")
         dead_letter = self.bridge.routing.dead_letter_topic
         for route in self.routes:
+            if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
+                raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
             policy = route.spec.on_soft_failure or self.bridge.routing.on_soft_failure
             if policy is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:
                 raise ValueError(

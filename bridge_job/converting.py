@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bridge_job import replies
 from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
@@ -46,6 +47,7 @@ class SoftFailureReason(enum.StrEnum):
     UNMAPPABLE_PROPERTY = "UnmappableProperty"
     NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
     SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
+    REPLY_TOPIC_REFUSED = "ReplyTopicRefused"  # kafkaToJms: a request names a topic its route does not list
 
 
 class Action(enum.StrEnum):
@@ -192,6 +194,8 @@ class Egress:
         self.config = config
         self.table = RouteTable.of(config.routes)
         self.limits = limits
+        self.reply_queue = replies.reply_queue(config)
+        self.reply_topics = replies.reply_topics(config)
 
     def policy(self, route: Route | None) -> SoftFailurePolicy:
         if route is not None and route.spec.on_soft_failure is not None:
@@ -201,6 +205,8 @@ class Egress:
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
         try:
+            if self.reply_queue is not None and entry.destination == self.reply_queue:
+                return self.reply(entry)
             route = self.table.route(entry)
             if route is None:
                 raise SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches")
@@ -217,6 +223,14 @@ class Egress:
             malformed = SoftFailure(SoftFailureReason.MALFORMED_JOURNAL_RECORD, str(error))
             return self.soft_failure(malformed, entry, route)
         return Outcome(Action.PUBLISH, route.spec.kafka_topic, record, route.name)
+
+    def reply(self, entry: JournalEntry) -> Outcome:
+        """A JMS service's answer to a request from Kafka, to the topic it names (replies.py)."""
+        answer = replies.reply_record(entry, self.config.bridge_id, self.reply_topics)
+        if isinstance(answer, str):
+            raise SoftFailure(SoftFailureReason.NO_ROUTE, answer)
+        topic, record, route = answer
+        return Outcome(Action.PUBLISH, topic, record, route)
 
     def is_loop(self, entry: JournalEntry, route: Route) -> bool:
         """A message this bridge's ingress sent from the very topic the route writes to."""

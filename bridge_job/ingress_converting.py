@@ -43,6 +43,7 @@ from bridge_job.converting import (
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec, origin
 from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
+from bridge_job.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing import address_matches
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
@@ -150,7 +151,29 @@ def decode(record: KafkaRecord, fmt: Format, target: Destination) -> JmsMessage:
     return message
 
 
-def to_jms(record: IngressRecord, route: Route, bridge_id: str, now_ms: int) -> JmsMessage:
+def request_changes(
+    record: IngressRecord, route: Route, message: JmsMessage, config: JobConfig
+) -> dict[str, object]:
+    """For a request to a JMS service (a route with `reply`): where and how the answer comes back."""
+    raw = record.record.header(REPLY_TOPIC_HEADER)
+    if route.spec.reply is None or raw is None:
+        return {}
+    topic = raw.decode("utf-8", "replace")
+    if topic not in route.spec.reply.topics:
+        raise SoftFailure(
+            SoftFailureReason.REPLY_TOPIC_REFUSED,
+            f"header {REPLY_TOPIC_HEADER} names {topic!r}, which is not in the route's reply.topics",
+        )
+    correlation = message.correlation_id
+    key = record.record.key
+    if correlation is None and key is not None:
+        correlation = key.decode("utf-8", "replace")
+    if correlation is None:
+        correlation = f"{record.source.topic}:{record.source.partition}:{record.source.offset}"
+    return {"reply_to": reply_queue(config), "correlation_id": request_correlation(topic, correlation)}
+
+
+def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) -> JmsMessage:
     """The message to send for a record on a route; raises SoftFailure when this record cannot go."""
     target = destination(record, route)
     try:
@@ -178,8 +201,9 @@ def to_jms(record: IngressRecord, route: Route, bridge_id: str, now_ms: int) -> 
         "destination": target,
         "reply_to": reply_to,
         "redelivered": False,
-        "properties": message.properties | kafka_properties(record.record, record.source, bridge_id),
+        "properties": message.properties | kafka_properties(record.record, record.source, config.bridge_id),
     }
+    changes |= request_changes(record, route, message, config)
     if send is not None:
         if send.delivery_mode is not None:
             persistent = send.delivery_mode == "persistent"
@@ -242,7 +266,7 @@ class Ingress:
                 SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches"), record, None
             )
         try:
-            message = to_jms(record, route, self.config.bridge_id, now_ms or int(time.time() * 1000))
+            message = to_jms(record, route, self.config, now_ms or int(time.time() * 1000))
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
         if is_loop(record.record, message.destination, self.config.bridge_id):

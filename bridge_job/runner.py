@@ -28,6 +28,7 @@ from bridge_job.kafka_clients import client_config
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
 from bridge_job.loading import load_job_config, rendered_document
 from bridge_job.redaction import redact_logs
+from bridge_job.replies import reply_topics
 from bridge_job.spark_settings import SPARK_SETTINGS
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ class JobOptions:
 
 
 def destination_topics(config: JobConfig) -> list[str]:
-    """The topics the routes write and read."""
-    topics = {r.spec.kafka_topic for r in config.routes}
+    """The topics the routes write and read, reply topics included."""
+    topics = {r.spec.kafka_topic for r in config.routes} | set(reply_topics(config))
     if config.bridge.routing.dead_letter_topic:
         topics.add(config.bridge.routing.dead_letter_topic)
     return sorted(topics)

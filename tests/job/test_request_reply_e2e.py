@@ -22,11 +22,12 @@ from confluent_kafka import Consumer, Producer
 from bridge_job.jms import start_jvm
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
-from tests.job.harness import bridge_document, route_document, write_yaml
+from tests.job.harness import bridge_document, read_topics, route_document, write_yaml
 
 pytestmark = pytest.mark.e2e
 
 REPLY_HEADERS = ("jms.JMSReplyTo", "jms.JMSCorrelationID")
+Headers = list[tuple[str, str | bytes | None]]  # as confluent-kafka takes them
 
 
 @contextmanager
@@ -50,9 +51,7 @@ def kafka_service(kafka: KafkaBroker, requests: str, replies: str) -> Iterator[N
                     if request.error() is not None:
                         continue
                     pairs = cast(list[tuple[str, bytes]], request.headers() or [])
-                    headers: list[tuple[str, str | bytes | None]] = [
-                        (k, v) for k, v in pairs if k in REPLY_HEADERS
-                    ]
+                    headers: Headers = [(k, v) for k, v in pairs if k in REPLY_HEADERS]
                     producer.produce(replies, b"re: " + (request.value() or b""), headers=headers)
                 producer.flush(10)
         finally:
@@ -136,3 +135,80 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
             requester.close()
     for number, got in enumerate(answers):
         assert got == [(f"r{number}-{i}", f"re: q{number}.{i}") for i in range(4)]
+
+
+def answer_requests(activemq: ActiveMqBroker, queue: str, count: int) -> None:
+    """A JMS service: answers `count` requests on `queue` to their JMSReplyTo, copying JMSCorrelationID."""
+    start_jvm(activemq_classpath())
+    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
+    connection = factory.createConnection()
+    try:
+        connection.start()
+        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(queue))
+        producer = session.createProducer(None)
+        for _ in range(count):
+            request = consumer.receive(120_000)
+            assert request is not None, f"no request on {queue} within 120 s"
+            answer = session.createTextMessage(f"re: {request.getText()}")
+            answer.setJMSCorrelationID(request.getJMSCorrelationID())
+            producer.send(request.getJMSReplyTo(), answer)
+    finally:
+        connection.close()
+
+
+def test_kafka_requesters_get_their_replies_from_a_jms_service(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    n = uuid.uuid4().hex[:8]
+    requests, service, reply_queue, bridge = f"req-{n}", f"svc.{n}", f"replies.{n}", f"kr-{n}"
+    replies_a, replies_b, elsewhere, dlq = f"ra-{n}", f"rb-{n}", f"other-{n}", f"dlq-{n}"
+    kafka.create_topics(requests, replies_a, replies_b, elsewhere, dlq)
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(
+                bridge,
+                activemq,
+                kafka,
+                [{"queue": reply_queue}],
+                jms={"replyQueue": reply_queue},
+                routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
+            ),
+            route_document(
+                "requests",
+                bridge,
+                requests,
+                direction="kafkaToJms",
+                jmsDestination={"queue": service},
+                reply={"topics": [replies_a, replies_b]},
+                startingOffsets="earliest",
+            ),
+        )
+    ]
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(3):  # requester a names its correlation id in a header, requester b by the key
+        to_a: Headers = [
+            ("jmsbridge.replyTopic", replies_a.encode()),
+            ("jms.JMSCorrelationID", f"a-{i}".encode()),
+        ]
+        producer.produce(requests, f"a{i}".encode(), headers=to_a)
+        to_b: Headers = [("jmsbridge.replyTopic", replies_b.encode())]
+        producer.produce(requests, f"b{i}".encode(), f"b-{i}".encode(), headers=to_b)
+    producer.produce(requests, b"x", b"x-0", headers=[("jmsbridge.replyTopic", elsewhere.encode())])
+    assert producer.flush(30) == 0
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        answer_requests(activemq, service, 6)
+        got_a = read_topics(kafka, [replies_a], 3)
+        got_b = read_topics(kafka, [replies_b], 3)
+        (letter,) = read_topics(kafka, [dlq], 1)
+    finally:
+        job.stop()
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got_a) == [
+        (f"a-{i}".encode(), f"re: a{i}".encode(), f"a-{i}".encode()) for i in range(3)
+    ]
+    assert sorted((r.key, r.value) for r in got_b) == [
+        (f"b-{i}".encode(), f"re: b{i}".encode()) for i in range(3)
+    ]
+    assert letter.value == b"x" and letter.header("jmsbridge.deadletter.reason") == b"ReplyTopicRefused"

@@ -50,6 +50,7 @@ from bridge_job.config import (
     transactional_id_prefix,
 )
 from bridge_job.journal import JournalTopicSpec, journal_topic
+from bridge_job.replies import reply_topics
 from jmsbridge_operator.conditions import Condition, Problem, join
 
 CONDITION_TYPE = "KafkaReady"
@@ -167,7 +168,7 @@ class RequiredAccess:
 def required_access(config: JobConfig) -> RequiredAccess:
     """The topics (with operations and purposes), groups and transactional ids this bridge uses.
 
-    Writes: every `jmsToKafka` route's topic, the dead-letter topic, the journal. Reads: every
+    Writes: every `jmsToKafka` route's topic, the dead-letter topic, reply topics, the journal. Reads: every
     `kafkaToJms` route's topic, the journal. Topics are listed by name; purposes in config order.
     """
     operations: dict[str, set[Operation]] = {}
@@ -185,6 +186,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
     use(config.journal_topic, WRITE_ACCESS | READ_ACCESS, "journal")
     for route in config.routes_for(Direction.KAFKA_TO_JMS):
         use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
+    for topic, route_name in reply_topics(config).items():
+        use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
 
     kafka = config.bridge.kafka
     exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE

@@ -367,6 +367,14 @@ def with_conditions(
             "Degraded",
         ),
         (with_conditions(("Ready", "False", "Suspended")), "Suspended"),
+        # The spark-operator resubmits a failed application, or a rollout is under way: not Degraded.
+        (
+            with_conditions(
+                ("Ready", "False", "ApplicationRestarting"), ("Reconciling", "True", "ApplicationRestarting")
+            ),
+            "Progressing",
+        ),
+        (with_conditions(("Ready", "True", "Running"), ("Reconciling", "True", "RollingOut")), "Progressing"),
         (
             with_conditions(
                 ("Accepted", "False", "DuplicateOrder"),

@@ -22,7 +22,9 @@ if stalled ~= nil then
   hs.message = (stalled.reason or "") .. ": " .. (stalled.message or "")
   return hs
 end
-if ready ~= nil and ready.status == "True" then
+-- A change still rolling out (Reconciling) is Progressing even while the old spec runs (Ready), as kstatus
+-- says InProgress: a sync waits for the rollout to end.
+if ready ~= nil and ready.status == "True" and reconciling == nil then
   hs.status = "Healthy"
   hs.message = ready.message or ""
   return hs

@@ -1,0 +1,368 @@
+"""Ingress benchmark: Kafka -> JMS through the bridge job, against a plain loop, in the same run.
+
+    python bench/ingress.py [--messages 10000] [--latency-seconds 15] [--partitions 1] [--trigger-ms MS]
+                            [--max-records-per-batch N] [--warmup-messages 1000] [--baseline-batch 500]
+                            [--poll-backoff-ms 5] [--timeout 600]
+
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Prints exactly one JSON line on stdout; progress goes to stderr. Takes a few minutes.
+
+Both paths run against the same brokers, started here: ActiveMQ Classic with its persistent store and
+noida-db (Kafka protocol), with the same clients (confluent-kafka, the project's JPype JMS adapter), and
+send the same messages: each record converted as a `native` route converts a plain producer's record (a
+TextMessage, the `jms.*` headers as properties, the Kafka coordinates and key), sent persistent.
+
+- baseline (bench/ingress_baseline.py, its own process): a confluent-kafka consumer of the topic and one
+  transacted JMS session, committed after every `--baseline-batch` messages (and after each read);
+- bridge: `jmsbridge job` with one `kafkaToJms` route (`startingOffsets: earliest`, `send.deliveryMode:
+  persistent`) through `jmsbridge.local.BridgeJob`, with the bridge's defaults (500 ms trigger,
+  `spark.maxRecordsPerBatch` 20,000) unless an option overrides them. The topic has `--partitions`
+  partitions: the bridge runs one task per partition with records in a batch. The bridge's JMS source
+  is an idle queue (a bridge needs one).
+
+For each path, baseline first:
+
+1. Start the path and wait until it runs (the job's ` running: ` log line; the loop's ready line).
+2. Warm-up: `--warmup-messages` produced as in 3. and awaited on the queue, not counted (the bridge's
+   first micro-batch starts PySpark's workers and their JMS connections). `--warmup-messages 0`: none.
+3. Throughput, steady flow: a producer process (bench/kafka_sender.py, connected beforehand) produces N
+   1 KB records at full speed, keyed by their sequence number (spread over the partitions). The window
+   runs from its first send to the moment the JMS consumer of the destination queue has received the
+   last of the N distinct messages (by their `seq` property). Throughput = N / window; `sender_msg_s`
+   is how fast the producer went.
+4. CPU over that window (bench/cpu.py, psutil, sampled every 0.5 s), as bench/egress.py reports it: the
+   path's process tree (the job's driver python with its ingest JVM, Spark's JVM, PySpark's python
+   daemon and workers with their JMS JVMs; or the loop), the ActiveMQ tree and the noida-db tree ("path
+   total"), as CPU seconds per 1,000 messages, cores busy and shares. The load generator (the producer
+   process, and this process, which receives from the queue) is reported apart and not counted.
+5. Latency: records produced at a fixed rate, 50 % of the baseline's measured throughput, for
+   `--latency-seconds`; latency = the time the JMS consumer received the message - the record's
+   timestamp (its `KafkaTimestamp` property, set by both paths). p50, p99 and max.
+   `latency_rate_over_throughput` above 1 means the path cannot carry that rate.
+
+The JMS consumer (bench/queue_watch.py) runs in this process, on a raw JMS connection, and stamps each
+message as `receive()` hands it over (DUPS_OK acknowledgement: it keeps up with either path).
+
+For the bridge, the `ingress batch {json}` lines the job logs for the throughput window give the number
+of micro-batches, the records they carried, the medians of their duration and tasks, and the bridge's
+own latency figure (record timestamp -> JMS commit, averaged per batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.cpu import CpuSampler, GroupUse, Root
+from bench.egress import Child, batch_lines, cpu_figures, median, quantile, ratio
+from bench.local_run import bridge_document, local_brokers
+from bench.queue_watch import Collector, QueueWatch
+from bench.raw_jms import connect
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from tests.job.harness import route_document, write_yaml
+
+BENCH = Path(__file__).resolve().parent
+MESSAGE_BYTES = 1024
+LATENCY_FRACTION = 0.5  # of the baseline's measured throughput
+
+
+def note(text: str) -> None:
+    print(f"[ingress {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class PathUnderTest:
+    name: str
+    topic: str
+    queue: str
+    tree_pid: int
+    check: Callable[[], None]
+    job_log: Path | None = None  # the bridge job's log, for its batch lines
+
+
+@dataclass
+class Phase:
+    collector: Collector
+    complete: bool = False
+    first_send: float = 0.0  # wall-clock times the sender reported
+    last_send: float = 0.0
+    uses: dict[str, GroupUse] | None = None
+    cpu_seconds: float = 0.0
+
+
+def ingress_batches(log: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
+    """The job's `ingress batch {json}` lines (bench/egress.py's parser also matches the egress ones,
+    which carry no `sent`)."""
+    return [b for b in batch_lines(log, start, end) if "sent" in b]
+
+
+def logged_up_to(log: Path, records: int, timeout: float = 15.0) -> int:
+    """The size of the job's log once its ingress batch lines account for `records` records (the
+    driver logs a batch after its task committed), or after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        size = log.stat().st_size
+        logged = sum(int(b.get("records", 0)) for b in ingress_batches(log, 0, size))
+        if logged >= records or time.monotonic() > deadline:
+            return size
+        time.sleep(0.2)
+
+
+def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
+    def numbers(key: str) -> list[float]:
+        return [float(b[key]) for b in batches if isinstance(b.get(key), int | float)]
+
+    durations = numbers("duration_seconds")
+    return {
+        "count": len(batches),
+        "records": int(sum(numbers("records"))),
+        "median_records": median(numbers("records")),
+        "median_tasks": median(numbers("tasks")),
+        "median_duration_s": median(durations),
+        "max_duration_s": round(max(durations), 3) if durations else None,
+        "median_latency_avg_s": median(numbers("latency_avg_seconds")),
+        "retries": int(sum(numbers("retries"))),
+    }
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
+        self.args = args
+        self.activemq = activemq
+        self.kafka = kafka
+        self.connection = connect(activemq.url)  # this process's JMS consumer's
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
+        assert self.activemq.process is not None and self.kafka.process is not None
+        return {
+            "path": [Root(path.tree_pid)],
+            "activemq": [Root(self.activemq.process.pid)],
+            "noida-db": [Root(self.kafka.process.pid)],
+            # the producer, and this process (the queue's consumer) without its children
+            "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
+        }
+
+    def sender(self, topic: str, count: int, run: str, rate: float = 0.0) -> Child:
+        argv = [str(BENCH / "kafka_sender.py"), "--bootstrap", self.kafka.bootstrap, "--topic", topic]
+        argv += ["--count", str(count), "--run", run, "--rate", str(rate)]
+        child = Child(f"sender {run}", argv)
+        child.wait_ready()
+        return child
+
+    def send_and_watch(
+        self, path: PathUnderTest, run: str, count: int, rate: float = 0.0, cpu: bool = False
+    ) -> Phase:
+        """Produce `count` records (full speed, or paced at `rate`) and receive from the queue until all
+        arrived (or the timeout passed); with `cpu`, sample the process groups over that window."""
+        load = self.sender(path.topic, count, run, rate)
+        phase = Phase(Collector(run, count))
+        watch = QueueWatch(self.connection, path.queue)
+        try:
+            sampler = CpuSampler(self.groups(path, load)) if cpu else None
+            try:
+                if sampler is not None:
+                    sampler.start()
+                load.go()
+                pace = "at full speed" if rate <= 0 else f"at {rate:.0f} msg/s"
+                note(f"{path.name}: producing {count} records {pace} ({run})")
+                timeout = self.args.timeout + (count / rate if rate > 0 else 0.0)
+
+                def check() -> None:
+                    path.check()
+                    load.check()
+
+                phase.complete = watch.run(phase.collector.on_arrival, timeout, check)
+            finally:
+                if sampler is not None:
+                    phase.uses, phase.cpu_seconds = sampler.stop(), sampler.seconds
+            if phase.complete:
+                sent = json.loads(load.line(timeout=60))
+                phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
+            else:
+                seen = len(phase.collector.first_seen)
+                note(f"{path.name}: only {seen} of {count} messages arrived ({run})")
+        finally:
+            watch.close()
+            load.stop()
+        return phase
+
+    def throughput(self, path: PathUnderTest) -> dict[str, Any]:
+        figures: dict[str, Any] = {}
+        warmup = self.args.warmup_messages
+        if warmup > 0:
+            phase = self.send_and_watch(path, f"{path.name}-warmup", warmup)
+            if not phase.complete:
+                raise RuntimeError(f"{path.name}: the warm-up messages did not all arrive")
+            figures["warmup"] = {
+                "messages": warmup,
+                "first_message_after_s": round(phase.collector.first() - phase.first_send, 3),
+                "last_message_after_s": round(phase.collector.last_seen - phase.first_send, 3),
+            }
+        n = self.args.messages
+        log_start = logged_up_to(path.job_log, warmup) if path.job_log is not None else 0
+        phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
+        if not phase.complete or phase.uses is None:
+            raise RuntimeError(f"{path.name}: the {n} messages did not all reach {path.queue}")
+        window = phase.collector.last_seen - phase.first_send
+        figures |= {
+            "messages": n,
+            "window_s": round(window, 3),
+            "throughput_msg_s": round(n / window, 1),
+            "sender_msg_s": round(n / max(phase.last_send - phase.first_send, 1e-3), 1),
+            "first_message_after_s": round(phase.collector.first() - phase.first_send, 3),
+            "duplicates": phase.collector.duplicates,
+        }
+        figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
+        if path.job_log is not None:
+            log_end = logged_up_to(path.job_log, warmup + n)
+            figures["batches"] = batch_figures(ingress_batches(path.job_log, log_start, log_end))
+        note(
+            f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
+            f"{figures['cpu_s_per_1000']} CPU s / 1000 msg ({figures['cpu_s']})"
+        )
+        return figures
+
+    def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
+        count = max(int(rate * self.args.latency_seconds), 20)
+        phase = self.send_and_watch(path, f"{path.name}-latency", count, rate)
+        latencies = phase.collector.latencies_ms
+        sent = phase.last_send - phase.first_send if phase.complete else 0.0
+        if sent > 0 and count / sent < 0.9 * rate:
+            note(f"{path.name}: the producer kept only {count / sent:.0f} of {rate:.0f} msg/s")
+        figures = {
+            # above 1: the path cannot keep up with the latency phase's rate, latency measures a backlog
+            "latency_rate_over_throughput": round(rate / throughput, 2),
+            "latency_p50_ms": quantile(latencies, 50),
+            "latency_p99_ms": quantile(latencies, 99),
+            "latency_max_ms": round(max(latencies), 1) if latencies else None,
+            "latency_mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+            "latency_messages": count,
+            "latency_seen": len(phase.collector.first_seen),
+            "latency_duplicates": phase.collector.duplicates,
+            "latency_send_rate_msg_s": round(count / sent, 1) if sent > 0 else None,
+        }
+        note(f"{path.name}: latency p50 {figures['latency_p50_ms']} ms, p99 {figures['latency_p99_ms']} ms")
+        return figures
+
+    def baseline(self) -> dict[str, Any]:
+        topic, queue_name = "ingress.baseline", "bench.ingress.baseline"
+        self.kafka.create_topics(topic, partitions=self.args.partitions)
+        # The JMS connection exactly as the bridge makes it (failover: URL and its options).
+        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": "unused"}], None)
+        url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
+        argv = [str(BENCH / "ingress_baseline.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
+        argv += ["--topic", topic, "--queue", queue_name, "--batch", str(self.args.baseline_batch)]
+        argv += ["--poll-backoff-ms", str(self.args.poll_backoff_ms)]
+        loop = Child("baseline loop", argv)
+        try:
+            loop.wait_ready()
+            note("baseline: running")
+            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
+            figures = self.throughput(path)
+            throughput = figures["throughput_msg_s"]
+            figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
+        finally:
+            loop.stop()
+        return figures
+
+    def bridge(self, work: Path, rate: float) -> dict[str, Any]:
+        args = self.args
+        topic, queue_name = "ingress.bridge", "bench.ingress.bridge"
+        self.kafka.create_topics(topic, partitions=args.partitions)
+        spark: dict[str, Any] = {}
+        if args.max_records_per_batch is not None:
+            spark["maxRecordsPerBatch"] = args.max_records_per_batch
+        sources = [{"queue": "bench.idle"}]
+        document = bridge_document("bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=spark)
+        route = route_document(
+            "to-jms",
+            "bench",
+            topic,
+            direction="kafkaToJms",
+            jmsDestination={"queue": queue_name},
+            startingOffsets="earliest",
+            send={"deliveryMode": "persistent"},
+        )
+        files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
+        job = BridgeJob(files, work).start()
+        try:
+            assert job.process is not None
+            job.wait_running(timeout=300)
+            note("bridge: running")
+            process = job.process
+
+            def check() -> None:
+                if process.poll() is not None:
+                    tail = job.log()[-3000:]
+                    raise RuntimeError(f"the bridge job exited with {process.returncode}:\n{tail}")
+
+            path = PathUnderTest("bridge", topic, queue_name, process.pid, check, job.logs[-1])
+            figures = self.throughput(path)
+            figures |= self.latency(path, rate, figures["throughput_msg_s"])
+        finally:
+            job.stop()
+        return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
+    parser.add_argument("--latency-seconds", type=float, default=15.0, help="seconds of paced records")
+    parser.add_argument("--partitions", type=int, default=1, help="the topics' partitions: parallel tasks")
+    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
+    parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
+    parser.add_argument(
+        "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
+    )
+    parser.add_argument("--baseline-batch", type=int, default=500, help="messages per baseline JMS commit")
+    parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="baseline consumer backoff")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
+    args = parser.parse_args()
+
+    stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
+    began = time.monotonic()
+    with local_brokers(note) as (activemq, kafka, work):
+        bench = Bench(args, activemq, kafka)
+        try:
+            baseline = bench.baseline()
+            rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
+            bridge = bench.bridge(work, rate)
+        finally:
+            bench.close()
+    result = {
+        "benchmark": "ingress",
+        "messages": args.messages,
+        "message_bytes": MESSAGE_BYTES,
+        "partitions": args.partitions,
+        "trigger_ms": args.trigger_ms,
+        "max_records_per_batch": args.max_records_per_batch,
+        "warmup_messages": args.warmup_messages,
+        "baseline_batch": args.baseline_batch,
+        "cpu_count": os.cpu_count(),
+        "latency_rate_msg_s": round(rate, 1),
+        "baseline": baseline,
+        "bridge": bridge,
+        "throughput_ratio": ratio(bridge["throughput_msg_s"], baseline["throughput_msg_s"]),
+        "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
+        "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
+        "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+        "elapsed_s": round(time.monotonic() - began, 1),
+    }
+    print(json.dumps(result), file=stdout, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -438,3 +438,28 @@ def test_what_cel_cannot_say_is_still_rejected_by_the_model(case: Case) -> None:
     case.change(body)
     assert cel_rejections(crd, body) == []
     assert [(p, m) for p, m in model_rejections(model, body) if p == case.at and case.says in m]
+
+
+@pytest.mark.parametrize("crd", [BRIDGE_CRD, ROUTE_CRD], ids=["JmsBridge", "JmsBridgeRoute"])
+def test_every_rule_compiles_and_names_a_declared_field(crd: Any) -> None:
+    """The API server refuses a CRD whose rule does not compile or whose fieldPath is not in the schema."""
+    rules = 0
+    for path, node in _nodes(_schema(crd), ()):
+        for rule in node.get(VALIDATIONS) or []:
+            rules += 1
+            cel.compile(rule["rule"])
+            field = rule.get("fieldPath")
+            if field is not None:
+                assert field.removeprefix(".") in (node.get("properties") or {}), (path, field)
+    assert rules > 0
+
+
+def _nodes(
+    schema: Mapping[str, Any], path: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Mapping[str, Any]]]:
+    yield path, schema
+    for name, prop in (schema.get("properties") or {}).items():
+        yield from _nodes(prop, (*path, name))
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), Mapping):
+            yield from _nodes(schema[key], (*path, key))

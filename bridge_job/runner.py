@@ -13,8 +13,8 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -195,12 +195,13 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         return 0
 
     ingest = Ingest(config, metrics.record_ingest, partitions).start()
-    query = egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)
-    # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
-    ingress = ingress_query(
-        spark, str(rendered.path), config, str(checkpoint / "ingress"), options.available_now
-    )
-    queries = [query, ingress]
+    queries = [egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)]
+
+    def start_ingress(current: JobConfig) -> Any:
+        # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
+        ingress_checkpoint = str(checkpoint / "ingress")
+        return ingress_query(spark, str(rendered.path), current, ingress_checkpoint, options.available_now)
+
     if leadership is not None:
         leadership.on_lost(lambda reason: _halt(ingest, queries))
     log.info(
@@ -214,7 +215,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
-        return _Supervision(queries, ingest, leadership, rendered, stopping, metrics).run()
+        return _Supervision(queries, ingest, leadership, rendered, stopping, metrics, start_ingress).run()
     finally:
         ingest.stop()
         for running in queries:
@@ -257,27 +258,28 @@ def _stop_on_signals(stopping: threading.Event) -> None:
 class _Supervision:
     """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
-    queries: list[Any]  # the egress StreamingQuery, then the ingress one
+    queries: list[Any]  # the egress StreamingQuery, then the ingress one once there are kafkaToJms routes
     ingest: Ingest
     leadership: Leadership | None
     rendered: RenderedConfig
     stopping: threading.Event
     metrics: Metrics
+    start_ingress: Callable[[JobConfig], Any]
+    reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
         from bridge_job.pipeline import BatchReports
 
-        egress, ingress = self.queries
-        reports = BatchReports(egress)
-        ingress_reports = BatchReports(ingress)
+        (egress,) = self.queries
+        self.reports.append((BatchReports(egress), self._record))
+        self._start_ingress_for(self.rendered.config)
         try:
             while all(q.isActive for q in self.queries) and not self.stopping.is_set():
                 egress.awaitTermination(POLL_SECONDS)
-                for progress in reports.new():
-                    self._record(progress)
-                for progress in ingress_reports.new():
-                    self._record_ingress(progress)
+                for reports, record in self.reports:
+                    for progress in reports.new():
+                        record(progress)
                 self._check_lease()
                 if self.ingest.failure is not None:
                     raise self.ingest.failure
@@ -297,6 +299,15 @@ class _Supervision:
             if BridgeStopped.PREFIX not in str(error):
                 log.exception("unexpected failure")
             raise BridgeStopped(stop_reason(error)) from None
+
+    def _start_ingress_for(self, config: JobConfig) -> None:
+        """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
+        from bridge_job.pipeline import BatchReports
+
+        if len(self.queries) == 1 and config.routes_for(Direction.KAFKA_TO_JMS):
+            ingress = self.start_ingress(config)
+            self.queries.append(ingress)
+            self.reports.append((BatchReports(ingress), self._record_ingress))
 
     def _raise_failure(self) -> None:
         for query in self.queries:
@@ -333,6 +344,7 @@ class _Supervision:
         if changed is not None:
             check_topics(changed)
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
+            self._start_ingress_for(changed)
 
 
 def _halt(ingest: Ingest, queries: list[Any]) -> None:

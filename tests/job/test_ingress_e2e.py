@@ -295,3 +295,31 @@ def test_bad_records_follow_the_policy(
         assert letter.header(DEAD_LETTER_PREFIX + "reason") == b"ConversionFailed"
         assert letter.header(DEAD_LETTER_PREFIX + "source") == f"{topic}/0".encode()
         assert letter.header(DEAD_LETTER_PREFIX + "route") == b"to-jms"
+
+
+def test_a_route_added_while_running_starts_the_ingress(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, n: str
+) -> None:
+    """A bridge without kafkaToJms routes runs no ingress query; the first such route starts one."""
+    topic, target, bridge = f"late-{n}", f"late.{n}.out", f"late-{n}"
+    kafka.create_topics(topic)
+    document = bridge_document(bridge, activemq, kafka, [{"queue": f"unused.{n}"}])
+    files = [write_yaml(tmp_path / "bridge.yaml", document)]
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        job.wait_running()
+        assert "kafkaToJms" not in job.log().split("running:")[-1].split("\n")[0].replace("0 kafkaToJms", "")
+        produce(kafka, topic, [(None, b"written before the route", [])])
+        route = route_document(
+            "late",
+            bridge,
+            topic,
+            direction="kafkaToJms",
+            jmsDestination={"queue": target},
+            startingOffsets="earliest",
+        )
+        write_yaml(tmp_path / "bridge.yaml", document, route)
+        (message,) = received_from(activemq, target, 1)
+    finally:
+        job.stop()
+    assert message.body == "written before the route"

@@ -29,7 +29,7 @@ from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLo
 from bridge_job.loading import load_job_config, rendered_document
 from bridge_job.redaction import redact_logs
 from bridge_job.replies import reply_topics
-from bridge_job.spark_settings import SPARK_SETTINGS
+from bridge_job.spark_settings import session_settings
 
 if TYPE_CHECKING:
     from bridge_job.ingest import Ingest
@@ -50,7 +50,7 @@ class JobOptions:
     available_now: bool = False
     metrics_port: int | None = None
     lease: bool = True  # take part in the active/standby election when the config asks for one
-    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over SPARK_SETTINGS
+    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over the job's settings
 
 
 def destination_topics(config: JobConfig) -> list[str]:
@@ -228,6 +228,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
 def _spark_session(config: JobConfig, options: JobOptions) -> Any:
     """The job's Spark session: our settings, then the command line's, and the journal source."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     from bridge_job.pipeline import register_sources
@@ -236,7 +237,9 @@ def _spark_session(config: JobConfig, options: JobOptions) -> Any:
     builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
     if options.master:
         builder = builder.master(options.master).config("spark.ui.enabled", "false")
-    for name, value in [*SPARK_SETTINGS.items(), *options.spark_conf]:
+    SparkContext._ensure_initialized()  # the JVM, so that SparkConf reads what spark-submit was given
+    submitted = dict(SparkConf().getAll())  # (under the spark-operator: the SparkApplication's sparkConf)
+    for name, value in [*session_settings(submitted).items(), *options.spark_conf]:
         builder = builder.config(name, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

@@ -38,3 +38,19 @@ def merged_settings(given: Mapping[str, str]) -> dict[str, str]:
         if given.get(key):
             merged[key] = f"{SPARK_SETTINGS[key]} {given[key]}"
     return merged
+
+
+def session_settings(submitted: Mapping[str, str]) -> dict[str, str]:
+    """What the job's session sets over the settings it was submitted with: ours, JVM options merged.
+
+    Under the spark-operator, spark-submit already holds the rendered `merged_settings`; the session must
+    not put our bare JVM options over a bridge's own (executors are launched with the driver's settings).
+    """
+    settings = dict(SPARK_SETTINGS)
+    for key in MERGED_SETTINGS:
+        given = submitted.get(key, "")
+        if SPARK_SETTINGS[key] in given.split():
+            settings[key] = given
+        elif given:
+            settings[key] = f"{SPARK_SETTINGS[key]} {given}"
+    return settings

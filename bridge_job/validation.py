@@ -119,6 +119,9 @@ def _route_fault(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -
     if dead_letters and bridge.routing.dead_letter_topic is None:
         message = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
         return Fault(INVALID_SPEC, "spec.onSoftFailure", message)
+    if route.spec.reply is not None and bridge.jms.reply_queue is None:
+        message = "reply needs the bridge's spec.jms.replyQueue, the queue JMS services answer on"
+        return Fault(INVALID_SPEC, "spec.reply", message)
     return None
 
 

@@ -118,6 +118,22 @@ def test_dead_letter_needs_the_bridge_topic() -> None:
     assert judged(route("r", onSoftFailure="deadLetter"), bridge=with_topic)["r"][0]
 
 
+def test_a_request_route_needs_the_bridge_reply_queue() -> None:
+    requests: dict[str, Any] = {"direction": "kafkaToJms", "jmsDestination": {"queue": "svc"}}
+    requests["reply"] = {"topics": ["answers"]}
+    verdict = judged(route("r", **requests))["r"]
+    assert verdict == (
+        False,
+        "InvalidSpec",
+        "reply needs the bridge's spec.jms.replyQueue, the queue JMS services answer on",
+    )
+    with_queue = simple_bridge()
+    jms = with_queue["spec"]["jms"]
+    jms["sources"] = [*jms["sources"], {"queue": "replies"}]
+    jms["replyQueue"] = "replies"
+    assert judged(route("r", **requests), bridge=with_queue)["r"][0]
+
+
 def test_invalid_bridge_holds_its_routes_without_blaming_them() -> None:
     judgement = judge_routes("simple", None, [route("r")], bridge_invalid=True)
     verdict = judgement.verdicts["r"]

@@ -138,7 +138,11 @@ class Outage:
             )
 
     def backoff(self) -> float:
-        return BACKOFF_SECONDS[min(max(self.attempts - 1, 0), len(BACKOFF_SECONDS) - 1)]
+        """How long to wait before the next attempt: growing, and never past the end of the window."""
+        wait = BACKOFF_SECONDS[min(max(self.attempts - 1, 0), len(BACKOFF_SECONDS) - 1)]
+        if self.since is None:
+            return wait
+        return min(wait, max(self.since + self.window - self.clock(), 0.0))
 
     def clear(self) -> None:
         """A call succeeded: the outage, if any, is over."""

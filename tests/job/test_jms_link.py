@@ -76,3 +76,13 @@ def test_messages_of_a_batch_whose_commit_failed_come_back_flagged_redelivered()
     again = uncommitted.flag(batch)
     assert [m.redelivered for m in again] == [True, True, False]
     assert [m.redelivered for m in uncommitted.flag(batch)] == [False, False, False]  # flagged once
+
+
+def test_the_last_wait_ends_with_the_window() -> None:
+    clock = Clock()
+    outage = Outage("JMS", 10, clock)
+    for _ in range(4):
+        outage.failed(JmsError("refused"))
+        clock.now += outage.backoff()  # 0.5, 1, 2, 5: 8.5 s in
+    outage.failed(JmsError("refused"))
+    assert outage.backoff() == 1.5  # not 10: the window ends then

@@ -2,7 +2,9 @@
 
 Starts a local ActiveMQ and a local Kafka-protocol broker (noida-db), runs the job in local Spark on
 `examples/bridge.yaml` and `examples/routes.yaml` (pointed at those brokers), sends JMS messages of
-several kinds, prints what arrived in each topic, and stops everything.
+several kinds, prints what arrived in each topic; then a JMS requester asks a Kafka service through the
+bridge and gets its reply back (a kafkaToJms route to the requester's JMSReplyTo, docs/ingress.md), and
+everything stops.
 """
 
 from __future__ import annotations
@@ -16,6 +18,18 @@ from typing import Any
 import yaml
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+REPLY_TOPIC = "orders.replies"
+REPLY_ROUTE = {
+    "apiVersion": "jmsbridge.dev/v1alpha1",
+    "kind": "JmsBridgeRoute",
+    "metadata": {"name": "replies"},
+    "spec": {
+        "bridgeRef": {"name": "orders"},
+        "direction": "kafkaToJms",
+        "kafkaTopic": REPLY_TOPIC,
+        "jmsDestination": {"fromHeader": "jms.JMSReplyTo"},
+    },
+}
 
 
 def register(commands: Any) -> None:
@@ -76,8 +90,10 @@ def run(args: argparse.Namespace) -> int:
         topics = sorted(
             {r["spec"]["kafkaTopic"] for r in routes} | {bridge["spec"]["routing"]["deadLetterTopic"]}
         )
-        kafka.create_topics(*topics)
-        job = BridgeJob([work / "bridge.yaml", args.examples / "routes.yaml"], work).start()
+        kafka.create_topics(*topics, REPLY_TOPIC)
+        (work / "replies.yaml").write_text(yaml.safe_dump(REPLY_ROUTE, sort_keys=False))
+        files = [work / "bridge.yaml", args.examples / "routes.yaml", work / "replies.yaml"]
+        job = BridgeJob(files, work).start()
         print("starting the bridge job (local Spark)...", flush=True)
         job.wait_running(timeout=300)
 
@@ -105,10 +121,50 @@ def run(args: argparse.Namespace) -> int:
             print(f"\ntopic {topic}: {len(records)} record(s)")
             for record in records:
                 print(show(record))
-        print("\ndemo done: every message arrived where its route sends it")
+        request_reply(activemq, kafka)
+        print("\ndemo done: every message arrived where its route sends it, and the reply came back")
         return 0
     finally:
         if job is not None:
             job.stop()
         activemq.cleanup()
         kafka.cleanup()
+
+
+def request_reply(activemq: Any, kafka: Any) -> None:
+    """A JMS requester -> the bridge -> a Kafka service -> the bridge -> the requester's TemporaryQueue."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from jmsbridge.local import JmsRequester, wait_until
+
+    requester = JmsRequester(activemq, "orders.in")
+    try:
+        requester.request('{"order": 3, "question": "in stock?"}', "ask-1", {"customerId": "7"})
+        print("\nrequest/reply: a JMS requester sent a request with JMSReplyTo its temporary queue")
+        # The Kafka service: find the request in `orders`, answer on REPLY_TOPIC with its reply headers.
+        consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": "demo-service"})
+        consumer.assign([TopicPartition("orders", 0, 0)])
+        found: list[Any] = []
+
+        def request_arrived() -> bool:
+            for m in consumer.consume(100, timeout=0.2):
+                if m.error() is None and dict(m.headers() or []).get("jms.JMSCorrelationID") == b"ask-1":
+                    found.append(m)
+            return bool(found)
+
+        wait_until(request_arrived, 180, "the request in Kafka topic orders")
+        consumer.close()
+        request = found[0]
+        print(f"  the Kafka service got it from topic orders:\n{show(request)}")
+        headers = [
+            (k, v) for k, v in request.headers() or [] if k in ("jms.JMSReplyTo", "jms.JMSCorrelationID")
+        ]
+        producer = Producer({"bootstrap.servers": kafka.bootstrap})
+        producer.produce(REPLY_TOPIC, b'{"order": 3, "answer": "yes, 12 left"}', headers=headers)
+        producer.flush(30)
+        correlation, text = requester.reply(180_000)
+        print(
+            f"  and answered on {REPLY_TOPIC}; the requester received: JMSCorrelationID={correlation} {text}"
+        )
+    finally:
+        requester.close()

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bridge_job.jms import JmsConnection
@@ -198,6 +198,44 @@ def jms_connection(broker: ActiveMqBroker, client_id: str | None = None) -> JmsC
         sources=[JmsSource(queue="unused")],  # a JmsSpec needs one; this connection only sends
     )
     return JmsConnection(spec, client_id=client_id or f"local-{uuid.uuid4().hex[:8]}")
+
+
+class JmsRequester:
+    """A JMS application written against the plain javax.jms API (ActiveMQ's client through JPype): its
+    own connection and TemporaryQueue, requests with JMSReplyTo and JMSCorrelationID."""
+
+    def __init__(self, broker: ActiveMqBroker, queue: str) -> None:
+        import jpype
+
+        from bridge_job.jms import start_jvm
+
+        start_jvm(activemq_classpath())
+        factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(broker.url)
+        self.connection: Any = factory.createConnection()
+        self.connection.start()
+        auto_acknowledge = jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE
+        self.session: Any = self.connection.createSession(False, auto_acknowledge)
+        self.replies = self.session.createTemporaryQueue()
+        self.consumer = self.session.createConsumer(self.replies)
+        self.producer = self.session.createProducer(self.session.createQueue(queue))
+
+    def request(self, text: str, correlation_id: str, properties: dict[str, str] | None = None) -> None:
+        message = self.session.createTextMessage(text)
+        message.setJMSReplyTo(self.replies)
+        message.setJMSCorrelationID(correlation_id)
+        for name, value in (properties or {}).items():
+            message.setStringProperty(name, value)
+        self.producer.send(message)
+
+    def reply(self, timeout_ms: int = 120_000) -> tuple[str, str]:
+        """The next reply's JMSCorrelationID and text."""
+        message = self.consumer.receive(timeout_ms)
+        if message is None:
+            raise TimeoutError(f"no reply on {self.replies} within {timeout_ms} ms")
+        return str(message.getJMSCorrelationID()), str(message.getText())
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def activemq_classpath() -> list[str]:

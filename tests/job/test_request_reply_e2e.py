@@ -13,14 +13,14 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import jpype
 import pytest
 from confluent_kafka import Consumer, Producer
 
 from bridge_job.jms import start_jvm
-from jmsbridge.local import BridgeJob
+from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
 from tests.job.harness import bridge_document, read_topics, route_document, write_yaml
 
@@ -66,35 +66,6 @@ def kafka_service(kafka: KafkaBroker, requests: str, replies: str) -> Iterator[N
         thread.join(30)
 
 
-class Requester:
-    """A JMS application with its own connection and TemporaryQueue for replies."""
-
-    def __init__(self, activemq: ActiveMqBroker, queue: str) -> None:
-        start_jvm(activemq_classpath())
-        factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
-        self.connection: Any = factory.createConnection()
-        self.connection.start()
-        session_class = jpype.JClass("javax.jms.Session")
-        self.session: Any = self.connection.createSession(False, session_class.AUTO_ACKNOWLEDGE)
-        self.replies = self.session.createTemporaryQueue()
-        self.consumer = self.session.createConsumer(self.replies)
-        self.producer = self.session.createProducer(self.session.createQueue(queue))
-
-    def request(self, text: str, correlation_id: str) -> None:
-        message = self.session.createTextMessage(text)
-        message.setJMSReplyTo(self.replies)
-        message.setJMSCorrelationID(correlation_id)
-        self.producer.send(message)
-
-    def reply(self, timeout_ms: int = 120_000) -> tuple[str, str]:
-        message = self.consumer.receive(timeout_ms)
-        assert message is not None, f"no reply on {self.replies} within {timeout_ms} ms"
-        return str(message.getJMSCorrelationID()), str(message.getText())
-
-    def close(self) -> None:
-        self.connection.close()
-
-
 def test_jms_requesters_get_their_replies_from_a_kafka_service(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
@@ -121,7 +92,7 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
             ),
         )
     ]
-    requesters = [Requester(activemq, requests_queue) for _ in range(3)]
+    requesters = [JmsRequester(activemq, requests_queue) for _ in range(3)]
     job = BridgeJob(files, tmp_path).start()
     try:
         with kafka_service(kafka, requests, replies):

@@ -33,8 +33,9 @@ For each path, baseline first:
 4. CPU over that window (bench/cpu.py, psutil, sampled every 0.5 s), as bench/egress.py reports it: the
    path's process tree (the job's driver python with its ingest JVM, Spark's JVM, PySpark's python
    daemon and workers with their JMS JVMs; or the loop), the ActiveMQ tree and the noida-db tree ("path
-   total"), as CPU seconds per 1,000 messages, cores busy and shares. The load generator (the producer
-   process, and this process, which receives from the queue) is reported apart and not counted.
+   total"), as CPU seconds per 1,000 messages, cores busy and shares, and how many processes of each
+   kind used 50 ms or more (`path_processes_busy`). The load generator (the producer process, and this
+   process, which receives from the queue) is reported apart and not counted.
 5. Latency: records produced at a fixed rate, 50 % of the baseline's measured throughput, for
    `--latency-seconds`; latency = the time the JMS consumer received the message - the record's
    timestamp (its `KafkaTimestamp` property, set by both paths). p50, p99 and max.
@@ -43,9 +44,10 @@ For each path, baseline first:
 The JMS consumer (bench/queue_watch.py) runs in this process, on a raw JMS connection, and stamps each
 message as `receive()` hands it over (DUPS_OK acknowledgement: it keeps up with either path).
 
-For the bridge, the `ingress batch {json}` lines the job logs for the throughput window give the number
-of micro-batches, the records they carried, the medians of their duration and tasks, and the bridge's
-own latency figure (record timestamp -> JMS commit, averaged per batch).
+For the bridge, the `ingress batch {json}` lines the job logs for the throughput window (`batches`) and
+the latency phase (`latency_batches`) give the number of micro-batches, the records they carried, the
+medians of their duration and tasks, and the bridge's own latency figure (record timestamp -> JMS
+commit, averaged per batch).
 """
 
 from __future__ import annotations
@@ -226,6 +228,9 @@ class Bench:
             "duplicates": phase.collector.duplicates,
         }
         figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
+        # How many processes of each kind did the work (a task on a fresh Python worker starts a JVM)
+        busy = [p.label for p in phase.uses["path"].processes if p.used >= 0.05]
+        figures["path_processes_busy"] = {label: busy.count(label) for label in sorted(set(busy))}
         if path.job_log is not None:
             log_end = logged_up_to(path.job_log, warmup + n)
             figures["batches"] = batch_figures(ingress_batches(path.job_log, log_start, log_end))
@@ -237,12 +242,13 @@ class Bench:
 
     def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
         count = max(int(rate * self.args.latency_seconds), 20)
+        log_start = path.job_log.stat().st_size if path.job_log is not None else 0
         phase = self.send_and_watch(path, f"{path.name}-latency", count, rate)
         latencies = phase.collector.latencies_ms
         sent = phase.last_send - phase.first_send if phase.complete else 0.0
         if sent > 0 and count / sent < 0.9 * rate:
             note(f"{path.name}: the producer kept only {count / sent:.0f} of {rate:.0f} msg/s")
-        figures = {
+        figures: dict[str, Any] = {
             # above 1: the path cannot keep up with the latency phase's rate, latency measures a backlog
             "latency_rate_over_throughput": round(rate / throughput, 2),
             "latency_p50_ms": quantile(latencies, 50),
@@ -254,6 +260,10 @@ class Bench:
             "latency_duplicates": phase.collector.duplicates,
             "latency_send_rate_msg_s": round(count / sent, 1) if sent > 0 else None,
         }
+        if path.job_log is not None:
+            logged = self.args.warmup_messages + self.args.messages + count
+            log_end = logged_up_to(path.job_log, logged)
+            figures["latency_batches"] = batch_figures(ingress_batches(path.job_log, log_start, log_end))
         note(f"{path.name}: latency p50 {figures['latency_p50_ms']} ms, p99 {figures['latency_p99_ms']} ms")
         return figures
 

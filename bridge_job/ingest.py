@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig, SoftFailurePolicy
@@ -226,37 +226,56 @@ class Ingest:
     def _journal(self, batch: list[JmsMessage]) -> bool:
         """True when Kafka acknowledged every record; False on a transient error; raises on a hard one."""
         errors: list[tuple[str, Any]] = []
+        fatal: str | None = None
 
         def delivered(error: Any, message: Any) -> None:
             if error is not None:
                 errors.append((message.topic(), error))
 
-        for topic, record, partition in self._records(batch):
-            while True:
-                try:
-                    self.producer.produce(
-                        topic,
-                        record.value,
-                        record.key,
-                        partition=-1 if partition is None else partition,
-                        headers=record.headers,  # type: ignore[arg-type]  # list is invariant
-                        on_delivery=delivered,
-                    )
-                    break
-                except BufferError:
-                    self.producer.poll(0.1)
-        remaining = self.producer.flush(30)
+        records = self._records(batch)
+        try:
+            for topic, record, partition in records:
+                self._produce(topic, record, partition, delivered)
+            remaining = self.producer.flush(30)
+        except (KafkaException, SystemError) as failed:  # SystemError: a fatal error inside flush's callbacks
+            if isinstance(failed, KafkaException) and is_hard(failed.args[0]):
+                raise delivery_failure(self.config.journal_topic, failed.args[0]) from None
+            fatal, remaining = str(failed), len(records)
         for topic, error in errors:
             if is_hard(error):
                 raise delivery_failure(topic, error)
-        if errors or remaining:
+            if error.fatal():
+                fatal = error.str()
+        if fatal is not None:
+            # An idempotent producer whose sequence the broker rejects (one that lost its state in a
+            # restart, say) is useless from then on: a new one carries on, the batch is redelivered.
+            log.warning("the journal producer failed for good (%s): replacing it", fatal)
+            self.producer = Producer(producer_config(self.config.bridge.kafka))
+        if errors or remaining or fatal:
             log.warning(
                 "journal write of %d messages failed (%s); rolling back for redelivery",
                 len(batch),
-                errors[0][1].str() if errors else f"{remaining} unacknowledged",
+                fatal or (errors[0][1].str() if errors else f"{remaining} unacknowledged"),
             )
             return False
         return True
+
+    def _produce(
+        self, topic: str, record: KafkaRecord, partition: int | None, delivered: Callable[[Any, Any], None]
+    ) -> None:
+        while True:
+            try:
+                self.producer.produce(
+                    topic,
+                    record.value,
+                    record.key,
+                    partition=-1 if partition is None else partition,
+                    headers=record.headers,  # type: ignore[arg-type]  # list is invariant
+                    on_delivery=delivered,
+                )
+                return
+            except BufferError:
+                self.producer.poll(0.1)
 
 
 def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:

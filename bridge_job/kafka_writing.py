@@ -71,13 +71,19 @@ def egress_transactional_id(bridge_id: str, journal_partition: int) -> str:
 
 
 class Deliveries:
-    """Delivery reports of one task: the first few failures, as clear hard failures."""
+    """Delivery reports of one task: the first few failures, as clear hard failures, and whether the
+    producer failed for good (an idempotent producer whose sequence the broker rejects)."""
 
     def __init__(self) -> None:
         self.failures: list[BridgeStopped] = []
+        self.fatal: str | None = None
 
     def __call__(self, error: Any, message: Any) -> None:
-        if error is not None and len(self.failures) < 10:
+        if error is None:
+            return
+        if error.fatal():
+            self.fatal = self.fatal or error.str()
+        elif len(self.failures) < 10:
             self.failures.append(delivery_failure(message.topic(), error))
 
 
@@ -97,10 +103,26 @@ def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: De
 
 
 def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], servers: str) -> None:
-    producer = producer_for(settings)
-    deliveries = Deliveries()
-    produce_all(producer, records, deliveries)
-    remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
+    # A producer that failed for good (a broker that lost its idempotence state after a restart says
+    # OUT_OF_ORDER_SEQUENCE_NUMBER) is replaced once and the range written again: duplicates, no loss.
+    for attempt in (1, 2):
+        producer = producer_for(settings)
+        deliveries = Deliveries()
+        try:
+            produce_all(producer, records, deliveries)
+            remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
+        except (KafkaException, SystemError) as error:  # SystemError: a fatal error inside flush's callbacks
+            if attempt == 2 or not (deliveries.fatal or isinstance(error, SystemError) or fenced(error)):
+                raise
+            deliveries.fatal = deliveries.fatal or str(error)
+        if deliveries.fatal is None or attempt == 2:
+            break
+        log.warning(
+            "the producer failed for good (%s): writing the range again with a new one", deliveries.fatal
+        )
+        forget_producer(settings)
+    if deliveries.fatal is not None:
+        raise BridgeStopped(f"Kafka producer to {servers} failed twice for good: {deliveries.fatal}")
     if deliveries.failures:
         raise deliveries.failures[0]
     if remaining:

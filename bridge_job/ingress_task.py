@@ -5,15 +5,17 @@ Spark plans the ranges and checkpoints them (ingress_source.py); a task:
 1. reads its range (kafka_reading.py);
 2. routes and converts each record (ingress_converting.py) under the soft-failure policies; `fail`
    raises `BridgeStopped` before anything of the range is sent;
-3. sends the messages in one transacted JMS session, in offset order; a message the provider refuses is
-   a soft failure (`SendFailed`) under the same policies;
-4. writes the dead letters to Kafka and waits for their acknowledgement;
-5. commits the JMS session, and only then returns, so Spark commits the batch after the messages are
-   delivered. A crash before the commit sends the range again: duplicates, never a loss, each duplicate
+3. writes the dead letters of step 2 to Kafka and waits for their acknowledgement;
+4. sends the messages in offset order in transacted JMS sessions of `COMMIT_EVERY` messages; a message
+   the provider refuses is a soft failure (`SendFailed`) whose dead letter is acknowledged before its
+   chunk commits;
+5. returns once the last chunk is committed, so Spark commits the batch after every message is
+   delivered. A crash before that sends the range again: duplicates, never a loss, each duplicate
    carrying the same `_AMQ_DUPL_ID`.
 
 A lost JMS connection or a failed commit (a broker restart, a failover) drops the connection, backs off
-and sends the range again on a new one, for up to `jms.reconnect.windowSeconds`; then the bridge stops.
+and carries on from the first chunk not committed on a new one, for up to `jms.reconnect.windowSeconds`;
+then the bridge stops.
 
 Nothing here imports Spark: a task runs the same in a test process as in a Spark Python worker, where the
 JMS client's JVM starts with the worker's first task and the connection is kept for the next ones.
@@ -36,7 +38,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.ingest import jms_classpath, jms_credentials
 from bridge_job.ingress_converting import Ingress, IngressAction, IngressOutcome, IngressRecord, KafkaSource
-from bridge_job.jms import JmsConnection, JmsError
+from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms_link import JmsLink, Outage
 from bridge_job.kafka_clients import client_config, producer_config
 from bridge_job.kafka_reading import consumer_for, read_range
@@ -79,6 +81,9 @@ SUMMARY_SCHEMA = (
 _watched: dict[str, WatchedConfig] = {}
 _ingress: dict[str, Ingress] = {}
 _links: dict[str, JmsLink] = {}  # per bridge id, for this process's tasks
+# Messages per JMS transaction: a consumer sees a range's messages as it goes, not when all of a large
+# batch is sent; a failure resends from the first chunk not committed.
+COMMIT_EVERY = 500
 
 
 def current_ingress(config_path: str) -> Ingress:
@@ -187,54 +192,74 @@ def _count(
 
 
 def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> None:
-    """Send and commit, reconnecting and sending again after a JMS failure, within the window."""
+    """Send and commit in chunks; after a JMS failure, reconnect and carry on from the first chunk not
+    committed, for up to the reconnect window."""
     config = ingress.config
+    kafka = config.bridge.kafka
+    if planned.dead_letters:  # acknowledged before any commit: a replay may write them again, never lose them
+        write_at_least_once(producer_config(kafka), planned.dead_letters, kafka.bootstrap_servers)
     link = jms_link(config)
     outage = Outage(
         f"JMS sends of {summary.topic}/{summary.partition}", config.bridge.jms.reconnect.window_seconds
     )
-    while True:
+    committed = 0
+    while committed < len(planned.sends):
         summary.attempts += 1
-        attempt = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
         try:
-            _send_once(ingress, link, planned, attempt)
+            with link.connect().producer(transacted=True) as producer:
+                while committed < len(planned.sends):
+                    chunk = planned.sends[committed : committed + COMMIT_EVERY]
+                    _send_chunk(ingress, producer, chunk, summary)
+                    committed += len(chunk)
         except JmsError as error:
             outage.failed(error)  # BridgeStopped once failing for longer than the window
             link.recover(None)
             time.sleep(outage.backoff())
             continue
         outage.clear()
-        summary.sent, summary.dead_lettered = attempt.sent, summary.dead_lettered + attempt.dead_lettered
-        summary.skipped += attempt.skipped
-        committed_ms = int(time.time() * 1000)
-        for record, _ in planned.sends:
-            latency = max(committed_ms - record.source.timestamp_ms, 0)
-            summary.latency_ms += latency
-            summary.max_latency_ms = max(summary.max_latency_ms, latency)
-        return
 
 
-def _send_once(ingress: Ingress, link: JmsLink, planned: _Plan, summary: IngressSummary) -> None:
-    dead_letters = list(planned.dead_letters)
-    with link.connect().producer(transacted=True) as producer:
-        for record, message in planned.sends:
-            try:
-                producer.send(message)
-                summary.sent += 1
-            except JmsError as error:
-                if caused_by(error, _NOT_AUTHORIZED):
-                    raise BridgeStopped(
-                        f"{record.source.describe()}: {error}: grant the bridge's JMS user access"
-                    ) from None
-                if not caused_by(error, _REFUSED):
-                    raise
-                failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
-                route = ingress.route(record)
-                _count(ingress, record, ingress.soft_failure(failure, record, route), summary, dead_letters)
-        if dead_letters:
-            kafka = ingress.config.bridge.kafka
-            write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers)
-        producer.commit()
+def _send_chunk(
+    ingress: Ingress,
+    producer: JmsProducer,
+    chunk: Sequence[tuple[IngressRecord, JmsMessage]],
+    summary: IngressSummary,
+) -> None:
+    """One JMS transaction: the chunk's messages, the dead letters of those the provider refused
+    (acknowledged by Kafka first), the commit; counted into `summary` once committed."""
+    counts = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
+    dead_letters: list[Addressed] = []
+    for record, message in chunk:
+        try:
+            producer.send(message)
+            counts.sent += 1
+        except JmsError as error:
+            if caused_by(error, _NOT_AUTHORIZED):
+                raise BridgeStopped(
+                    f"{record.source.describe()}: {error}: grant the bridge's JMS user access"
+                ) from None
+            if not caused_by(error, _REFUSED):
+                raise
+            failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
+            _count(
+                ingress,
+                record,
+                ingress.soft_failure(failure, record, ingress.route(record)),
+                counts,
+                dead_letters,
+            )
+    if dead_letters:
+        kafka = ingress.config.bridge.kafka
+        write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers)
+    producer.commit()
+    committed_ms = int(time.time() * 1000)
+    summary.sent += counts.sent
+    summary.dead_lettered += counts.dead_lettered
+    summary.skipped += counts.skipped
+    for record, _ in chunk:
+        latency = max(committed_ms - record.source.timestamp_ms, 0)
+        summary.latency_ms += latency
+        summary.max_latency_ms = max(summary.max_latency_ms, latency)
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:
@@ -247,11 +272,6 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> I
 
     records = read_range(consumer, topic, partition, start, end, record)
     summary.records = len(records)
-    planned = plan(ingress, records, summary)
-    if planned.sends:
-        send_range(ingress, planned, summary)
-    elif planned.dead_letters:
-        kafka = ingress.config.bridge.kafka
-        write_at_least_once(producer_config(kafka), planned.dead_letters, kafka.bootstrap_servers)
+    send_range(ingress, plan(ingress, records, summary), summary)
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -20,9 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+from confluent_kafka import TopicPartition
+from pyspark.sql.datasource import DataSource, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 from bridge_job import ingress_task
@@ -30,6 +30,7 @@ from bridge_job.config import Direction, JobConfig, StartingOffsets
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal import Offsets, plan_batch
 from bridge_job.loading import WatchedConfig
+from bridge_job.range_source import RangeReader
 
 
 def key(topic: str, partition: int) -> str:
@@ -71,36 +72,21 @@ class TopicRange(InputPartition):
     config_path: str
 
 
-class IngressReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Planning in the driver; `read` in the tasks (the reader pickles to its config path alone)."""
+class IngressReader(RangeReader):
+    """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
     def __init__(self, config_path: str) -> None:
-        self.config_path = config_path
-        self._watched: WatchedConfig | None = None
-        self._consumer: Consumer | None = None
-        self._latest: Offsets | None = None
-        self._target: Offsets | None = None  # availableNow: where to stop
-
-    def __getstate__(self) -> dict[str, str]:
-        return {"config_path": self.config_path}
-
-    def __setstate__(self, state: dict[str, str]) -> None:
-        self.__init__(state["config_path"])  # type: ignore[misc]
+        super().__init__(config_path)
+        self._watched = WatchedConfig(Path(config_path))
 
     @property
     def config(self) -> JobConfig:
-        if self._watched is None:
-            self._watched = WatchedConfig(Path(self.config_path))
         return self._watched.current()
 
-    @property
-    def consumer(self) -> Consumer:
-        if self._consumer is None:
-            self._consumer = Consumer(ingress_task.consumer_settings(self.config))
-        return self._consumer
+    def consumer_settings(self) -> dict[str, str | int | float | bool]:
+        return ingress_task.consumer_settings(self.config)
 
     def watermarks(self) -> tuple[Offsets, Offsets]:
-        """Low and high watermarks of every partition of the topics the routes read now."""
         config = self.config
         topics = sorted({r.spec.kafka_topic for r in config.routes_for(Direction.KAFKA_TO_JMS)})
         low: Offsets = {}
@@ -122,15 +108,8 @@ class IngressReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> Offsets:
         return {}
 
-    def getDefaultReadLimit(self) -> ReadLimit:
-        return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)
-
-    def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self.watermarks()[1]
-
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
-        low, high = self.watermarks()
-        self._latest = high
+        low, high = self.latest()
         placed = place_new(start, low, high, starting_from_earliest(self.config))
         lost = {k: (start[k], low[k]) for k in start if k in low and start[k] < low[k]}
         if lost:
@@ -146,10 +125,6 @@ class IngressReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         end = plan_batch(reading, {k: latest[k] for k in reading}, max_rows)
         return {**start, **end, **placed}
 
-    def reportLatestOffset(self) -> Offsets:
-        """For the lag in progress reports: what `latestOffset` saw, without asking again."""
-        return self._latest if self._latest is not None else self.watermarks()[1]
-
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
         ranges = []
         for k in sorted(end):
@@ -162,14 +137,6 @@ class IngressReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, TopicRange)
         p = partition
         yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
-
-    def commit(self, end: Offsets) -> None:
-        """Nothing to do: the checkpoint is the source of truth for progress, not Kafka."""
-
-    def stop(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
 
 
 class IngressSource(DataSource):

@@ -630,7 +630,7 @@ class JmsBridgeRouteSpec(CamelModel):
                 "KafkaKey property)",
                 "key",
             ),
-            *(_ingress_only(field) for field in ("jmsDestination", "startingOffsets", "send")),
+            *(_ingress_only(field) for field in ("jmsDestination", "startingOffsets", "send", "reply")),
         )
     )
 

@@ -306,6 +306,13 @@ CASES = [
         "`startingOffsets` applies to direction kafkaToJms only",
     ),
     Case(
+        "jms-to-kafka-with-reply",
+        "JmsBridgeRoute",
+        _set("spec.reply", {"topics": ["answers"]}),
+        "spec",
+        "`reply` applies to direction kafkaToJms only",
+    ),
+    Case(
         "jms-to-kafka-with-send",
         "JmsBridgeRoute",
         _set("spec.send", {"priority": 4}),

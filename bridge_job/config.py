@@ -32,6 +32,9 @@ JOB_IMAGE = "ghcr.io/jmsbridge/bridge-job"
 
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
 TOPIC_PATTERN = r"^[a-zA-Z0-9._-]{1,249}$"
+# A kafkaToJms route's source topics: a name, or one with the address wildcards (`*` one dot-separated
+# segment, `>` the rest).
+TOPICS_PATTERN = r"^[a-zA-Z0-9._*>-]{1,249}$"
 # A JMS destination name: no whitespace; providers differ on the rest.
 DESTINATION_PATTERN = r"^\S{1,255}$"
 # Route address patterns add ActiveMQ-style wildcards: `*` one segment, `>` the rest.
@@ -608,6 +611,13 @@ class JmsSendSpec(CamelModel):
     )
 
 
+WILDCARD_TOPIC_MESSAGE = "kafkaTopic: wildcards (`*`, `>`) apply to direction kafkaToJms only"
+
+
+def is_topic_pattern(topic: str) -> bool:
+    return "*" in topic or ">" in topic
+
+
 def _ingress_only(field: str) -> Rule:
     return Rule(
         f"self.direction != 'jmsToKafka' || !has(self.{field})",
@@ -631,6 +641,11 @@ class JmsBridgeRouteSpec(CamelModel):
                 "key",
             ),
             *(_ingress_only(field) for field in ("jmsDestination", "startingOffsets", "send", "reply")),
+            Rule(
+                "self.direction != 'jmsToKafka' || !self.kafkaTopic.matches('[*>]')",
+                WILDCARD_TOPIC_MESSAGE,
+                "kafkaTopic",
+            ),
         )
     )
 
@@ -638,7 +653,10 @@ class JmsBridgeRouteSpec(CamelModel):
     order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     direction: Direction = Direction.JMS_TO_KAFKA
     match: RouteMatch = Field(default_factory=RouteMatch)
-    kafka_topic: TopicName = Field(description="Destination (jmsToKafka) or source (kafkaToJms) topic.")
+    kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN)] = Field(
+        description="Destination (jmsToKafka) or source (kafkaToJms) topic; a kafkaToJms route may read "
+        "every topic a pattern matches (`*` one dot-separated segment, `>` the rest)."
+    )
     jms_destination: JmsDestination | None = Field(
         default=None, description="Where kafkaToJms messages are sent."
     )
@@ -660,6 +678,8 @@ class JmsBridgeRouteSpec(CamelModel):
 
     @model_validator(mode="after")
     def _direction_fields(self) -> Self:
+        if self.direction is Direction.JMS_TO_KAFKA and is_topic_pattern(self.kafka_topic):
+            raise ValueError(WILDCARD_TOPIC_MESSAGE)
         if self.direction is Direction.KAFKA_TO_JMS:
             if self.jms_destination is None:
                 raise ValueError("direction kafkaToJms needs `jmsDestination`")

@@ -29,7 +29,6 @@ import dataclasses
 import enum
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge_job.config import IDENTIFIER_PATTERN, Direction, Format, JobConfig, Route, SoftFailurePolicy
@@ -237,16 +236,20 @@ class Ingress:
 
     def __init__(self, config: JobConfig) -> None:
         self.config = config
-        self.routes: dict[str, tuple[Route, ...]] = {}
-        for route in config.routes_for(Direction.KAFKA_TO_JMS):
-            self.routes[route.spec.kafka_topic] = (*self.routes.get(route.spec.kafka_topic, ()), route)
+        self.routes = config.routes_for(Direction.KAFKA_TO_JMS)
+        self._by_topic: dict[str, tuple[Route, ...]] = {}
 
-    @property
-    def topics(self) -> Sequence[str]:
-        return sorted(self.routes)
+    def routes_of(self, topic: str) -> tuple[Route, ...]:
+        """The routes whose `kafkaTopic` (a name or a pattern) takes `topic`, in the order tried."""
+        found = self._by_topic.get(topic)
+        if found is None:
+            found = self._by_topic[topic] = tuple(
+                r for r in self.routes if address_matches(r.spec.kafka_topic, topic)
+            )
+        return found
 
     def route(self, record: IngressRecord) -> Route | None:
-        for route in self.routes.get(record.source.topic, ()):
+        for route in self.routes_of(record.source.topic):
             match = route.spec.match
             if match.address is not None and not address_matches(match.address, record.source.topic):
                 continue

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from confluent_kafka.admin import AdminClient
 
-from bridge_job.config import ConfigError, Direction, JobConfig
+from bridge_job.config import ConfigError, Direction, JobConfig, is_topic_pattern
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka_clients import client_config
 from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
@@ -54,8 +54,9 @@ class JobOptions:
 
 
 def destination_topics(config: JobConfig) -> list[str]:
-    """The topics the routes write and read, reply topics included."""
-    topics = {r.spec.kafka_topic for r in config.routes} | set(reply_topics(config))
+    """The topics the routes write and read by name, reply topics included (not a kafkaToJms pattern)."""
+    named = {r.spec.kafka_topic for r in config.routes if not is_topic_pattern(r.spec.kafka_topic)}
+    topics = named | set(reply_topics(config))
     if config.bridge.routing.dead_letter_topic:
         topics.add(config.bridge.routing.dead_letter_topic)
     return sorted(topics)

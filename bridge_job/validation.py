@@ -54,16 +54,16 @@ def fault_line(reason: str, message: str) -> str:
 # Address patterns
 
 
-def address_problem(pattern: str) -> str | None:
-    """Why a match address is not a usable pattern, or None."""
+def address_problem(pattern: str, field: str = "match.address") -> str | None:
+    """Why a match address (or another `field` with wildcards) is not a usable pattern, or None."""
     segments = pattern.split(".")
     for index, segment in enumerate(segments):
         if segment in ("*", ">"):
             if segment == ">" and index != len(segments) - 1:
-                return f"match.address {pattern!r}: `>` must be the last segment"
+                return f"{field} {pattern!r}: `>` must be the last segment"
             continue
         if "*" in segment or ">" in segment:
-            return f"match.address {pattern!r}: `*` and `>` stand for whole dot-separated segments"
+            return f"{field} {pattern!r}: `*` and `>` stand for whole dot-separated segments"
     return None
 
 
@@ -113,6 +113,8 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
 
 
 def _route_fault(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> Fault | None:
+    if problem := address_problem(route.spec.kafka_topic, "kafkaTopic"):
+        return Fault(INVALID_SPEC, "spec.kafkaTopic", problem)
     if mismatch := _match_problem(route, bridge, routes):
         return Fault(INVALID_MATCH, "spec.match", mismatch)
     dead_letters = route.spec.on_soft_failure is SoftFailurePolicy.DEAD_LETTER

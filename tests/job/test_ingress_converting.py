@@ -9,9 +9,10 @@ import pytest
 
 from bridge_job.config import JobConfig
 from bridge_job.converting import Action, Egress
+from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord, jsonmode, native
 from bridge_job.ingress_converting import Ingress, IngressAction, IngressOutcome, IngressRecord, KafkaSource
-from bridge_job.ingress_source import place_new
+from bridge_job.ingress_source import place_new, read_topics
 from bridge_job.journal import JournalEntry
 from bridge_job.message import (
     BodyType,
@@ -220,4 +221,20 @@ def test_new_partitions_are_placed_before_they_are_read() -> None:
     low = {"a:0": 0, "a:1": 2, "b:0": 3, "c:0": 1}
     high = {"a:0": 9, "a:1": 7, "b:0": 8, "c:0": 6}
     # A partition added to a topic being read starts at its beginning; a new topic at its route's choice.
-    assert place_new(start, low, high, earliest={"c"}) == {"a:1": 2, "b:0": 8, "c:0": 1}
+    assert place_new(start, low, high, earliest=["c"]) == {"a:1": 2, "b:0": 8, "c:0": 1}
+    assert place_new({}, {"ev.x:0": 1}, {"ev.x:0": 4}, earliest=["ev.*"]) == {"ev.x:0": 1}
+    # A topic a pattern in effect finds later was created since: read from its start, whatever the route says.
+    assert place_new({"ev.x:0": 4}, {"ev.y:0": 0}, {"ev.y:0": 3}, earliest=[]) == {"ev.y:0": 3}
+    assert place_new({"/ev.*": 0}, {"ev.y:0": 0}, {"ev.y:0": 3}, earliest=[]) == {"ev.y:0": 0}
+
+
+def test_a_pattern_reads_every_topic_it_matches() -> None:
+    cfg = config(ingress_route("named", "t", order=1), ingress_route("events", "ev.*", order=2))
+    existing = ["t", "ev.a", "ev.b", "ev.a.deep", "other", "__consumer_offsets"]
+    assert read_topics(cfg, existing) == ["ev.a", "ev.b", "t"]
+    with pytest.raises(BridgeStopped, match="topic t, read by a kafkaToJms route, does not exist"):
+        read_topics(cfg, ["ev.a"])
+    ingress = Ingress(cfg)
+    record = IngressRecord(KafkaRecord(b"x"), KafkaSource("ev.b", 0, 0, NOW))
+    assert Ingress(cfg).route(record) is not None and ingress.routes_of("ev.b")[0].name == "events"
+    assert ingress.routes_of("ev.a.deep") == ()

@@ -323,3 +323,37 @@ def test_a_route_added_while_running_starts_the_ingress(
     finally:
         job.stop()
     assert message.body == "written before the route"
+
+
+def test_a_topic_pattern_reads_every_matching_topic_and_new_ones(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, n: str
+) -> None:
+    target, bridge = f"events.{n}.out", f"events-{n}"
+    kafka.create_topics(f"ev-{n}.a", f"ev-{n}.b", f"ev-{n}.a.deep")
+    for topic in (f"ev-{n}.a", f"ev-{n}.b", f"ev-{n}.a.deep"):
+        produce(kafka, topic, [(None, topic.encode(), [])])
+    route = route_document(
+        "events",
+        bridge,
+        f"ev-{n}.*",
+        direction="kafkaToJms",
+        jmsDestination={"queue": target},
+        startingOffsets="earliest",
+    )
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(bridge, activemq, kafka, [{"queue": f"unused.{n}"}]),
+            route,
+        )
+    ]
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        first = received_from(activemq, target, 2)
+        kafka.create_topics(f"ev-{n}.c")  # found at a later batch, read from its start
+        produce(kafka, f"ev-{n}.c", [(None, b"late topic", [])])
+        (late,) = received_from(activemq, target, 1)
+    finally:
+        job.stop()
+    assert sorted(str(m.body) for m in first) == [f"ev-{n}.a", f"ev-{n}.b"]  # not ev-N.a.deep: one segment
+    assert late.body == "late topic" and late.properties["KafkaTopic"] == Property.string(f"ev-{n}.c")

@@ -118,6 +118,17 @@ def test_dead_letter_needs_the_bridge_topic() -> None:
     assert judged(route("r", onSoftFailure="deadLetter"), bridge=with_topic)["r"][0]
 
 
+def test_a_kafka_topic_pattern_takes_whole_segments() -> None:
+    ingress: dict[str, Any] = {"direction": "kafkaToJms", "jmsDestination": {"queue": "q"}}
+    verdict = judged(route("r", topic="events.a*", **ingress))["r"]
+    assert verdict == (
+        False,
+        "InvalidSpec",
+        "kafkaTopic 'events.a*': `*` and `>` stand for whole dot-separated segments",
+    )
+    assert judged(route("r", topic="events.*", **ingress))["r"][0]
+
+
 def test_a_request_route_needs_the_bridge_reply_queue() -> None:
     requests: dict[str, Any] = {"direction": "kafkaToJms", "jmsDestination": {"queue": "svc"}}
     requests["reply"] = {"topics": ["answers"]}

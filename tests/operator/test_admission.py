@@ -306,6 +306,13 @@ CASES = [
         "`startingOffsets` applies to direction kafkaToJms only",
     ),
     Case(
+        "jms-to-kafka-with-a-topic-pattern",
+        "JmsBridgeRoute",
+        _set("spec.kafkaTopic", "orders.*"),
+        "spec",
+        "wildcards (`*`, `>`) apply to direction kafkaToJms only",
+    ),
+    Case(
         "jms-to-kafka-with-reply",
         "JmsBridgeRoute",
         _set("spec.reply", {"topics": ["answers"]}),

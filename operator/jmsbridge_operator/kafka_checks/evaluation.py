@@ -46,6 +46,7 @@ from bridge_job.config import (
     Direction,
     JobConfig,
     ingress_group,
+    is_topic_pattern,
     journal_reader_group,
     transactional_id_prefix,
 )
@@ -185,7 +186,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
         use(config.bridge.routing.dead_letter_topic, WRITE_ACCESS, "dead-letter topic")
     use(config.journal_topic, WRITE_ACCESS | READ_ACCESS, "journal")
     for route in config.routes_for(Direction.KAFKA_TO_JMS):
-        use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
+        if not is_topic_pattern(route.spec.kafka_topic):  # a pattern's topics are the job's to find
+            use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
     for topic, route_name in reply_topics(config).items():
         use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
 

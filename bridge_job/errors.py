@@ -4,9 +4,14 @@ from __future__ import annotations
 
 
 class BridgeStopped(Exception):
-    """A hard failure: the bridge must stop. The message names what is wrong and what to fix."""
+    """A hard failure: the bridge must stop. The message names what is wrong and what to fix.
 
-    PREFIX = "jmsbridge stopped: "
+    Its text carries a marker by which the driver finds the reason however deep Spark wrapped it. The
+    marker is not the driver's `jmsbridge stopped:` line, which Spark's logged task tracebacks would
+    otherwise repeat: the job's log has that line once.
+    """
+
+    PREFIX = "jmsbridge hard failure: "
 
     def __init__(self, message: str) -> None:
         super().__init__(self.PREFIX + message)

@@ -7,13 +7,14 @@ pair lost its lease (`bridge_job/leadership.py`; restarted, it comes back as the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -219,12 +220,26 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         return _Supervision(queries, ingest, leadership, rendered, stopping, metrics, start_ingress).run()
     finally:
         ingest.stop()
-        for running in queries:
-            if running.isActive:
-                running.stop()
+        with _unless_stopping(stopping):
+            for running in queries:
+                if running.isActive:
+                    running.stop()
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
-        spark.stop()
+        with _unless_stopping(stopping):
+            spark.stop()
+
+
+@contextlib.contextmanager
+def _unless_stopping(stopping: threading.Event) -> Iterator[None]:
+    """A failure while a stop was asked for is no hard failure: a signal to the whole process group
+    (`kill -- -PGID`, a terminal's Ctrl-C) stops Spark's JVM too, and py4j then fails however it likes."""
+    try:
+        yield
+    except Exception as error:
+        if not stopping.is_set():
+            raise
+        log.info("stopping: %s", stop_reason(error))
 
 
 def _spark_session(config: JobConfig, options: JobOptions) -> Any:
@@ -299,6 +314,9 @@ class _Supervision:
             raise
         except Exception as error:
             log.debug("stopping on", exc_info=True)
+            if self.stopping.is_set():  # asked to stop, and Spark's JVM got the signal too
+                log.info("stopping: %s", stop_reason(error))
+                return 0
             self._check_lease()
             if BridgeStopped.PREFIX not in str(error):
                 log.exception("unexpected failure")

@@ -193,3 +193,31 @@ def test_activemq_restarted_mid_stream(
         reader.stop()
     lost, _ = report(f"ingress, ActiveMQ restarted ({url})", total, reader)
     assert not lost, f"{len(lost)} records never reached {queue}, e.g. {sorted(lost)[:10]}"
+
+
+@pytest.fixture
+def own_kafka() -> Iterator[KafkaBroker]:
+    broker = KafkaBroker().start()
+    yield broker
+    broker.cleanup()
+
+
+def test_kafka_restarted_mid_stream(activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path) -> None:
+    total = 3000
+    files, topic, queue, _ = ingress_files(tmp_path, activemq, own_kafka, spark={"maxRecordsPerBatch": 200})
+    produce(own_kafka, topic, total)
+    job = BridgeJob(files, tmp_path).start()
+    reader = QueueReader(activemq, queue).start()
+    try:
+        wait_until(received_at_least(reader, total // 3), 300, "a third of the records on the queue")
+        own_kafka.stop()  # noida-db loses what it had not written to disk when killed: stopped, not killed
+        threading.Event().wait(10)  # down for a while: the job must not give up
+        own_kafka.start()
+        wait_until(all_received(reader, total), 300, f"all {total} records on {queue}")
+        assert job.process is not None and job.process.poll() is None, job.log()[-3000:]
+        assert "jmsbridge stopped:" not in job.log()
+    finally:
+        job.stop()
+        reader.stop()
+    lost, _ = report("ingress, Kafka restarted", total, reader)
+    assert not lost, f"{len(lost)} records never reached {queue}, e.g. {sorted(lost)[:10]}"

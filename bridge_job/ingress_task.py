@@ -118,13 +118,8 @@ def jms_link(config: JobConfig) -> JmsLink:
     return link
 
 
-def close_links() -> None:
-    while _links:
-        _links.popitem()[1].close()
-
-
 # What a provider's refusal of one message means. Any other failure is taken for the connection's: the
-# range is sent again on a new one (a connection lost over a plain URL may fail a send before the
+# chunk is sent again on a new one (a connection lost over a plain URL may fail a send before the
 # provider reports it to the exception listener).
 _NOT_AUTHORIZED = ("javax.jms.JMSSecurityException",)
 _REFUSED = (

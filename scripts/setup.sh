@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
+command -v openssl >/dev/null || need_apt+=(openssl)  # tests/operator/test_kafka_tls.py makes its certificates
 if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -253,8 +253,12 @@ def _spark_session(config: JobConfig, options: JobOptions) -> Any:
     builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
     if options.master:
         builder = builder.master(options.master).config("spark.ui.enabled", "false")
-    SparkContext._ensure_initialized()  # the JVM, so that SparkConf reads what spark-submit was given
-    submitted = dict(SparkConf().getAll())  # (under the spark-operator: the SparkApplication's sparkConf)
+    submitted: dict[str, str] = {}
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # run by spark-submit, whose JVM holds what it was given
+        # (under the spark-operator: the SparkApplication's sparkConf). Otherwise the session launches the
+        # JVM itself, with the settings below: connecting earlier would launch it without them.
+        SparkContext._ensure_initialized()
+        submitted = dict(SparkConf().getAll())
     for name, value in [*session_settings(submitted).items(), *options.spark_conf]:
         builder = builder.config(name, value)
     spark = builder.getOrCreate()

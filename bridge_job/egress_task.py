@@ -57,6 +57,7 @@ class TaskSummary:
     dead_lettered: int = 0
     skipped: int = 0
     loops: int = 0  # messages this bridge's ingress sent, not sent back to their topic
+    markers: int = 0  # epoch markers (journal.py): a new writer of the journal, nothing to route
     routing_ns: int = 0  # time spent routing and converting, all records together
     started_ms: int = 0  # wall clock, so that the driver sees which tasks overlapped
     ended_ms: int = 0
@@ -68,8 +69,8 @@ class TaskSummary:
 
 SUMMARY_SCHEMA = (
     "partition INT, start BIGINT, end BIGINT, records BIGINT, duplicates BIGINT, published BIGINT, "
-    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, routing_ns BIGINT, started_ms BIGINT, "
-    "ended_ms BIGINT, replayed BOOLEAN"
+    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, markers BIGINT, routing_ns BIGINT, "
+    "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
 )
 
 _watched: dict[str, WatchedConfig] = {}
@@ -133,7 +134,9 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
             return summary
         start = max(start, done.offset)
 
-    entries = read_range(consumer, topic, partition, start, end)
+    read = read_range(consumer, topic, partition, start, end)
+    entries = [e for e in read if not e.is_marker]
+    summary.markers = len(read) - len(entries)
     summary.records = len(entries)
     wanted = unresolved(entries)
     earlier: set[str] = set()

@@ -1,12 +1,18 @@
 """Journal ingest: JMS -> journal topic, in the driver, one transacted JMS session per source.
 
-For each received batch: write every message to the journal (idempotent producer, acks=all), wait
-until Kafka has acknowledged all of them, and only then commit the JMS session. A crash or a Kafka
-error before the commit rolls the batch back on the broker, which redelivers it: the journal may get a
-message twice (the Spark query drops such duplicates by JMSMessageID), never lose one.
+For each received batch: write every message to the journal in one Kafka transaction
+(journal_writer.py: transactional, fenced per bridge), and only once it committed, commit the JMS
+session. A crash or a Kafka error before the commit rolls the batch back on the broker, which redelivers
+it: the journal may get a message twice (the Spark query drops such duplicates by JMSMessageID), never
+lose one.
 
 Kafka being unreachable is transient (roll back, back off, try again); a missing journal topic or a
-refused write is a hard failure that stops the bridge.
+refused write is a hard failure that stops the bridge, and finding the journal taken over by another
+instance (`JournalFenced`) stops this one as losing the lease does.
+
+A standby warms its clients up before it holds the lease (`warm_up`): the JMS client's JVM, a probe
+connection to the broker (closed again: the active holds the bridge's JMS client id), and the journal
+producer's connections. `start` then takes the journal's transactional id and starts consuming.
 
 A message that cannot become a journal record (poison.py: invalid text, an unmappable property, too
 large) is a soft failure under `routing.onSoftFailure`: `fail` stops the bridge and names the message;
@@ -26,9 +32,8 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, JobConfig, SoftFailurePolicy
@@ -37,8 +42,9 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
 from bridge_job.jms_link import JmsLink, Outage, Uncommitted
-from bridge_job.journal import journal_partition, journal_topic
-from bridge_job.kafka_clients import client_config, delivery_failure, is_hard, producer_config
+from bridge_job.journal import Epoch, journal_partition, journal_topic
+from bridge_job.journal_writer import JournalWriter, Written
+from bridge_job.kafka_clients import client_config
 from bridge_job.message import JmsMessage
 from bridge_job.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.record_limits import TopicLimits
@@ -92,36 +98,52 @@ def ensure_journal_topic(config: JobConfig) -> int:
     return len(found.partitions)
 
 
-Written = tuple[str, KafkaRecord, int | None]  # topic, record, partition (None: the producer's choice)
-
-
 class Ingest:
     """Threads that move JMS messages into the journal until stopped or failed."""
 
     def __init__(
-        self, config: JobConfig, on_batch: Callable[[int], None] = lambda n: None, partitions: int = 1
+        self, config: JobConfig, writer: JournalWriter, on_batch: Callable[[int], None] = lambda n: None
     ) -> None:
         self.config = config
+        self.writer = writer
         self.on_batch = on_batch
-        self.partitions = partitions
+        self.partitions = writer.partitions
         self.stop_event = threading.Event()
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
         self.link: JmsLink | None = None
-        self.producer = Producer(producer_config(config.bridge.kafka))
         self.limits = TopicLimits(config.bridge.kafka)
+        jms = config.bridge.jms
+        self.client_id = jms.client_id or f"jmsbridge-{config.bridge_id}"
+        self._credentials = jms_credentials(config)
 
     @property
     def connection(self) -> JmsConnection | None:
         return None if self.link is None else self.link.connection
 
-    def start(self) -> Ingest:
+    def _open(self, client_id: str) -> JmsConnection:
         jms = self.config.bridge.jms
-        credentials = jms_credentials(self.config)
-        classpath = jms_classpath(self.config)
-        client_id = jms.client_id or f"jmsbridge-{self.config.bridge_id}"
-        self.link = JmsLink(lambda: JmsConnection(jms, credentials, classpath, client_id))
+        return JmsConnection(jms, self._credentials, jms_classpath(self.config), client_id)
+
+    def warm_up(self, instance: str) -> Ingest:
+        """What a standby does before it holds the lease: nothing consumed, nothing written."""
+        self.limits.limit(self.config.journal_topic)
+        self.writer.warm_up()
+        try:
+            self._open(f"{self.client_id}-standby-{instance}").close()
+        except JmsError as error:  # the active may be failing too: the takeover will say, not the standby
+            log.warning("standby: cannot reach the JMS broker yet: %s", error)
+        return self
+
+    def start(self, epoch: Epoch) -> Ingest:
+        """Take the journal for `epoch` (fencing any former writer) and start consuming."""
+        jms = self.config.bridge.jms
+        self.link = JmsLink(lambda: self._open(self.client_id))
         self.limits.limit(self.config.journal_topic)  # learned before the first message
+        try:
+            self.writer.open(epoch)
+        except KafkaException as error:
+            log.warning("cannot take the journal's transactional id yet (%s): retrying per batch", error)
         outage = Outage("JMS", jms.reconnect.window_seconds)
         while True:  # the first connection gets the same window as a reconnection
             try:
@@ -145,6 +167,7 @@ class Ingest:
             thread.join(timeout=30)
         if self.link is not None:
             self.link.close()
+        self.writer.close()
 
     def _run(self, source: JmsSource) -> None:
         assert self.link is not None
@@ -224,58 +247,11 @@ class Ingest:
         return written
 
     def _journal(self, batch: list[JmsMessage]) -> bool:
-        """True when Kafka acknowledged every record; False on a transient error; raises on a hard one."""
-        errors: list[tuple[str, Any]] = []
-        fatal: str | None = None
-
-        def delivered(error: Any, message: Any) -> None:
-            if error is not None:
-                errors.append((message.topic(), error))
-
-        records = self._records(batch)
-        try:
-            for topic, record, partition in records:
-                self._produce(topic, record, partition, delivered)
-            remaining = self.producer.flush(30)
-        except (KafkaException, SystemError) as failed:  # SystemError: a fatal error inside flush's callbacks
-            if isinstance(failed, KafkaException) and is_hard(failed.args[0]):
-                raise delivery_failure(self.config.journal_topic, failed.args[0]) from None
-            fatal, remaining = str(failed), len(records)
-        for topic, error in errors:
-            if is_hard(error):
-                raise delivery_failure(topic, error)
-            if error.fatal():
-                fatal = error.str()
-        if fatal is not None:
-            # An idempotent producer whose sequence the broker rejects (one that lost its state in a
-            # restart, say) is useless from then on: a new one carries on, the batch is redelivered.
-            log.warning("the journal producer failed for good (%s): replacing it", fatal)
-            self.producer = Producer(producer_config(self.config.bridge.kafka))
-        if errors or remaining or fatal:
-            log.warning(
-                "journal write of %d messages failed (%s); rolling back for redelivery",
-                len(batch),
-                fatal or (errors[0][1].str() if errors else f"{remaining} unacknowledged"),
-            )
-            return False
-        return True
-
-    def _produce(
-        self, topic: str, record: KafkaRecord, partition: int | None, delivered: Callable[[Any, Any], None]
-    ) -> None:
-        while True:
-            try:
-                self.producer.produce(
-                    topic,
-                    record.value,
-                    record.key,
-                    partition=-1 if partition is None else partition,
-                    headers=record.headers,  # type: ignore[arg-type]  # list is invariant
-                    on_delivery=delivered,
-                )
-                return
-            except BufferError:
-                self.producer.poll(0.1)
+        """True when the batch's transaction committed; False on a transient error; raises on a hard one."""
+        if self.writer.write(self._records(batch)):
+            return True
+        log.warning("journal write of %d messages failed: rolling back for redelivery", len(batch))
+        return False
 
 
 def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:

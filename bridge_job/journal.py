@@ -11,11 +11,18 @@ keeps their order and puts a redelivered duplicate next to its original.
 A `JournalEntry` is a record read back. Routing and the `native` format need only a few of its headers,
 so an entry parses what is asked for and decodes the whole message only for the formats that rebuild it.
 
+An epoch marker is a journal record of its own (header `jmsbridge.epoch`, no key, a JSON value): the
+ingest writes one to every partition whenever its transactional journal producer starts, that is at the
+start of each tenure of an active/standby pair (journal_writer.py). The producer fences every earlier one,
+so the records between two markers of a partition were all written by the instance the first one names.
+The egress skips markers and counts them.
+
 Offsets are `{partition: next offset}` maps with string keys (Spark stores them as JSON).
 """
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from bridge_job.message import HEADER_NAMES, BodyType, Destination, JmsMessage, 
 Offsets = dict[str, int]
 
 JOURNAL_RETENTION_MS = 7 * 24 * 3600 * 1000
+EPOCH_HEADER = "jmsbridge.epoch"
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,27 @@ def journal_record(message: JmsMessage) -> KafkaRecord:
     record = native.encode(message)
     key = None if message.message_id is None else message.message_id.encode()
     return KafkaRecord(value=record.value, headers=record.headers, key=key)
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """Who writes the journal from now on: the instance, its lease holder identity, and its tenure."""
+
+    holder: str  # the Lease's holderIdentity, `<instance>/<pod>`
+    instance: str
+    tenure_start: str | None = None  # the Lease's acquireTime (None: no lease, a single instance)
+    transitions: int | None = None  # the Lease's leaseTransitions when this tenure began
+
+    def marker(self, written: str) -> KafkaRecord:
+        """The marker record; `written` is when this producer started (RFC 3339)."""
+        value = {
+            "holder": self.holder,
+            "instance": self.instance,
+            "tenureStart": self.tenure_start,
+            "transitions": self.transitions,
+            "written": written,
+        }
+        return KafkaRecord(value=json.dumps(value).encode(), headers=[(EPOCH_HEADER, self.holder.encode())])
 
 
 @dataclass(slots=True)
@@ -125,6 +154,11 @@ class JournalEntry:
     @property
     def message_id(self) -> str | None:
         return None if self.record.key is None else self.record.key.decode("utf-8", "replace")
+
+    @property
+    def is_marker(self) -> bool:
+        """An epoch marker: no JMS message, egress skips it."""
+        return EPOCH_HEADER in self._headers()
 
     @property
     def redelivered(self) -> bool:

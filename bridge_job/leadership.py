@@ -172,6 +172,15 @@ class Leadership:
     def lease(self) -> str:
         return f"{self.store.namespace}/{self.store.name}"
 
+    def tenure(self) -> tuple[str | None, int | None]:
+        """This tenure's `acquireTime` and the `leaseTransitions` it began with (None, None: not leading)."""
+        with self._lock:
+            spec = (self._lease or {}).get("spec") or {}
+            if not self._leading:
+                return None, None
+        transitions = spec.get("leaseTransitions")
+        return self._tenure, None if transitions is None else int(transitions)
+
     @property
     def is_leader(self) -> bool:
         with self._lock:

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from confluent_kafka.admin import AdminClient
 
-from bridge_job.config import ConfigError, Direction, JobConfig, is_topic_pattern
+from bridge_job.config import ConfigError, Direction, JobConfig, is_topic_pattern, lease_holder_identity
 from bridge_job.errors import BridgeStopped
+from bridge_job.journal import Epoch
 from bridge_job.kafka_clients import client_config
-from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost
+from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.loading import load_job_config, rendered_document
 from bridge_job.redaction import redact_logs
 from bridge_job.replies import reply_topics
@@ -51,6 +52,7 @@ class JobOptions:
     available_now: bool = False
     metrics_port: int | None = None
     lease: bool = True  # take part in the active/standby election when the config asks for one
+    cold_standby: bool = False  # a standby starts nothing before it holds the lease (to measure the warm one)
     spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over the job's settings
 
 
@@ -176,6 +178,7 @@ def unforeseen_reason(error: BaseException) -> str:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest import Ingest, ensure_journal_topic
+    from bridge_job.journal_writer import JournalWriter
     from bridge_job.kafka_startup import wait_for_kafka
     from bridge_job.pipeline import egress_query, ingress_query
     from bridge_job.telemetry import Metrics
@@ -186,17 +189,27 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     partitions = ensure_journal_topic(config)
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
-    spark = _spark_session(config, options)
     checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
     stopping = threading.Event()
     _stop_on_signals(stopping)  # a standby stops cleanly too
-    # A standby waits here, its Spark session warm, until it holds the lease.
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
+    still_active = leadership.check if leadership is not None else lambda: None
+    ingest = Ingest(config, JournalWriter(config, partitions, still_active), metrics.record_ingest)
+    spark: Any = None
+    if leadership is None or not options.cold_standby:
+        # A warm standby: taking over costs the lease wait and starting the queries, not a cold start.
+        spark = _spark_session(config, options)
+        if leadership is not None:
+            ingest.warm_up(options.instance)
+            _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
     if leadership is not None and not leadership.acquire(stopping):
-        spark.stop()
+        if spark is not None:
+            spark.stop()
         return 0
+    if spark is None:
+        spark = _spark_session(config, options)
 
-    ingest = Ingest(config, metrics.record_ingest, partitions).start()
+    ingest.start(job_epoch(leadership, options.instance))
     queries = [egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)]
 
     def start_ingress(current: JobConfig) -> Any:
@@ -240,6 +253,14 @@ def _unless_stopping(stopping: threading.Event) -> Iterator[None]:
         if not stopping.is_set():
             raise
         log.info("stopping: %s", stop_reason(error))
+
+
+def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
+    """Whose journal it is from now on: this instance, in the tenure it just began."""
+    if leadership is None:
+        return Epoch(lease_holder_identity(instance, pod_name()), instance)
+    tenure_start, transitions = leadership.tenure()
+    return Epoch(leadership.identity, instance, tenure_start, transitions)
 
 
 def _spark_session(config: JobConfig, options: JobOptions) -> Any:

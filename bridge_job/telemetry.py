@@ -35,6 +35,7 @@ class BatchFigures:
     journal_lag: int
     duplicates: int = 0
     loops: int = 0  # messages this bridge's ingress sent, not written back to their topic
+    markers: int = 0  # epoch markers: the journal's writer changed (a takeover, a restart)
     tasks: int = 0
     parallelism: float = 0.0
     phases_ms: dict[str, int] = field(default_factory=dict, compare=False)
@@ -82,6 +83,7 @@ def figures_from_progress(progress: Any) -> BatchFigures:
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
         duplicates=total("duplicates"),
         loops=total("loops"),
+        markers=total("markers"),
         tasks=len(tasks),
         parallelism=round(task_ms / max(span_ms, 1), 2),
         phases_ms=dict(progress.durationMs or {}),
@@ -168,6 +170,10 @@ class Metrics:
             "jmsbridge_redelivered_duplicates", "Redelivered JMS messages dropped (already in the journal)"
         )
         self.batches = counter("jmsbridge_batches", "Micro-batches completed")
+        self.epochs = counter(
+            "jmsbridge_journal_epoch_markers",
+            "Epoch markers met in the journal: its writer changed (a takeover, a restart)",
+        )
         self.ingress = counter(
             "jmsbridge_ingress_records", "Kafka records by outcome (kafkaToJms)", ("outcome",)
         )
@@ -201,6 +207,7 @@ class Metrics:
         self.routed.labels(b, "skipped").inc(figures.skipped)
         self.routed.labels(b, "loop").inc(figures.loops)
         self.duplicates.labels(b).inc(figures.duplicates)
+        self.epochs.labels(b).inc(figures.markers)
         self.throughput.labels(b).set(figures.throughput)
         self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()

@@ -32,6 +32,11 @@ def register(commands: Any) -> None:
         help="run as the active instance without the Kubernetes lease, even when the config names a "
         "namespace and failover.standby (local runs)",
     )  # fmt: skip
+    job.add_argument(
+        "--cold-standby", action="store_true",
+        help="as a standby, start nothing (Spark, JMS and Kafka clients) before holding the lease; "
+        "the default warm standby takes over faster (for measuring the difference)",
+    )  # fmt: skip
     job.set_defaults(run=run)
 
 
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             available_now=args.available_now,
             metrics_port=args.metrics_port,
             lease=args.lease,
+            cold_standby=args.cold_standby,
             spark_conf=tuple(args.spark_conf),
         )
     )

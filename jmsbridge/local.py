@@ -257,6 +257,7 @@ class BridgeJob:
     instance: str | None = None
     master: str = "local[2]"
     env: dict[str, str] = field(default_factory=dict)
+    args: list[str] = field(default_factory=list)  # more `jmsbridge job` options, e.g. --cold-standby
     process: subprocess.Popen[bytes] | None = None
     logs: list[Path] = field(default_factory=list)
 
@@ -273,6 +274,7 @@ class BridgeJob:
         ]  # fmt: skip
         if self.instance:
             argv += ["--instance", self.instance]
+        argv += self.args
         env = os.environ | {"PYSPARK_PYTHON": sys.executable} | self.env
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(

@@ -12,6 +12,7 @@ from typing import Any, cast
 import yaml
 from confluent_kafka import Consumer, TopicPartition
 
+from bridge_job.formats import KafkaRecord
 from bridge_job.message import JmsMessage
 from jmsbridge.local import jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
@@ -77,6 +78,9 @@ class Received:
     def header(self, name: str) -> bytes | None:
         return dict(self.headers).get(name)
 
+    def to_record(self) -> KafkaRecord:
+        return KafkaRecord(self.value, list(self.headers), self.key)
+
 
 def read_topics(
     kafka: KafkaBroker,
@@ -85,9 +89,10 @@ def read_topics(
     timeout: float = 120,
     settle: float = 0.0,
     done: Callable[[list[Received]], bool] | None = None,
+    partition: int = 0,
 ) -> list[Received]:
-    """Every record of `topics` once `count` arrived, or once `done(records)` holds when given (then
-    `settle` seconds more, to catch extras)."""
+    """Every record of `topics` (their `partition`) once `count` arrived, or once `done(records)` holds
+    when given (then `settle` seconds more, to catch extras)."""
     finished = done or (lambda received: len(received) >= count)
     consumer = Consumer(
         {
@@ -98,7 +103,7 @@ def read_topics(
         }
     )
     names = list(topics)
-    consumer.assign([TopicPartition(t, 0, 0) for t in names])
+    consumer.assign([TopicPartition(t, partition, 0) for t in names])
     received: list[Received] = []
     deadline = time.monotonic() + timeout
     settled_at: float | None = None

@@ -18,9 +18,11 @@ from bridge_job.config import JmsBridge, JmsSource, JobConfig, job_config
 from bridge_job.errors import BridgeStopped
 from bridge_job.ingest import Ingest, ensure_journal_topic
 from bridge_job.jms import JmsConnection, start_jvm
+from bridge_job.journal import EPOCH_HEADER, Epoch
+from bridge_job.journal_writer import JournalWriter
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
 from tests.jms.helpers import factory_spec, receive, send_built
-from tests.job.harness import bridge_document, read_topics
+from tests.job.harness import Received, bridge_document, read_topics
 from tests.job.poison_messages import LARGE_BODY_CHARS, POISON, good
 
 
@@ -48,9 +50,16 @@ def running() -> Iterator[list[Ingest]]:
 
 
 def start(config: JobConfig, running: list[Ingest]) -> Ingest:
-    ingest = Ingest(config, partitions=ensure_journal_topic(config))
+    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)))
     running.append(ingest)
-    return ingest.start()
+    return ingest.start(Epoch("test/pod", "test"))
+
+
+def journal_messages(kafka: KafkaBroker, config: JobConfig, count: int) -> list[Received]:
+    """The `count` messages in the (one-partition) journal, after the ingest's epoch marker."""
+    records = read_topics(kafka, [config.journal_topic], count + 1, settle=1.0)
+    assert records[0].header(EPOCH_HEADER) == b"test/pod", "the ingest writes its epoch marker first"
+    return records[1:]
 
 
 def left_on(activemq: ActiveMqBroker, queue: str, count: int) -> list[Any]:
@@ -76,7 +85,7 @@ def test_poison_is_dead_lettered_with_what_can_be_kept(
     ids = send_built(activemq.url, queue, builders)
     ingest = start(config, running)
 
-    journal = read_topics(kafka, [config.journal_topic], len(POISON) + 1, settle=1.0)
+    journal = journal_messages(kafka, config, len(POISON) + 1)
     letters = read_topics(kafka, [dead_letters], len(POISON), settle=1.0)
     assert ingest.failure is None
     assert sorted(r.header("jms.seq") or b"" for r in journal) == [str(i).encode() for i in range(0, 9, 2)]
@@ -108,7 +117,7 @@ def test_skip_drops_poison_and_carries_on(
     lone_body, _ = POISON["lone surrogate in the body"]
     send_built(activemq.url, queue, [lone_body, good(1)])
     start(config, running)
-    journal = read_topics(kafka, [config.journal_topic], 1, settle=1.0)
+    journal = journal_messages(kafka, config, 1)
     assert [r.value for r in journal] == [b"good 1"]
     assert read_topics(kafka, [dead_letters], 0, settle=0.5) == []
 

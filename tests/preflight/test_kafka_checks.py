@@ -86,7 +86,6 @@ def test_required_access_lists_written_and_read_topics_with_their_purposes() -> 
     assert by_name["replies"].purposes == ("source of route from-kafka-replies",)
     assert by_name[JOURNAL].operations == {R, W, D}
     assert needed.consumer_groups == (READER, "orders.jms-bridge.ingress")
-    assert needed.transactional_id_prefix is None
     assert needed.journal_creation is None
 
 
@@ -102,8 +101,9 @@ def test_a_topic_used_twice_is_checked_once_with_every_purpose() -> None:
     )
 
 
-def test_exactly_once_adds_the_transactional_id_prefix_and_the_probe_id() -> None:
-    needed = access(exactly_once=True)
+@pytest.mark.parametrize("exactly_once", [False, True])
+def test_every_bridge_needs_its_transactional_ids_for_the_journal(exactly_once: bool) -> None:
+    needed = access(exactly_once=exactly_once)
 
     assert needed.transactional_id_prefix == "orders.jms-bridge."
     assert needed.probe_transactional_id == "orders.jms-bridge.preflight"
@@ -388,7 +388,7 @@ def test_idempotent_write_refused_on_an_old_broker() -> None:
     assert result.condition.message.startswith("cluster: missing IDEMPOTENT_WRITE")
 
 
-def test_transactional_id_unknown_is_a_note_and_ignored_without_exactly_once() -> None:
+def test_transactional_id_unknown_is_a_note_and_denied_is_refused_in_either_mode() -> None:
     unknown = TransactionalIdAnswer(Access.UNKNOWN, "initialising orders.jms-bridge.preflight: timed out")
     needed = access(exactly_once=True)
 
@@ -399,9 +399,10 @@ def test_transactional_id_unknown_is_a_note_and_ignored_without_exactly_once() -
         "transactional ids orders.jms-bridge.*: not verified, initialising orders.jms-bridge.preflight: "
         "timed out",
     )
-    at_least_once = access()
+    at_least_once = access()  # its journal is written in transactions all the same
     denied = TransactionalIdAnswer(Access.DENIED, "refused")
-    assert evaluate(at_least_once, answers(at_least_once, transactional_id=denied), now=NOW).ready
+    refused = evaluate(at_least_once, answers(at_least_once, transactional_id=denied), now=NOW)
+    assert refused.condition.reason == "TransactionalIdAuthorizationFailed"
 
 
 def test_unusable_client_settings_are_a_hard_failure_at_once() -> None:

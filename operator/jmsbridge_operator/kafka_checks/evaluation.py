@@ -28,8 +28,9 @@ Names the bridge uses on the cluster (the job must use the same ones; see docs/k
 
 - consumer groups start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal-reader` (the
   journal reader, always) and `<bridgeId>.jms-bridge.ingress` (with kafkaToJms routes);
-- transactional ids (delivery exactlyOnce) start with `<bridgeId>.jms-bridge.`; the suffix `preflight`
-  is reserved for the operator's probe.
+- transactional ids start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal` (the ingest's
+  journal producer, always) and `<bridgeId>.jms-bridge.egress-<partition>` (delivery exactlyOnce); the
+  suffix `preflight` is reserved for the operator's probe.
 
 A bridge id cannot contain a dot, so one prefixed ACL per bridge never covers another bridge's names
 (`orders.jms-bridge.` is not a prefix of anything of the bridge `orders-eu`).
@@ -42,7 +43,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bridge_job.config import (
-    Delivery,
     Direction,
     JobConfig,
     ingress_group,
@@ -192,7 +192,6 @@ def required_access(config: JobConfig) -> RequiredAccess:
         use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
 
     kafka = config.bridge.kafka
-    exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
     return RequiredAccess(
         bridge_id=config.bridge_id,
         bootstrap_servers=kafka.bootstrap_servers,
@@ -201,7 +200,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
         ),
         consumer_groups=(journal_reader_group(config.bridge_id),)
         + ((ingress_group(config.bridge_id),) if config.routes_for(Direction.KAFKA_TO_JMS) else ()),
-        transactional_id_prefix=transactional_id_prefix(config.bridge_id) if exactly_once else None,
+        # Always: the journal is written in transactions (bridge_job/journal_writer.py).
+        transactional_id_prefix=transactional_id_prefix(config.bridge_id),
         journal_creation=(
             JournalCreation(config.journal_topic, kafka.journal_partitions)
             if kafka.create_journal_topic

@@ -873,6 +873,11 @@ def lease_name(bridge_id: str) -> str:
     return f"{bridge_id}-jms-bridge"
 
 
+def health_config_map_name(bridge_id: str) -> str:
+    """The ConfigMap where the job reports its brokers' state to the operator (bridge_job/health.py)."""
+    return f"{bridge_id}-jms-bridge-health"
+
+
 def lease_holder_identity(instance: str, pod: str) -> str:
     """The Lease's `holderIdentity`: `<instance>/<pod>`, so a reader sees which instance is active."""
     return f"{instance}/{pod}"

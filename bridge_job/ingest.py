@@ -40,6 +40,7 @@ from bridge_job.config import ENV_JMS_PASSWORD, ENV_JMS_USERNAME, JmsSource, Job
 from bridge_job.converting import SoftFailure, SoftFailureReason
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
+from bridge_job.health import JmsHealth
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
 from bridge_job.jms_link import JmsLink, Outage, Uncommitted
 from bridge_job.journal import Epoch, journal_partition, journal_topic
@@ -102,10 +103,15 @@ class Ingest:
     """Threads that move JMS messages into the journal until stopped or failed."""
 
     def __init__(
-        self, config: JobConfig, writer: JournalWriter, on_batch: Callable[[int], None] = lambda n: None
+        self,
+        config: JobConfig,
+        writer: JournalWriter,
+        on_batch: Callable[[int], None] = lambda n: None,
+        health: JmsHealth | None = None,
     ) -> None:
         self.config = config
         self.writer = writer
+        self.health = health
         self.on_batch = on_batch
         self.partitions = writer.partitions
         self.stop_event = threading.Event()
@@ -144,7 +150,7 @@ class Ingest:
             self.writer.open(epoch)
         except KafkaException as error:
             log.warning("cannot take the journal's transactional id yet (%s): retrying per batch", error)
-        outage = Outage("JMS", jms.reconnect.window_seconds)
+        outage = Outage("JMS", jms.reconnect.window_seconds, listener=self.health)
         while True:  # the first connection gets the same window as a reconnection
             try:
                 self.link.connect()
@@ -153,6 +159,9 @@ class Ingest:
                 outage.failed(error)
                 if self.stop_event.wait(outage.backoff()):
                     return self
+        outage.clear()
+        if self.health is not None:
+            self.health.back("JMS")  # connected: also clears what an earlier run of this instance left
         for source in jms.sources:
             thread = threading.Thread(
                 target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True
@@ -171,7 +180,8 @@ class Ingest:
 
     def _run(self, source: JmsSource) -> None:
         assert self.link is not None
-        outage = Outage(f"JMS source {source.address}", self.config.bridge.jms.reconnect.window_seconds)
+        window = self.config.bridge.jms.reconnect.window_seconds
+        outage = Outage(f"JMS source {source.address}", window, listener=self.health)
         consumer: BatchConsumer | None = None
         uncommitted = Uncommitted()
         try:

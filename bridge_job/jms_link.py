@@ -29,6 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from bridge_job.config import JmsSource
 from bridge_job.errors import BridgeStopped
@@ -103,13 +104,28 @@ def _sound(connection: JmsConnection) -> bool:
     return True
 
 
+class OutageListener(Protocol):
+    """Told when an outage starts and when it ends (health.JmsHealth reports them to the operator)."""
+
+    def failing(self, what: str, error: BaseException) -> None: ...
+
+    def back(self, what: str) -> None: ...
+
+
 class Outage:
     """How long the calls of one source have been failing; stops the bridge past the window."""
 
-    def __init__(self, what: str, window_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        what: str,
+        window_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        listener: OutageListener | None = None,
+    ) -> None:
         self.what = what
         self.window = window_seconds
         self.clock = clock
+        self.listener = listener
         self.since: float | None = None
         self.attempts = 0
         self._logged_at: float | None = None
@@ -119,6 +135,8 @@ class Outage:
         now = self.clock()
         if self.since is None:
             self.since, self.attempts = now, 0
+            if self.listener is not None:
+                self.listener.failing(self.what, error)
         self.attempts += 1
         elapsed = now - self.since
         if elapsed >= self.window:
@@ -154,6 +172,8 @@ class Outage:
                 self.attempts,
             )
             self.since, self._logged_at = None, None
+            if self.listener is not None:
+                self.listener.back(self.what)
 
 
 class Uncommitted:

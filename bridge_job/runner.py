@@ -177,6 +177,7 @@ def unforeseen_reason(error: BaseException) -> str:
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
+    from bridge_job.health import HealthConfigMap, JmsHealth
     from bridge_job.ingest import Ingest, ensure_journal_topic
     from bridge_job.journal_writer import JournalWriter
     from bridge_job.kafka_startup import wait_for_kafka
@@ -194,7 +195,10 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     _stop_on_signals(stopping)  # a standby stops cleanly too
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
     still_active = leadership.check if leadership is not None else lambda: None
-    ingest = Ingest(config, JournalWriter(config, partitions, still_active), metrics.record_ingest)
+    report = HealthConfigMap.for_job(config, options.instance)
+    health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
+    writer = JournalWriter(config, partitions, still_active)
+    ingest = Ingest(config, writer, metrics.record_ingest, health)
     spark: Any = None
     if leadership is None or not options.cold_standby:
         # A warm standby: taking over costs the lease wait and starting the queries, not a cold start.
@@ -239,6 +243,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
                     running.stop()
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
+        if report is not None:
+            report.stop()
         with _unless_stopping(stopping):
             spark.stop()
 

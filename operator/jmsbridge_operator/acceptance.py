@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
 from bridge_job.validation import Fault, bridge_faults, judge
+from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict
 
@@ -147,7 +148,8 @@ def validate(
     except ValidationError as error:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, field_problems(error), invalid)
-    if problems := tuple(problem_of(fault) for fault in bridge_faults(bridge.spec)):
+    faults = tuple(problem_of(fault) for fault in bridge_faults(bridge.spec))
+    if problems := faults + checkpoint_problems(bridge.spec):
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)

@@ -5,6 +5,10 @@
 - JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
   bridge; resumed -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
+- Lease (a standby pair's `<bridgeId>-jms-bridge`): a new holder or tenure, or a deletion -> reconcile its
+  bridge; every `LEASE_CHECK_SECONDS` -> reconcile a standby bridge whose status is due to change with time
+  (a tenure expired, nobody holding the Lease for its duration).
+- PersistentVolumeClaim named as a standby pair's checkpoint claim: any event -> reconcile its bridge.
 - Kafka checks: one daemon per JmsBridge checks its Kafka side before its applications are started or
   changed and every `JMSBRIDGE_KAFKA_CHECK_INTERVAL` while it lives, and reconciles it when the verdict
   changes (`kafka_checks/`; off with `JMSBRIDGE_KAFKA_CHECKS=false`).
@@ -18,8 +22,9 @@ from typing import Any
 import kopf
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers import applications, routes, startup
+from jmsbridge_operator.handlers import applications, routes, standby_pair, startup
 from jmsbridge_operator.handlers.reconciling import RoutesLookup
+from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
 
 OPTIONS = OperatorOptions.from_env()
@@ -30,6 +35,8 @@ OURS = {naming.LABEL_MANAGED_BY: naming.MANAGER}
 RETRY = OPTIONS.retry_seconds
 # A check in flight when its bridge goes (or the operator stops) is cancelled; kopf waits this long.
 CHECK_CANCELLATION = 5.0
+# How soon an expired Lease or a bridge without active instance shows (on top of its lease duration).
+LEASE_CHECK_SECONDS = 2.0
 
 
 def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
@@ -71,6 +78,18 @@ def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, 
     return {(namespace or "", name): True}
 
 
+@kopf.index(*BRIDGE)
+def bridges_by_id(namespace: str | None, name: str, body: kopf.Body, **_: Any) -> dict[tuple[str, str], str]:
+    return {(namespace or "", bridge_id_in(body)): name}
+
+
+@kopf.index(*BRIDGE)
+def bridges_by_claim(
+    namespace: str | None, name: str, spec: kopf.Spec, **_: Any
+) -> dict[tuple[str, str], str]:
+    return standby_pair.claim_key(namespace or "", name, spec)
+
+
 # ---------------------------------------------------------------------------------------------------
 # JmsBridge
 
@@ -90,6 +109,15 @@ def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
 @kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
 def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
     memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
+
+
+def _standby(spec: kopf.Spec, **_: Any) -> bool:
+    return bool((spec.get("failover") or {}).get("standby"))
+
+
+@kopf.timer(*BRIDGE, interval=LEASE_CHECK_SECONDS, when=_standby, backoff=RETRY)
+def bridge_lease_check(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
+    memo.reconciler.reconcile_if_due(namespace or "", name, _routes(kwargs))
 
 
 def _checking_kafka(memo: Any, **_: Any) -> bool:
@@ -136,3 +164,19 @@ def application_event(
     type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any
 ) -> None:
     applications.event(memo.reconciler, type, namespace or "", body, memo, _routes(kwargs))
+
+
+# ---------------------------------------------------------------------------------------------------
+# A standby pair's Lease (the jobs' election) and checkpoint claim
+
+
+@kopf.on.event(*standby_pair.LEASES)
+def lease_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    key = standby_pair.lease_changed(type, namespace or "", body, memo)
+    standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))
+
+
+@kopf.on.event(*standby_pair.CLAIMS)
+def claim_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    key = standby_pair.claim_changed(type, namespace or "", body)
+    standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_claim"], _routes(kwargs))

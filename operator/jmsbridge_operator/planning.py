@@ -19,14 +19,18 @@ the promises of the operator are kept:
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from bridge_job.config import bridge_id_of
+from bridge_job.config import JmsBridge, bridge_id_of
 from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
+from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
+from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
+from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
 from jmsbridge_operator.status import (
     ACCEPTED,
@@ -48,6 +52,8 @@ class Observed:
     routes: Sequence[Mapping[str, Any]] = ()
     config_map: Mapping[str, Any] | None = None
     applications: Sequence[Mapping[str, Any]] = ()  # every SparkApplication labelled as this bridge's
+    lease: Mapping[str, Any] | None = None  # with a standby: the bridge's Lease (None: absent)
+    claim: Mapping[str, Any] | None = None  # with a standby: its checkpoint's PersistentVolumeClaim
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +90,8 @@ class Plan:
     validation: Validation  # the problems the statuses say, for `jmsbridge validate` to print
     gate: GateVerdict = OPEN
     transition: Transition | None = None
+    failover: Transition | None = None  # the Lease changed hands
+    recheck_at: datetime.datetime | None = None  # the status may change by then with nothing observed
 
 
 def _meta(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -162,8 +170,12 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     checked = validate(body, observed.routes, namespace=namespace)
     judgement = checked.routes
 
+    lease = observed_lease(body, observed.lease)
+
     def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
-        status = bridge_status(outcome, previous, now)
+        status = bridge_status(dataclasses.replace(outcome, lease=lease), previous, now)
+        failover = failover_message(previous or {}, status)
+        moment = parse_time(now)
         return Plan(
             writes=writes,
             status=status,
@@ -172,6 +184,8 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             validation=checked,
             gate=verdict,
             transition=ready_transition(previous, status),
+            failover=Transition("Warning", FAILOVER, failover) if failover else None,
+            recheck_at=recheck_at(lease, status, moment) if lease is not None and moment else None,
         )
 
     config_map_name = naming.config_map_name(name)
@@ -264,8 +278,16 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         gate=verdict,
         applications=tuple(states),
         rollout=step.progress,
+        extra_conditions=_checkpoint_conditions(bridge, namespace, observed.claim),
     )
     return finish(outcome, writes, verdict)
+
+
+def _checkpoint_conditions(
+    bridge: JmsBridge, namespace: str | None, claim: Mapping[str, Any] | None
+) -> tuple[Condition, ...]:
+    name = claimed(bridge)
+    return (claim_condition(name, str(namespace or ""), claim),) if name else ()
 
 
 def _application_writes(

@@ -29,6 +29,7 @@ from bridge_job.config import CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
+from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
 from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
 from jmsbridge_operator.rollout import Progress
 
@@ -66,9 +67,20 @@ class BridgeStatus(CamelModel):
     conditions: list[Condition] = Field(default_factory=list)
     bridge_id: str | None = None
     active_instance: str | None = Field(
-        default=None, description="The SparkApplication that moves the data (derived from their states)."
+        default=None,
+        description="The SparkApplication that moves the data: with a standby, the one whose instance holds "
+        "the bridge's Lease; without, the one running.",
     )
-    failovers: int = Field(default=0, description="How often the active instance changed.")
+    failovers: int = Field(
+        default=0,
+        description="How often the active instance changed (with a standby: the Lease's transitions).",
+    )
+    last_failover_time: str | None = Field(
+        default=None, description="When the current holder of the Lease took it over (its acquireTime)."
+    )
+    lease_holder: str | None = Field(
+        default=None, description="The last holderIdentity of the bridge's Lease: `<instance>/<pod>`."
+    )
     instances: list[InstanceStatus] = Field(default_factory=list)
     routes: list[str] = Field(default_factory=list, description="Routes in effect, in the order tried.")
     route_count: int = 0
@@ -145,6 +157,8 @@ class BridgeOutcome:
     rejected_routes: tuple[str, ...] = ()
     config_map: str | None = None
     rollout: Progress | None = None  # a change of the spec under way, instance by instance
+    lease: BridgeLease | None = None  # with a standby: the Lease that decides the active instance
+    extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,7 +256,10 @@ def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str
 
 
 def _bridge_conditions(
-    outcome: BridgeOutcome, active: ApplicationState | None, streaks: Mapping[str, _Streak]
+    outcome: BridgeOutcome,
+    active: ApplicationState | None,
+    streaks: Mapping[str, _Streak],
+    election: Election | None = None,
 ) -> list[Condition]:
     apps = outcome.applications
 
@@ -267,13 +284,18 @@ def _bridge_conditions(
             ]
         # Held while it runs (a check under way, Kafka not answering within its grace period): the
         # applications keep running untouched, Ready follows them, and Reconciling says what is awaited.
-        running = [c for c in _application_conditions(outcome, active, streaks) if c.type != RECONCILING]
+        running = [
+            c for c in _application_conditions(outcome, active, streaks, election) if c.type != RECONCILING
+        ]
         return [*running, Condition(RECONCILING, "True", gate.reason, gate.message)]
-    return _application_conditions(outcome, active, streaks)
+    return _application_conditions(outcome, active, streaks, election)
 
 
 def _application_conditions(
-    outcome: BridgeOutcome, active: ApplicationState | None, streaks: Mapping[str, _Streak]
+    outcome: BridgeOutcome,
+    active: ApplicationState | None,
+    streaks: Mapping[str, _Streak],
+    election: Election | None = None,
 ) -> list[Condition]:
     apps = outcome.applications
     routes = f"{len(outcome.routes)} route{'s' if len(outcome.routes) != 1 else ''}"
@@ -291,6 +313,8 @@ def _application_conditions(
             Condition(READY, "True", "Running", f"{running}; standby starting: {starting}."),
             Condition(RECONCILING, "True", "StandbyStarting", f"Standby starting: {starting}."),
         ]
+    if election is not None and election.nobody:
+        return election.ready_conditions()  # the applications run, and no instance of them is active
     failed = [a for a in apps if a.failed]
     if failed:
         return _failed_conditions(failed, streaks)
@@ -335,6 +359,12 @@ def _with_rollout(current: list[Condition], progress: Progress | None) -> list[C
     return [*kept, Condition(RECONCILING, "True", progress.reason, progress.message)]
 
 
+def _role(app: ApplicationState, active: ApplicationState | None) -> Literal["active", "standby"] | None:
+    if app is active:
+        return "active"  # the Lease says so, whatever state the spark-operator last reported
+    return "standby" if active is not None and app.running else None
+
+
 def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, now: str) -> dict[str, Any]:
     """The bridge's full `status` for an outcome, given the status it had before."""
     previous = previous or {}
@@ -342,18 +372,30 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     apps = outcome.applications
     # Stopped applications have no active instance; a transient hold leaves running ones running.
     held = outcome.suspended or not (outcome.gate.open or outcome.gate.transient)
-    active = None if held else _choose_active(apps, previous_active)
-    failovers = int(previous.get("failovers") or 0)
-    if active is not None and previous_active and active.application != previous_active:
-        failovers += 1
+    election = None
+    if outcome.lease is not None and not held:
+        moment = parse_time(now)
+        assert moment is not None, f"now {now!r} is no RFC 3339 time"
+        by_instance = {a.instance: a.application for a in apps}
+        election = elect(outcome.lease, by_instance, any(a.running for a in apps), previous, moment)
+        active = next((a for a in apps if a.application == election.active), None)
+        failovers = election.failovers
+    else:
+        active = None if held else _choose_active(apps, previous_active)
+        failovers = int(previous.get("failovers") or 0)
+        if active is not None and previous_active and active.application != previous_active:
+            failovers += 1
     streaks = _streaks(apps, previous.get("instances") or [], now)
-    current = _with_rollout(_bridge_conditions(outcome, active, streaks), outcome.rollout)
-    current.extend(sorted(outcome.gate.conditions, key=lambda c: c.type))
+    current = _with_rollout(_bridge_conditions(outcome, active, streaks, election), outcome.rollout)
+    extra = [*outcome.gate.conditions, *outcome.extra_conditions]
+    if election is not None and election.condition is not None:
+        extra.append(election.condition)
+    current.extend(sorted(extra, key=lambda c: c.type))
     instances = [
         InstanceStatus(
             name=a.instance,
             application=a.application,
-            role=None if active is None or not a.running else ("active" if a is active else "standby"),
+            role=_role(a, active),
             state=a.state,
             message=a.message,
             attempts=a.attempts.execution if a.reported_attempts else None,
@@ -368,6 +410,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         bridge_id=outcome.bridge_id,
         active_instance=active.application if active is not None else None,
         failovers=failovers,
+        last_failover_time=election.last_failover_time if election is not None else None,
+        lease_holder=election.lease_holder if election is not None else None,
         instances=instances,
         routes=list(outcome.routes),
         route_count=len(outcome.routes),

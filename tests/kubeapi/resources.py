@@ -67,6 +67,8 @@ BUILTINS = (
              subresources=frozenset({"status"})),
     _builtin("events.k8s.io/v1", "events", "Event", True, shortnames=frozenset({"ev"})),
     _builtin("coordination.k8s.io/v1", "leases", "Lease", True),
+    _builtin("v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, shortnames=frozenset({"pvc"}),
+             subresources=frozenset({"status"})),
     _builtin("apiextensions.k8s.io/v1", "customresourcedefinitions", "CustomResourceDefinition", False,
              shortnames=frozenset({"crd", "crds"}), categories=frozenset({"api-extensions"}),
              subresources=frozenset({"status"})),

@@ -89,9 +89,30 @@ def bridge(name: str = "orders", **spec_changes: Any) -> dict[str, Any]:
     return body
 
 
-def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, Any]:
-    """A small bridge: ActiveMQ queue in, plaintext Kafka out."""
+# A standby pair shares its checkpoint through a ReadWriteMany claim (checkpoint_sharing.py).
+CHECKPOINT_CLAIM = "bridge-checkpoints"
+STANDBY: dict[str, Any] = {
+    "failover": {"standby": True},
+    "spark": {"checkpoint": {"persistentVolumeClaim": CHECKPOINT_CLAIM}},
+}
+
+
+def claim(name: str = CHECKPOINT_CLAIM, *modes: str) -> dict[str, Any]:
+    """A PersistentVolumeClaim, ReadWriteMany unless `modes` say otherwise."""
     return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "accessModes": list(modes or ["ReadWriteMany"]),
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+
+
+def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, Any]:
+    """A small bridge: ActiveMQ queue in, plaintext Kafka out; `standby` with its checkpoint claim."""
+    body: dict[str, Any] = {
         "apiVersion": GROUP_VERSION,
         "kind": "JmsBridge",
         "metadata": {"name": name, "namespace": NAMESPACE},
@@ -107,6 +128,9 @@ def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, A
             "failover": {"standby": standby},
         },
     }
+    if standby:
+        body["spec"].update(copy.deepcopy(STANDBY))
+    return body
 
 
 def route(

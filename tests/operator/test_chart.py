@@ -167,8 +167,12 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
         ("", "configmaps", "watch"),  # a ConfigMap deleted or edited by hand is repaired at once
         ("", "events", "create"),
         ("", "secrets", "get"),  # the Kafka checks read each bridge's SASL credentials
+        ("coordination.k8s.io", "leases", "get"),  # a standby pair's Lease: its active instance
+        ("", "persistentvolumeclaims", "get"),  # a standby pair's checkpoint claim
     ]:
         assert needed in granted
+    # The bridges' Leases are the jobs' to write: the operator only reads them.
+    assert {verb for _, resource, verb in granted if resource == "leases"} == {"get", "list", "watch"}
     assert {verb for _, resource, verb in granted if resource == "secrets"} == {"get"}  # never list them
 
     unchecked = next(
@@ -203,6 +207,7 @@ def test_rbac_lets_the_operator_watch_what_its_handlers_watch() -> None:
     ]
     handled = {(selector.group or "", selector.plural or selector.any_name) for selector in selectors}
     assert ("", "configmaps") in handled  # the registry is read, not an empty list
+    assert ("coordination.k8s.io", "leases") in handled
     missing = [(g, r, v) for g, r in handled for v in ("list", "watch") if (g, r, v) not in granted]
     assert missing == []
 

@@ -28,7 +28,7 @@ def test_render_prints_what_the_operator_creates(capsys: pytest.CaptureFixture[s
     assert main(["render", *FILES, "-f", str(EXAMPLES / "secrets.yaml")]) == 0
     printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     bridge = load_yaml(EXAMPLES / "bridge.yaml")[0]
-    decided = plan(Observed(bridge, load_yaml(EXAMPLES / "routes.yaml")), open_gate, "now")
+    decided = plan(Observed(bridge, load_yaml(EXAMPLES / "routes.yaml")), open_gate, "1970-01-01T00:00:00Z")
     assert printed == [w.body for w in decided.writes]
     assert [(d["kind"], d["metadata"]["name"]) for d in printed] == [
         ("ConfigMap", "orders-config"),
@@ -102,10 +102,10 @@ def test_validate_prints_the_problems_the_operator_writes_into_the_statuses(
         f"{routes}: {route_says}",
         "2 problem(s)",
     ]
-    route_status = plan(Observed(bridge, [dead_letter]), open_gate, "now").routes[0].status
+    route_status = plan(Observed(bridge, [dead_letter]), open_gate, "1970-01-01T00:00:00Z").routes[0].status
     accepted = find_condition(route_status, "Accepted") or {}
     assert (accepted["reason"], accepted["message"]) == ("InvalidSpec", route_says)
-    ready = find_condition(plan(Observed(no_topic), open_gate, "now").status, "Ready") or {}
+    ready = find_condition(plan(Observed(no_topic), open_gate, "1970-01-01T00:00:00Z").status, "Ready") or {}
     assert (ready["reason"], ready["message"]) == (
         "InvalidSpec",
         f"Invalid spec: spec.routing.onSoftFailure: {needs}.",
@@ -189,7 +189,7 @@ def test_credentials_outside_secrets_are_refused(tmp_path: Path, capsys: pytest.
 
 
 def test_the_operator_refuses_credentials_and_its_status_never_shows_them() -> None:
-    decided = plan(Observed(credentials_everywhere(), [route("r")]), open_gate, "now")
+    decided = plan(Observed(credentials_everywhere(), [route("r")]), open_gate, "1970-01-01T00:00:00Z")
     assert decided.writes == []
     ready = find_condition(decided.status, "Ready") or {}
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")

@@ -1,7 +1,9 @@
 """The operator end to end: real kopf, real HTTP, against the Kubernetes API emulator.
 
 No spark-operator runs here: the tests play it by patching `status.applicationState` of the
-SparkApplications the operator created, and watch the bridge's status follow.
+SparkApplications the operator created, and watch the bridge's status follow. Where a standby pair's
+jobs would elect their active instance, the tests write the Lease as the jobs would (`View.play_lease`);
+`test_lease_in_status.py` runs the real jobs.
 """
 
 from __future__ import annotations
@@ -40,8 +42,13 @@ from tests.operator.helpers import (
 pytestmark = pytest.mark.timeout(120)
 
 
+# Conditions of a standby pair that most tests leave aside (`test_lease_in_status.py` is about them).
+STANDBY_CONDITIONS = frozenset({"ActiveInstance", "CheckpointShared"})
+LEASES = "coordination.k8s.io/v1"
+
+
 class View:
-    """Reads and plays the spark-operator on the emulated cluster, in the `apps` namespace."""
+    """Reads and plays the spark-operator (and the jobs' Lease) on the emulated cluster, in `apps`."""
 
     def __init__(self, kube: KubeApi) -> None:
         self.kube = kube
@@ -74,9 +81,37 @@ class View:
         return None if config is None else [r.name for r in config.routes]
 
     @staticmethod
-    def conditions(obj: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
+    def conditions(obj: dict[str, Any] | None, every: bool = False) -> dict[str, tuple[str, str]]:
         status = (obj or {}).get("status") or {}
-        return {c["type"]: (c["status"], c["reason"]) for c in status.get("conditions") or []}
+        conditions = status.get("conditions") or []
+        return {
+            c["type"]: (c["status"], c["reason"])
+            for c in conditions
+            if every or c["type"] not in STANDBY_CONDITIONS
+        }
+
+    def play_lease(
+        self, bridge: str, holder: str | None, transitions: int = 0, duration: int = 300
+    ) -> dict[str, Any]:
+        """Write the bridge's Lease as its jobs would: `holder` (`<instance>/<pod>`) took it `transitions`
+        times, renewed now; long enough (`duration`) that it does not run out during a test."""
+        from bridge_job.config import lease_name
+        from bridge_job.leadership import micro_time
+
+        now = micro_time()
+        spec: dict[str, Any] = {
+            "leaseDurationSeconds": duration,
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": transitions,
+        }
+        if holder:
+            spec["holderIdentity"] = holder
+        name = lease_name(bridge)
+        if self.kube.get(LEASES, "Lease", name, NAMESPACE) is None:
+            body = {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": name, "namespace": NAMESPACE}}
+            return self.kube.create({**body, "spec": spec})
+        return self.kube.patch(LEASES, "Lease", name, NAMESPACE, {"spec": {"holderIdentity": None, **spec}})
 
     @staticmethod
     def message(obj: dict[str, Any] | None, type_: str = "Ready") -> str:
@@ -128,6 +163,8 @@ def view(operator: KubeApi) -> View:
 
 STARTING = {"Ready": ("False", "Starting"), "Reconciling": ("True", "Starting")}
 STANDBY_STARTING = {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
+AWAITING_LEASE = {"Ready": ("False", "AwaitingLease"), "Reconciling": ("True", "AwaitingLease")}
+PRIMARY, SECONDARY = "primary/simple-primary-driver", "secondary/simple-secondary-driver"
 ACCEPTED = {"Accepted": ("True", "Accepted"), "Ready": ("True", "InEffect")}
 
 
@@ -243,18 +280,20 @@ def test_failover_to_the_standby(view: View) -> None:
     view.create(simple_bridge(standby=True))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING")
-    view.wait_conditions(
-        "JmsBridge", "simple", {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
-    )
+    view.wait_conditions("JmsBridge", "simple", AWAITING_LEASE)  # it runs; no instance is active yet
+    view.play_lease("simple", PRIMARY)
+    view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)
     view.play_spark("simple-secondary", "RUNNING")
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert [i["role"] for i in bridge["status"]["instances"]] == ["active", "standby"]
 
     view.play_spark("simple-primary", "FAILED", "node lost")
+    view.play_lease("simple", SECONDARY, transitions=1)  # the standby took the Lease over
     bridge = view.wait_conditions("JmsBridge", "simple", {"Ready": ("True", "Degraded")})
     assert bridge["status"]["activeInstance"] == "simple-secondary"
     assert bridge["status"]["failovers"] == 1
     assert "SparkApplication simple-primary is FAILED: node lost" in view.message(bridge)
+    view.wait(lambda: ("simple", "Warning", "Failover") in view.events(), "a Failover Event")
 
 
 def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> None:
@@ -368,6 +407,7 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
         )
         view.play_spark("simple-primary", "RUNNING")
         view.play_spark("simple-secondary", "SUBMITTED")
+        view.play_lease("simple", PRIMARY)
         view.wait_conditions(
             "JmsBridge", "simple", {"Ready": ("True", "Running"), "Reconciling": ("True", "StandbyStarting")}
         )
@@ -533,6 +573,7 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     view.create(simple_bridge(standby=True), route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.play_lease("simple", PRIMARY)
     view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)  # the primary is active from here on
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
@@ -565,6 +606,7 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
         lambda: view.apps()["simple-primary"]["spec"]["executor"]["instances"] == 3, "the active updated"
     )
     view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)  # the spark-operator restarts it
+    view.play_lease("simple", SECONDARY, transitions=1)
     view.wait(  # the updated standby took over
         lambda: (view.bridge("simple") or {})["status"].get("activeInstance") == "simple-secondary",
         "failover",

@@ -12,7 +12,7 @@ from jmsbridge_operator.planning import Observed, Plan, plan
 from jmsbridge_operator.status import find_condition
 
 from bridge_job.config import JmsBridge, JobConfig
-from tests.operator.helpers import route, simple_bridge
+from tests.operator.helpers import STANDBY, route, simple_bridge
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -92,7 +92,7 @@ def test_bridge_change_replaces_applications_keeping_their_metadata() -> None:
 
 def test_standby_toggle_adds_and_removes_the_secondary() -> None:
     observed = steady(cluster_bridge(), [])
-    with_standby = cluster_bridge(failover={"standby": True})
+    with_standby = cluster_bridge(**STANDBY)
     decided = plan(Observed(with_standby, [], observed.config_map, observed.applications), open_gate, NOW)
     assert ("create", "SparkApplication", "simple-secondary") in verbs(decided)
     pair = steady(with_standby, [])
@@ -101,8 +101,8 @@ def test_standby_toggle_adds_and_removes_the_secondary() -> None:
 
 
 def test_suspend_deletes_applications_and_keeps_the_config() -> None:
-    observed = steady(cluster_bridge(failover={"standby": True}), [])
-    suspended = cluster_bridge(failover={"standby": True}, suspend=True)
+    observed = steady(cluster_bridge(**STANDBY), [])
+    suspended = cluster_bridge(**STANDBY, suspend=True)
     decided = plan(Observed(suspended, [], observed.config_map, observed.applications), open_gate, NOW)
     assert verbs(decided) == [
         ("replace", "ConfigMap", "simple-config"),  # it says `suspend: true` now

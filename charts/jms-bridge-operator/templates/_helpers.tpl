@@ -50,6 +50,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - apiGroups: ["", events.k8s.io]
   resources: [events]
   verbs: [create]
+# A standby pair's Lease (the job's election): its holder is the status' activeInstance. Read only.
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, list, watch]
+# A standby pair's checkpoint claim: the status says whether both instances can share it.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, watch]
 {{- if .Values.operator.kafkaChecks.enabled }}
 # The Kafka checks connect as each bridge: they read its spec.kafka.sasl.credentialsSecretRef (only get).
 - apiGroups: [""]

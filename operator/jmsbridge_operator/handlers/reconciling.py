@@ -7,9 +7,14 @@ a reconciliation of a bridge runs, further requests for it only mark it dirty, a
 round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
 ones.
 
-Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label). Routes come
-from kopf's in-memory index of `JmsBridgeRoute` (filled from the watch stream), so a namespace full of
-routes is not listed again and again. Writes happen only when the plan says an object changes.
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), and with a
+standby its Lease and its checkpoint's PersistentVolumeClaim. Routes come from kopf's in-memory index of
+`JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
+again. Writes happen only when the plan says an object changes.
+
+A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
+its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
+a short timer, reconciles the bridge then.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from typing import Any, Protocol
 
 import kopf
 
-from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, Resource
+from bridge_job.kubernetes_api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
+from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
 
@@ -36,6 +42,7 @@ logger = logging.getLogger("jmsbridge_operator")
 BRIDGES = Resource(*naming.BRIDGE_RESOURCE)
 ROUTES = Resource(*naming.ROUTE_RESOURCE)
 APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
+CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
 
@@ -79,6 +86,7 @@ class Reconciler:
         self._guard = threading.Lock()
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
+        self._recheck: dict[tuple[str, str], datetime.datetime] = {}
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -105,6 +113,12 @@ class Reconciler:
                 self._running.pop(key, None)
             raise
 
+    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge whose status was due to change with time (see the module docstring)."""
+        due = self._recheck.get((namespace, name))
+        if due is not None and datetime.datetime.now(datetime.UTC) >= due:
+            self.reconcile(namespace, name, routes)
+
     # -----------------------------------------------------------------------------------------------
 
     def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
@@ -115,9 +129,21 @@ class Reconciler:
             return
         config_map = self.kube.get(CONFIG_MAPS, namespace, naming.config_map_name(name))
         applications = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
-        observed = Observed(bridge, route_bodies, config_map, applications)
+        lease = claim = None
+        if (elected := observed_lease(bridge, None)) is not None:
+            lease = self.kube.get(LEASES, namespace, elected.name)
+            claimed = (((bridge.get("spec") or {}).get("spark") or {}).get("checkpoint") or {}).get(
+                "persistentVolumeClaim"
+            )
+            claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
+        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim)
         decided = plan(observed, self.gate, self.clock())
         self._apply(namespace, bridge, decided)
+        key = (namespace, name)
+        if decided.recheck_at is None:
+            self._recheck.pop(key, None)
+        else:
+            self._recheck[key] = decided.recheck_at
 
     def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """The route with the status we last wrote, when the index has not caught up with it yet."""
@@ -135,6 +161,8 @@ class Reconciler:
         if patch is not None:
             self.kube.patch_status(BRIDGES, namespace, name, patch)
             metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
+        if decided.failover is not None:
+            self._announce(bridge, decided.failover)
         if decided.transition is not None:
             self._announce(bridge, decided.transition)
         for update in decided.routes:

@@ -1,0 +1,214 @@
+"""A standby pair's status follows its Lease: the real kopf operator on the API emulator.
+
+No spark-operator runs here: the tests play it by patching `status.applicationState` of the
+SparkApplications the operator created (both RUNNING, as it would report two healthy drivers). The Lease
+is written by the real job processes (`jmsbridge job`, local Spark, real ActiveMQ and noida-db) in the e2e
+test, and by the test itself, as the jobs would write it, in the quick ones.
+"""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jmsbridge.local import BridgeJob
+from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.kubeapi.client import KubeApi
+from tests.kubeapi.operator_runner import run_operator
+from tests.operator.conftest import OPERATOR_MODULE
+from tests.operator.helpers import CHECKPOINT_CLAIM, NAMESPACE, STANDBY, claim, simple_bridge
+from tests.operator.test_operator import View
+
+pytestmark = pytest.mark.timeout(120)
+
+NO_ACTIVE = {"Ready": ("False", "NoActiveInstance"), "Stalled": ("True", "NoActiveInstance")}
+AWAITING = {"Ready": ("False", "AwaitingLease"), "Reconciling": ("True", "AwaitingLease")}
+
+
+@pytest.fixture()
+def view(operator: KubeApi) -> View:
+    return View(operator)
+
+
+def both_running(view: View, bridge: str) -> None:
+    view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
+    for instance in ("primary", "secondary"):
+        view.play_spark(f"{bridge}-{instance}", "RUNNING")
+
+
+def status_of(view: View, bridge: str) -> dict[str, Any]:
+    return dict((view.bridge(bridge) or {}).get("status") or {})
+
+
+def failover_events(view: View, bridge: str) -> list[str]:
+    items = view.kube.list("v1", "Event", NAMESPACE)
+    return [
+        str(e["message"])
+        for e in items
+        if e["involvedObject"]["name"] == bridge and e["reason"] == "Failover" and e["type"] == "Warning"
+    ]
+
+
+def test_nobody_holding_the_lease_past_its_duration_is_no_active_instance(view: View) -> None:
+    view.create(simple_bridge(standby=True), claim())
+    both_running(view, "simple")
+    # The primary took the lease and stopped renewing it (a crash): 2 s, the shortest duration allowed.
+    view.play_lease("simple", "primary/simple-primary-driver", duration=2)
+    view.wait(lambda: status_of(view, "simple").get("activeInstance") == "simple-primary", "primary active")
+    # Nobody renews: it runs out after 2 s; nobody takes it over for 2 s more.
+    bridge = view.wait_conditions("JmsBridge", "simple", NO_ACTIVE)
+    message = view.message(bridge)
+    assert "No instance has held the Lease for more than 2s while the applications run" in message
+    assert (
+        "Lease simple-jms-bridge in namespace apps was last renewed by primary/simple-primary-driver"
+        in message
+    )
+    assert "activeInstance" not in bridge["status"]
+    view.wait(lambda: ("simple", "Warning", "NoActiveInstance") in view.events(), "a Warning Event")
+
+    # The standby takes over: the bridge is running again, and that was a failover.
+    view.play_lease("simple", "secondary/simple-secondary-driver", transitions=1)
+    bridge = view.wait_conditions("JmsBridge", "simple", {"Ready": ("True", "Running")})
+    assert bridge["status"]["activeInstance"] == "simple-secondary"
+    assert bridge["status"]["failovers"] == 1
+    lease = view.kube.get("coordination.k8s.io/v1", "Lease", "simple-jms-bridge", NAMESPACE) or {}
+    assert bridge["status"]["lastFailoverTime"] == lease["spec"]["acquireTime"]
+    events = view.wait(lambda: failover_events(view, "simple"), "a Failover Event")
+    assert "primary/simple-primary-driver -> secondary/simple-secondary-driver" in events[0]
+
+
+def test_an_absent_lease_while_the_applications_run_is_awaited_then_reported(view: View) -> None:
+    body = simple_bridge(standby=True)
+    body["spec"]["failover"]["leaseDurationSeconds"] = 2
+    view.create(body, claim())
+    both_running(view, "simple")
+    view.wait_conditions("JmsBridge", "simple", AWAITING)
+    bridge = view.wait_conditions("JmsBridge", "simple", NO_ACTIVE)
+    assert "Lease simple-jms-bridge in namespace apps does not exist" in view.message(bridge)
+
+
+def test_the_status_says_whether_the_checkpoint_claim_can_be_shared(view: View) -> None:
+    view.create(simple_bridge(standby=True))
+
+    def shared() -> tuple[str, str] | None:
+        return view.conditions(view.bridge("simple"), every=True).get("CheckpointShared")
+
+    view.wait(lambda: shared() == ("False", "CheckpointClaimNotFound"), "the claim reported missing")
+    view.create(claim(CHECKPOINT_CLAIM, "ReadWriteOnce"))
+    view.wait(lambda: shared() == ("False", "CheckpointNotShared"), "the claim reported unshareable")
+    message = view.message(view.bridge("simple"), "CheckpointShared")
+    assert (
+        f"PersistentVolumeClaim {CHECKPOINT_CLAIM} in namespace apps has accessModes [ReadWriteOnce]"
+        in message
+    )
+    view.kube.delete("v1", "PersistentVolumeClaim", CHECKPOINT_CLAIM, NAMESPACE)
+    view.wait(lambda: shared() == ("False", "CheckpointClaimNotFound"), "the claim reported gone")
+    view.create(claim())
+    view.wait(lambda: shared() == ("True", "ReadWriteMany"), "the claim reported shared")
+
+
+def test_a_standby_pair_without_a_checkpoint_claim_is_refused(view: View) -> None:
+    body = simple_bridge(standby=True)
+    del body["spec"]["spark"]
+    view.create(body)
+    bridge = view.wait_conditions(
+        "JmsBridge", "simple", {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    )
+    assert "spec.spark.checkpoint.persistentVolumeClaim: failover.standby needs a checkpoint" in view.message(
+        bridge
+    )
+    assert view.apps() == {}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Two real jobs fight for the Lease
+
+
+@pytest.fixture()
+def jobs() -> Iterator[list[BridgeJob]]:
+    started: list[BridgeJob] = []
+    yield started
+    for job in started:
+        job.kill()
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_the_status_follows_two_real_jobs_fighting_for_the_lease(
+    cluster: KubeApi,
+    no_kafka_checks: None,
+    activemq: ActiveMqBroker,
+    kafka: KafkaBroker,
+    tmp_path: Path,
+    jobs: list[BridgeJob],
+) -> None:
+    from tests.job.harness import bridge_document, route_document, write_yaml
+
+    n = uuid.uuid4().hex[:8]
+    name, topic = f"pair-{n}", f"pair-{n}"
+    kafka.create_topics(topic)
+    bridge = bridge_document(name, activemq, kafka, [{"queue": f"pair.{n}"}])
+    bridge["metadata"]["namespace"] = NAMESPACE
+    bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": 4}
+    route = route_document("all", name, topic)
+    route["metadata"]["namespace"] = NAMESPACE
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    # In the cluster, both instances mount the claim; here they share `tmp_path/checkpoint`.
+    resource = {
+        **bridge,
+        "spec": {**bridge["spec"], "spark": {**bridge["spec"]["spark"], **STANDBY["spark"]}},
+    }
+
+    view = View(cluster)
+
+    def job(instance: str) -> BridgeJob:
+        started = BridgeJob(
+            files, tmp_path, instance=instance, master="local[1]", env={"HOSTNAME": f"pod-{instance}"}
+        )
+        jobs.append(started.start())
+        return started
+
+    def status() -> dict[str, Any]:
+        return dict((view.bridge(name) or {}).get("status") or {})
+
+    def active(application: str | None, failovers: int) -> dict[str, Any] | None:
+        now = status()
+        return now if (now.get("activeInstance"), now.get("failovers")) == (application, failovers) else None
+
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.create(resource, claim())
+        both_running(view, name)  # the spark-operator's part: both drivers run
+        primary = job("primary")
+        now = view.wait(lambda: active(f"{name}-primary", 0), "the primary active", timeout=240)
+        assert now["leaseHolder"] == "primary/pod-primary"
+        assert view.conditions(view.bridge(name)) == {"Ready": ("True", "Running")}
+        secondary = job("secondary")
+
+        # A clean stop releases the Lease: the secondary takes over at its next poll.
+        assert primary.process is not None
+        primary.process.send_signal(signal.SIGTERM)
+        assert primary.wait_exit(120) == 0
+        now = view.wait(lambda: active(f"{name}-secondary", 1), "the secondary active", timeout=240)
+        assert now["lastFailoverTime"]
+        events = view.wait(lambda: failover_events(view, name), "a Failover Event")
+        assert "primary/pod-primary -> secondary/pod-secondary" in events[-1]
+
+        # Kubernetes restarts the stopped instance: it stands by. A crash of the active one (SIGKILL of
+        # its process group) leaves the Lease to run out; the primary takes over once it has seen the
+        # Lease unrenewed for its duration (or once it is up, if its start takes longer).
+        primary = job("primary")
+        secondary.kill()
+        view.wait(lambda: active(f"{name}-primary", 2), "the primary active again", timeout=240)
+        view.wait(lambda: len(failover_events(view, name)) == 2, "a second Failover Event")
+        assert "secondary/pod-secondary -> primary/pod-primary" in failover_events(view, name)[-1]
+
+        # The last instance crashes too, and the applications still say RUNNING: nobody is active.
+        primary.kill()
+        bridge = view.wait_conditions("JmsBridge", name, NO_ACTIVE)
+        assert "was last renewed by primary/pod-primary" in view.message(bridge)
+        assert bridge["status"]["failovers"] == 2

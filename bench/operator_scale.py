@@ -38,7 +38,7 @@ sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from jmsbridge.local import free_port, wait_until  # noqa: E402
 from tests.kubeapi.client import KubeApi, serve_kube_api  # noqa: E402
-from tests.operator.helpers import simple_bridge, spark_crd_file  # noqa: E402
+from tests.operator.helpers import held_lease, simple_bridge, spark_crd_file  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"
@@ -206,13 +206,16 @@ def main() -> int:
             reconciled_s = time.monotonic() - started
             requests_reconciled = operator_requests(kube) - before
 
-            # Play the spark-operator: every application starts running.
+            # Play the spark-operator: every application starts running; with a standby, play the jobs
+            # too: the primary of each bridge holds its Lease.
             running_started = time.monotonic()
             for app in kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE):
                 status = {"applicationState": {"state": "RUNNING"}}
                 kube.patch_status(
                     SPARK_VERSION, "SparkApplication", app["metadata"]["name"], NAMESPACE, status
                 )
+            for i in range(args.bridges if args.standby else 0):
+                kube.create(held_lease(f"bridge-{i:04d}", "primary/driver", namespace=NAMESPACE))
             wait_until(
                 lambda: all_ready(kube, args.bridges), args.timeout, "every bridge Ready", interval=1.0
             )

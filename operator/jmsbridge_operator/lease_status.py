@@ -247,5 +247,13 @@ def failover_message(previous: Mapping[str, Any], current: Mapping[str, Any]) ->
     before, after = int(previous.get("failovers") or 0), int(current.get("failovers") or 0)
     if old == new and after <= before:
         return None
-    apps = f"{previous.get('activeInstance') or 'no application'} -> {current['activeInstance']}"
+    was = _application_of(current, str(old)) or "?"
+    apps = f"{was} -> {current['activeInstance']}"
     return f"Failover: {old} -> {new} ({apps}); failover {after}, at {current.get('lastFailoverTime')}"
+
+
+def _application_of(status: Mapping[str, Any], holder: str) -> str | None:
+    for instance in status.get("instances") or []:
+        if isinstance(instance, Mapping) and instance.get("name") == instance_of(holder):
+            return str(instance.get("application"))
+    return None

@@ -110,6 +110,27 @@ def claim(name: str = CHECKPOINT_CLAIM, *modes: str) -> dict[str, Any]:
     }
 
 
+def held_lease(
+    bridge_id: str, holder: str | None, transitions: int = 0, duration: int = 300, namespace: str = NAMESPACE
+) -> dict[str, Any]:
+    """A bridge's Lease as its jobs write it: `holder` (`<instance>/<pod>`, None: released) took it
+    `transitions` times and renewed it now; long enough (`duration`) not to run out during a test."""
+    from bridge_job.config import lease_name
+    from bridge_job.leadership import micro_time
+
+    now = micro_time()
+    spec: dict[str, Any] = {
+        "leaseDurationSeconds": duration,
+        "acquireTime": now,
+        "renewTime": now,
+        "leaseTransitions": transitions,
+    }
+    if holder:
+        spec["holderIdentity"] = holder
+    metadata = {"name": lease_name(bridge_id), "namespace": namespace}
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
+
+
 def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, Any]:
     """A small bridge: ActiveMQ queue in, plaintext Kafka out; `standby` with its checkpoint claim."""
     body: dict[str, Any] = {

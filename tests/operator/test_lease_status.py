@@ -83,7 +83,7 @@ def test_a_failover_is_announced_old_to_new_holder() -> None:
     taken = status(lease("secondary/pod-b", renewed=12, transitions=1, acquired=12), at(13), released)
     message = failover_message(released, taken)
     assert message is not None
-    assert "primary/pod-a -> secondary/pod-b" in message and "failover 1" in message
+    assert "primary/pod-a -> secondary/pod-b (b-primary -> b-secondary); failover 1" in message
     # The same holder in a new tenure (its pod came back under the same name) is a failover too.
     again = status(lease("secondary/pod-b", renewed=40, transitions=2, acquired=40), at(41), taken)
     assert failover_message(taken, again) is not None
@@ -146,3 +146,23 @@ def _t(seconds: int) -> datetime.datetime:
     moment = parse_time(at(seconds))
     assert moment is not None
     return moment
+
+
+def test_only_a_new_holder_or_tenure_of_a_bridge_lease_triggers_a_reconciliation() -> None:
+    from jmsbridge_operator.handlers.standby_pair import lease_changed
+
+    memo: dict[str, Any] = {}
+
+    def event(type_: str | None, holder: str, transitions: int, name: str = LEASE) -> tuple[str, str] | None:
+        body = {
+            "metadata": {"name": name},
+            "spec": {"holderIdentity": holder, "leaseTransitions": transitions},
+        }
+        return lease_changed(type_, "apps", body, memo)
+
+    assert event(None, "primary/a", 0) is None  # the initial listing: the resumption reads it anyway
+    assert event("MODIFIED", "primary/a", 0) is None  # a renewal
+    assert event("MODIFIED", "secondary/b", 1) == ("apps", "b")  # a new holder of bridge id `b`
+    assert event("MODIFIED", "secondary/b", 2) == ("apps", "b")  # a new tenure
+    assert event("DELETED", "secondary/b", 2) == ("apps", "b")
+    assert event("ADDED", "kubelet", 0, name="node-1") is None  # no bridge's Lease

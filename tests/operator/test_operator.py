@@ -32,6 +32,7 @@ from tests.operator.helpers import (
     SPARK_CRD,
     SPARK_VERSION,
     example,
+    held_lease,
     load_yaml,
     require_reference,
     route,
@@ -93,25 +94,14 @@ class View:
     def play_lease(
         self, bridge: str, holder: str | None, transitions: int = 0, duration: int = 300
     ) -> dict[str, Any]:
-        """Write the bridge's Lease as its jobs would: `holder` (`<instance>/<pod>`) took it `transitions`
-        times, renewed now; long enough (`duration`) that it does not run out during a test."""
-        from bridge_job.config import lease_name
-        from bridge_job.leadership import micro_time
-
-        now = micro_time()
-        spec: dict[str, Any] = {
-            "leaseDurationSeconds": duration,
-            "acquireTime": now,
-            "renewTime": now,
-            "leaseTransitions": transitions,
-        }
-        if holder:
-            spec["holderIdentity"] = holder
-        name = lease_name(bridge)
+        """Write the bridge's Lease as its jobs would (`helpers.held_lease`)."""
+        lease = held_lease(bridge, holder, transitions, duration)
+        name = lease["metadata"]["name"]
         if self.kube.get(LEASES, "Lease", name, NAMESPACE) is None:
-            body = {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": name, "namespace": NAMESPACE}}
-            return self.kube.create({**body, "spec": spec})
-        return self.kube.patch(LEASES, "Lease", name, NAMESPACE, {"spec": {"holderIdentity": None, **spec}})
+            return self.kube.create(lease)
+        return self.kube.patch(
+            LEASES, "Lease", name, NAMESPACE, {"spec": {"holderIdentity": None, **lease["spec"]}}
+        )
 
     @staticmethod
     def message(obj: dict[str, Any] | None, type_: str = "Ready") -> str:

@@ -14,7 +14,9 @@ from confluent_kafka import Consumer, TopicPartition
 from bridge_job import egress_task
 from bridge_job.config import journal_reader_group
 from bridge_job.errors import BridgeStopped
+from bridge_job.journal import Epoch
 from bridge_job.journal_reading import close_consumers
+from bridge_job.journal_writer import JournalWriter
 from bridge_job.kafka_writing import close_producers
 from bridge_job.message import JmsMessage, Property
 from tests.brokers import KafkaBroker
@@ -38,6 +40,16 @@ def test_a_range_is_routed_converted_and_written(kafka: KafkaBroker, tmp_path: P
     records = read_topics(kafka, [topic], 3, settle=0.5)
     assert [r.key for r in records] == [b"1", b"2", b"3"]  # in journal order
     assert all(r.header("jmsbridge.origin") == job.bridge_id.encode() for r in records)
+
+
+def test_an_epoch_marker_is_counted_not_routed(kafka: KafkaBroker, tmp_path: Path) -> None:
+    job, path, topic = journalled_bridge(kafka, tmp_path)
+    journal(kafka, job, order(0))
+    JournalWriter(job, partitions=1).open(Epoch("b/pod-b", "b"))  # a takeover between two messages
+    journal(kafka, job, order(1))
+    summary = egress_task.run(path, job.journal_topic, 0, 0, 4)  # 0, the marker, its commit, 1
+    assert (summary.records, summary.markers, summary.published, summary.skipped) == (2, 1, 2, 0)
+    assert [r.key for r in read_topics(kafka, [topic], 2, settle=0.5)] == [b"0", b"1"]
 
 
 def test_a_redelivery_whose_original_is_in_an_earlier_range_is_dropped(

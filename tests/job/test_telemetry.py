@@ -24,6 +24,7 @@ def task(partition: int, started: int, ended: int, **counts: int) -> dict[str, i
     row |= {
         "skipped": 0,
         "loops": 0,
+        "markers": 0,
         "routing_ns": 0,
         "started_ms": started,
         "ended_ms": ended,
@@ -36,7 +37,7 @@ def test_figures_from_progress_and_metrics() -> None:
     # Two tasks, 150 ms each, side by side for 100 of the batch's 200 ms: parallelism 1.5.
     tasks = [
         task(0, 1000, 1150, records=7, duplicates=2, published=4, dead_lettered=1, routing_ns=25_000),
-        task(1, 1050, 1200, records=5, published=4, skipped=1, routing_ns=25_000),
+        task(1, 1050, 1200, records=5, published=4, skipped=1, markers=1, routing_ns=25_000),
     ]
     source = SimpleNamespace(endOffset='{"0": 10}', latestOffset='{"0": 30}')
     progress = SimpleNamespace(
@@ -48,7 +49,8 @@ def test_figures_from_progress_and_metrics() -> None:
         durationMs={"addBatch": 400},
     )
     figures = figures_from_progress(progress)
-    assert figures == BatchFigures(3, 12, 8, 1, 1, 5e-06, 0.5, 20, duplicates=2, tasks=2, parallelism=1.5)
+    expected = BatchFigures(3, 12, 8, 1, 1, 5e-06, 0.5, 20, duplicates=2, markers=1, tasks=2, parallelism=1.5)
+    assert figures == expected
     metrics = Metrics("orders")
     metrics.record_batch(figures)
     value = metrics.registry.get_sample_value
@@ -57,3 +59,4 @@ def test_figures_from_progress_and_metrics() -> None:
     assert value("jmsbridge_routed_messages_total", {"bridge": "orders", "outcome": "deadLettered"}) == 1
     assert value("jmsbridge_journal_lag_records", {"bridge": "orders"}) == 20
     assert value("jmsbridge_redelivered_duplicates_total", {"bridge": "orders"}) == 2
+    assert value("jmsbridge_journal_epoch_markers_total", {"bridge": "orders"}) == 1

@@ -34,6 +34,7 @@ from bridge_job.kafka_writing import (
     TRANSACTION_TIMEOUT_SECONDS,
     Addressed,
     egress_transactional_id,
+    transactional_settings,
     write_at_least_once,
     write_transaction,
 )
@@ -151,10 +152,8 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     summary.routing_ns = time.perf_counter_ns() - began
 
     if exactly_once:
-        settings = producer_config(kafka) | {
-            "transactional.id": egress_transactional_id(config.bridge_id, partition),
-            "transaction.timeout.ms": str(int(TRANSACTION_TIMEOUT_SECONDS * 1000)),
-        }
+        transactional_id = egress_transactional_id(config.bridge_id, partition)
+        settings = transactional_settings(producer_config(kafka), transactional_id)
         write_transaction(settings, records, consumer, TopicPartition(topic, partition, end))
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers)

@@ -70,6 +70,22 @@ def egress_transactional_id(bridge_id: str, journal_partition: int) -> str:
     return f"{transactional_id_prefix(bridge_id)}egress-{journal_partition}"
 
 
+def transactional_settings(producer: KafkaConfig, transactional_id: str) -> KafkaConfig:
+    """`producer`'s settings for writing in transactions of `transactional_id`.
+
+    Without re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
+    it learnt and starts over from the bootstrap servers, and after that the offsets step of
+    `send_offsets_to_transaction` is never sent (AddOffsetsToTxn succeeds, TxnOffsetCommit never goes
+    out): the call hangs past its own timeout and the task with it. Without, it completes as soon as
+    the broker is back.
+    """
+    return producer | {
+        "transactional.id": transactional_id,
+        "transaction.timeout.ms": str(int(TRANSACTION_TIMEOUT_SECONDS * 1000)),
+        "metadata.recovery.strategy": "none",
+    }
+
+
 class Deliveries:
     """Delivery reports of one task: the first few failures, as clear hard failures, and whether the
     producer failed for good (an idempotent producer whose sequence the broker rejects)."""

@@ -226,9 +226,7 @@ def test_activemq_gone_for_longer_than_the_window_stops_with_one_line(
     assert job.log().count("reconnecting (attempt") <= 2  # rate-limited: one line per 10 s
 
 
-# exactlyOnce is left out: after noida-db restarts, the egress task's Kafka transaction never completes
-# (the task hangs past every timeout here), while atLeastOnce carries on.
-@pytest.mark.parametrize("delivery", ["atLeastOnce"])
+@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
 def test_kafka_down_for_30_seconds(
     activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path, delivery: str
 ) -> None:

@@ -206,6 +206,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         if leadership is not None:
             ingest.warm_up(options.instance)
             _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
+            _warm_python_workers(spark)
+            log.info("standby: warm (Spark session and workers, JMS client, journal producer)")
     if leadership is not None and not leadership.acquire(stopping):
         if spark is not None:
             spark.stop()
@@ -267,6 +269,21 @@ def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
         return Epoch(lease_holder_identity(instance, pod_name()), instance)
     tenure_start, transitions = leadership.tenure()
     return Epoch(leadership.identity, instance, tenure_start, transitions)
+
+
+def _warm_python_workers(spark: Any) -> None:
+    """Start PySpark's worker daemon with the tasks' modules imported, so the first batch after a takeover
+    does not wait for them. Only a head start: a failure here is logged, the takeover starts them anyway."""
+    try:
+        spark.sparkContext.parallelize([0], 1).map(_import_task_modules).collect()
+    except Exception as error:
+        log.warning("standby: could not warm up Spark's Python workers: %s", stop_reason(error))
+
+
+def _import_task_modules(value: int) -> int:
+    import bridge_job.egress_task  # noqa: F401
+
+    return value
 
 
 def _spark_session(config: JobConfig, options: JobOptions) -> Any:

@@ -453,6 +453,7 @@ def test_two_jobs_run_as_an_active_standby_pair(
         a.wait_running(180)
         b = instance("b").start()
         b.wait_log("standby: waiting for lease", 180)
+        assert "standby: warm (" in b.log()  # before it holds the lease
         send(activemq, messages(0))
         assert len(read_topics(kafka, [topic], 10)) == 10
         assert " running: " not in b.log()

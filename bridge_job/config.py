@@ -509,6 +509,15 @@ class TelemetrySpec(CamelModel):
     port: Annotated[int, Field(ge=0, le=65535)] = 9464
 
 
+class SecuritySpec(CamelModel):
+    allow_inline_credentials: bool = Field(
+        default=False,
+        description="Accept credentials in connection factory properties, the JNDI environment, Kafka "
+        "properties and URLs with a warning instead of refusing the bridge. They are then stored in plain "
+        "text in the job's ConfigMap: prefer credentialsSecretRef and kafka.sasl.",
+    )
+
+
 class JmsBridgeSpec(CamelModel):
     bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
         default=None, description="Defaults to metadata.name."
@@ -520,6 +529,7 @@ class JmsBridgeSpec(CamelModel):
     failover: FailoverSpec = Field(default_factory=FailoverSpec)
     spark: SparkSpec = Field(default_factory=SparkSpec)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    security: SecuritySpec = Field(default_factory=SecuritySpec)
     suspend: bool = False
 
 

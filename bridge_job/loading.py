@@ -10,6 +10,7 @@ problem is one line that names the file (and the line).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,17 @@ from bridge_job.config import (
     job_config,
     parse_resource,
 )
-from bridge_job.validation import bridge_faults, duplicate_message, duplicates, fault_line, judge
+from bridge_job.validation import (
+    bridge_faults,
+    duplicate_message,
+    duplicates,
+    fault_line,
+    judge,
+    refusals,
+    warnings,
+)
+
+log = logging.getLogger("jmsbridge.config")
 
 MAX_DEPTH = 64  # a bridge's YAML nests about 6 levels; far deeper is a mistake or an attack
 
@@ -150,7 +161,10 @@ def refuse_faults(
     bridge: JmsBridgeSpec, name: str, routes: Sequence[Route], where: str, route_where: Mapping[str, str]
 ) -> None:
     """ConfigError unless the operator would take the bridge and every one of its routes."""
-    problems = [f"{where}: {fault_line(fault.reason, fault.message)}" for fault in bridge_faults(bridge)]
+    faults = bridge_faults(bridge)
+    for fault in warnings(faults):
+        log.warning("%s: %s", where, fault.message)
+    problems = [f"{where}: {fault_line(fault.reason, fault.message)}" for fault in refusals(faults)]
     by_name = sorted(routes, key=lambda route: route.name)
     for route, fault in judge(bridge, by_name, name).faults.items():
         problems.append(f"{route_where[route]}: {fault_line(fault.reason, fault.message)}")

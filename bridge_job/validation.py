@@ -10,7 +10,9 @@ Here `>` also matches nothing, which errs on the side of accepting a route.
 
 Credentials come only from Secrets: a secret-looking key (`bridge_job.redaction.is_secret_key`) in the
 connection factory's properties, the JNDI environment or the Kafka properties, and a password inside a
-URL, are refused. Nothing here does I/O.
+URL, are refused, unless `spec.security.allowInlineCredentials` downgrades them to warnings (`Fault.warning`;
+`refusals` and `warnings` tell them apart). `sasl.password` in the Kafka properties is refused either way:
+it would never be used. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -34,15 +36,21 @@ CREDENTIALS_IN_SPEC = "CredentialsInSpec"
 
 JMS_SECRET_HINT = "put credentials in the Secret named by spec.jms.credentialsSecretRef"
 KAFKA_SECRET_HINT = "put credentials in the Secret named by spec.kafka.sasl.credentialsSecretRef"
+SWITCH = "spec.security.allowInlineCredentials"
+ALLOWED = f"allowed by {SWITCH}: stored in plain text in the job's ConfigMap"
+# The spec's `kafka.sasl` sets it over whatever the properties say, and without `sasl` nothing uses it.
+IGNORED_KAFKA_PASSWORD = "spec.kafka.properties.sasl.password"
 
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
-    """One rule broken: a one-word reason, the field it is about, and what to fix."""
+    """One rule broken: a one-word reason, the field it is about, and what to fix. A warning is a rule
+    the spec chose to waive: said, but no reason to refuse the bridge."""
 
     reason: str
     field: str
     message: str
+    warning: bool = False
 
 
 def fault_line(reason: str, message: str) -> str:
@@ -180,13 +188,8 @@ def _credential_faults(
     return faults
 
 
-def bridge_faults(bridge: JmsBridgeSpec) -> tuple[Fault, ...]:
-    """The rules of a bridge's spec that its schema cannot say."""
+def _inline_credentials(bridge: JmsBridgeSpec) -> list[Fault]:
     faults: list[Fault] = []
-    routing = bridge.routing
-    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
-        field = "spec.routing.onSoftFailure"
-        faults.append(Fault(INVALID_SPEC, field, f"{field}: deadLetter needs spec.routing.deadLetterTopic"))
     if (factory := bridge.jms.connection_factory) is not None:
         field = "spec.jms.connectionFactory.properties"
         faults += _credential_faults(factory.properties, field, JMS_SECRET_HINT)
@@ -195,7 +198,34 @@ def bridge_faults(bridge: JmsBridgeSpec) -> tuple[Fault, ...]:
         faults += _credential_faults(jndi.environment, "spec.jms.jndi.environment", JMS_SECRET_HINT, urls)
     urls = [("spec.kafka.bootstrapServers", bridge.kafka.bootstrap_servers)]
     faults += _credential_faults(bridge.kafka.properties, "spec.kafka.properties", KAFKA_SECRET_HINT, urls)
-    return tuple(faults)
+    if not bridge.security.allow_inline_credentials:
+        return faults
+    return [_waived(fault) for fault in faults]
+
+
+def _waived(fault: Fault) -> Fault:
+    if fault.field == IGNORED_KAFKA_PASSWORD:  # allowing it would accept a field that is never used
+        return dataclasses.replace(fault, message=f"{fault.message} (never used, whatever {SWITCH} says)")
+    return dataclasses.replace(fault, message=f"{fault.message} ({ALLOWED})", warning=True)
+
+
+def bridge_faults(bridge: JmsBridgeSpec) -> tuple[Fault, ...]:
+    """The rules of a bridge's spec that its schema cannot say; those it waives come as warnings."""
+    faults: list[Fault] = []
+    routing = bridge.routing
+    if routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER and routing.dead_letter_topic is None:
+        field = "spec.routing.onSoftFailure"
+        faults.append(Fault(INVALID_SPEC, field, f"{field}: deadLetter needs spec.routing.deadLetterTopic"))
+    return tuple(faults + _inline_credentials(bridge))
+
+
+def refusals(faults: Iterable[Fault]) -> list[Fault]:
+    """The faults that refuse a bridge (not its warnings)."""
+    return [fault for fault in faults if not fault.warning]
+
+
+def warnings(faults: Iterable[Fault]) -> list[Fault]:
+    return [fault for fault in faults if fault.warning]
 
 
 # ---------------------------------------------------------------------------------------------------

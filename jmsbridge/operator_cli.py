@@ -236,6 +236,7 @@ class Resources:
     routes: list[Document] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (document order, line)
     skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # said on stderr; no reason to refuse
     refused: list[Document] = field(default_factory=list)  # defined twice: reported, not judged
 
     def report(self, document: Document, problems: Iterable[Problem]) -> None:
@@ -301,6 +302,7 @@ def _check(found: Resources) -> list[Plan]:
             Observed(bridge.body, [route.body for route in mine]), open_gate, "1970-01-01T00:00:00Z"
         )
         found.report(bridge, decided.validation.problems)
+        found.warnings += [f"{bridge.where}: warning: {w.message}" for w in decided.validation.warnings]
         for route in mine:
             verdict = decided.validation.routes.verdicts[route_name(route.body)]
             if verdict.stalls:  # else the bridge is at fault, and its problems are reported
@@ -337,6 +339,8 @@ _Dumper.add_representer(str, _text)
 def run_render(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     plans = _check(found)
+    for line in found.warnings:
+        print(line, file=sys.stderr)
     if found.problems:  # rendering without the refused would drop them from `kubectl apply` unseen
         for line in found.lines():
             print(line, file=sys.stderr)
@@ -353,6 +357,8 @@ def run_render(args: argparse.Namespace) -> int:
 def run_validate(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     _check(found)
+    for line in found.warnings:
+        print(line, file=sys.stderr)
     documents = [*found.bridges, *found.routes, *found.refused]
     if documents and not any(d.body.get("kind") == BRIDGE_KIND for d in documents):
         print("note: no JmsBridge in the files; routes were checked on their own", file=sys.stderr)

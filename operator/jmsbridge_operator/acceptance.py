@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
-from bridge_job.validation import Fault, bridge_faults, judge
+from bridge_job.validation import Fault, bridge_faults, judge, refusals, warnings
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict
@@ -136,6 +136,7 @@ class Validation:
     config: JobConfig | None  # the job's config, with the routes in effect
     problems: tuple[Problem, ...]  # the bridge's own
     routes: Judgement
+    warnings: tuple[Problem, ...] = ()  # rules the spec waives (inline credentials): said, not refused
 
 
 def validate(
@@ -148,7 +149,8 @@ def validate(
     except ValidationError as error:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, field_problems(error), invalid)
-    faults = tuple(problem_of(fault) for fault in bridge_faults(bridge.spec))
+    found = bridge_faults(bridge.spec)
+    faults = tuple(problem_of(fault) for fault in refusals(found))
     if problems := faults + checkpoint_problems(bridge.spec):
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
@@ -157,4 +159,4 @@ def validate(
         config = job_config(bridge, judgement.accepted)
     except ValidationError as error:
         return Validation(bridge, None, field_problems(error), judgement)
-    return Validation(bridge, config, (), judgement)
+    return Validation(bridge, config, (), judgement, tuple(problem_of(fault) for fault in warnings(found)))

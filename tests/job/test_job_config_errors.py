@@ -152,3 +152,21 @@ def test_credentials_in_the_spec_are_refused_and_never_printed(tmp_path: Path) -
     assert (
         f"{bridge}: CredentialsInSpec: spec.kafka.properties.sasl.jaas.config: a credential" in result.stderr
     )
+
+
+def test_allowed_inline_credentials_are_a_warning_and_the_job_takes_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = yaml.safe_load(BRIDGE)
+    body["spec"]["jms"]["connectionFactory"]["properties"] = {"password": SECRET}
+    body["spec"]["security"] = {"allowInlineCredentials": True}
+    bridge = write(tmp_path, "bridge.yaml", yaml.safe_dump(body))
+    with caplog.at_level("WARNING", logger="jmsbridge.config"):
+        config = load_job_config([bridge])
+    assert config.bridge.jms.connection_factory is not None
+    assert config.bridge.jms.connection_factory.properties == {"password": SECRET}  # used, as allowed
+    assert caplog.messages == [
+        f"{bridge}: spec.jms.connectionFactory.properties.password: a credential in the spec; put "
+        "credentials in the Secret named by spec.jms.credentialsSecretRef (allowed by "
+        "spec.security.allowInlineCredentials: stored in plain text in the job's ConfigMap)"
+    ]

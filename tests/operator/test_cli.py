@@ -198,6 +198,54 @@ def test_the_operator_refuses_credentials_and_its_status_never_shows_them() -> N
     assert SECRET not in yaml.safe_dump(decided.status)
 
 
+def allowed_credentials() -> dict[str, Any]:
+    body = credentials_everywhere()
+    del body["spec"]["kafka"]["properties"]["sasl.password"]
+    body["spec"]["security"] = {"allowInlineCredentials": True}
+    return body
+
+
+ALLOWED = "(allowed by spec.security.allowInlineCredentials: stored in plain text in the job's ConfigMap)"
+
+
+def test_allowed_inline_credentials_are_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = write(tmp_path / "b.yaml", allowed_credentials())
+    jms_hint = "put credentials in the Secret named by spec.jms.credentialsSecretRef"
+    for command in ("validate", "render"):
+        assert main([command, "-f", files]) == 0
+        out, err = capsys.readouterr()
+        assert SECRET not in err
+        assert err.splitlines() == [
+            f"{files}: warning: spec.jms.connectionFactory.properties.trustStorePassword: "
+            f"a credential in the spec; {jms_hint} {ALLOWED}",
+            f"{files}: warning: spec.jms.connectionFactory.properties.brokerURL: holds a password "
+            f"(jms.password); remove it and {jms_hint} {ALLOWED}",
+        ]
+    rendered = {d["kind"]: d for d in yaml.safe_load_all(out) if d}
+    assert SECRET in yaml.safe_dump(rendered["ConfigMap"]["data"])  # what the switch allows, and says
+
+
+def test_sasl_password_in_kafka_properties_is_refused_even_when_inline_credentials_are_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = credentials_everywhere()
+    body["spec"]["security"] = {"allowInlineCredentials": True}
+    assert main(["validate", "-f", write(tmp_path / "b.yaml", body)]) == 1
+    refused = [line for line in capsys.readouterr().err.splitlines() if ": warning: " not in line]
+    assert refused[0].endswith(
+        "CredentialsInSpec: spec.kafka.properties.sasl.password: a credential in the spec; put credentials "
+        "in the Secret named by spec.kafka.sasl.credentialsSecretRef (never used, whatever "
+        "spec.security.allowInlineCredentials says)"
+    )
+
+
+def test_the_operator_takes_a_bridge_whose_inline_credentials_are_allowed() -> None:
+    decided = plan(Observed(allowed_credentials(), [route("r")]), open_gate, "1970-01-01T00:00:00Z")
+    assert "ConfigMap" in [write.kind for write in decided.writes if write.verb == "create"]
+    assert [w.reason for w in decided.validation.warnings] == ["CredentialsInSpec", "CredentialsInSpec"]
+    assert SECRET not in yaml.safe_dump(decided.status)
+
+
 def test_crds_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["crds"]) == 0
     printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]

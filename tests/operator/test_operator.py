@@ -445,6 +445,16 @@ def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogC
     assert [n for n in needles if n in logged] == []
 
 
+def test_allowed_inline_credentials_are_a_warning_event(view: View) -> None:
+    inline = simple_bridge("inline")
+    inline["spec"]["jms"]["connectionFactory"]["properties"]["trustStorePassword"] = "Zq7-inline-x5"
+    inline["spec"]["security"] = {"allowInlineCredentials": True}
+    view.create(inline, route("inline-out", "inline"))
+    view.wait(lambda: ("inline", "Warning", "CredentialsInSpec") in view.events(), "the Warning")
+    assert view.config_map("inline") is not None  # taken, as the switch allows
+    assert view.conditions(view.bridge("inline")).get("Stalled") is None
+
+
 def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
     """Every object of every listable kind the emulator serves, except Secrets themselves."""
     objects: list[dict[str, Any]] = []

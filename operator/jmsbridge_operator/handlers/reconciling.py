@@ -157,6 +157,9 @@ class Reconciler:
         for write in decided.writes:
             self._write(namespace, write)
             self.events(bridge, "Normal", write.reason, write.message)
+            if write.kind == "ConfigMap" and write.verb != "delete":  # what the spec waived is now stored
+                for warning in decided.validation.warnings:
+                    self.events(bridge, "Warning", warning.reason, warning.message)
         patch = status_patch(decided.previous_status, decided.status)
         if patch is not None:
             self.kube.patch_status(BRIDGES, namespace, name, patch)

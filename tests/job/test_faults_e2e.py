@@ -254,12 +254,13 @@ def test_kafka_down_for_30_seconds(
         assert duplicates == 0
 
 
+@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
 def test_destination_topic_deleted_and_recreated(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, delivery: str
 ) -> None:
     """Deleting the topic is a hard failure (the job stops, naming it); recreated and restarted, the job
     carries on. What the deleted topic held is gone with it: counted, not asserted."""
-    files, queue, topic = bridge_files(tmp_path, activemq, kafka)
+    files, queue, topic = bridge_files(tmp_path, activemq, kafka, delivery)
     total = 1500
     first, second = range(total // 3), range(total // 3, total * 2 // 3)
     job = BridgeJob(files, tmp_path).start()
@@ -281,9 +282,11 @@ def test_destination_topic_deleted_and_recreated(
         records = read_topics(kafka, [topic], len(after), timeout=300, settle=3.0, done=all_of(after))
     finally:
         job.stop()
-    lost, _ = counts("topic deleted and recreated", range(total), records)
-    print(f"topic deleted and recreated: lost with the deleted topic={len(lost & set(first))}")
+    lost, duplicates = counts(f"topic deleted and recreated ({delivery})", range(total), records)
+    print(f"topic deleted and recreated ({delivery}): lost with the deleted topic={len(lost & set(first))}")
     assert not lost - set(first), "every message sent after the deletion arrives"
+    if delivery == "exactlyOnce":
+        assert duplicates == 0
 
 
 def test_spark_jvm_killed_ends_in_one_stop_line(

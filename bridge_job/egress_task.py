@@ -40,6 +40,7 @@ from bridge_job.kafka_writing import (
 )
 from bridge_job.loading import WatchedConfig
 from bridge_job.record_limits import TopicLimits
+from bridge_job.redaction import redact_process_logs
 from bridge_job.redelivery import unresolved, without_duplicates
 
 log = logging.getLogger("jmsbridge.egress")
@@ -120,6 +121,7 @@ def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSumm
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> TaskSummary:
+    redact_process_logs()  # a Spark Python worker has no logging set up of its own
     summary = TaskSummary(partition, start, end, started_ms=int(time.time() * 1000))
     egress = current_egress(config_path)
     config = egress.config

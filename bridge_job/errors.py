@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bridge_job.redaction import redact
+
 
 class BridgeStopped(Exception):
     """A hard failure: the bridge must stop. The message names what is wrong and what to fix.
@@ -14,5 +16,6 @@ class BridgeStopped(Exception):
     PREFIX = "jmsbridge hard failure: "
 
     def __init__(self, message: str) -> None:
-        super().__init__(self.PREFIX + message)
-        self.reason = message
+        reason = redact(message)  # Spark's JVM logs the text of a task's failure, beyond our log handlers
+        super().__init__(self.PREFIX + reason)
+        self.reason = reason

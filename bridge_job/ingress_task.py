@@ -45,6 +45,7 @@ from bridge_job.kafka_reading import consumer_for, read_range
 from bridge_job.kafka_writing import Addressed, write_at_least_once
 from bridge_job.loading import WatchedConfig
 from bridge_job.message import JmsMessage
+from bridge_job.redaction import redact_process_logs
 
 log = logging.getLogger("jmsbridge.ingress")
 
@@ -258,6 +259,7 @@ def _send_chunk(
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:
+    redact_process_logs()  # a Spark Python worker has no logging set up of its own
     summary = IngressSummary(topic, partition, start, end, started_ms=int(time.time() * 1000))
     ingress = current_ingress(config_path)
     consumer = consumer_for(consumer_settings(ingress.config))

@@ -3,7 +3,9 @@
 Credentials reach the bridge only through Secrets (`credentialsSecretRef`, `kafka.sasl`); validation
 refuses them anywhere else (`bridge_job.validation`). What a broker, a client library or a user's typo
 still puts into a message is masked here, in one place: the job's log lines (its `jmsbridge stopped:` line
-included, through `redact_logs`) and the operator's conditions go through `redact`.
+included, through `redact_logs`), the log lines of the tasks in Spark's Python workers
+(`redact_process_logs`), the text of every `BridgeStopped` (which Spark's JVM logs with a failed task)
+and the operator's conditions go through `redact`.
 
 A key is secret-looking when its last word (split at dots, dashes, underscores and camelCase) is one of
 `SECRET_WORDS` (`password`, `trustStorePassword`, `sasl.oauthbearer.client.secret`, ...), or when the
@@ -14,8 +16,10 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 
 MASK = "***"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 SECRET_WORDS = frozenset(
     {"password", "passwd", "pwd", "passphrase", "secret", "token", "credential", "credentials"}
@@ -79,3 +83,13 @@ def redact_logs(logger: logging.Logger | None = None) -> None:
     for handler in (logger or logging.getLogger()).handlers:
         if not isinstance(handler.formatter, Redacting):
             handler.setFormatter(Redacting(handler.formatter))
+
+
+def redact_process_logs() -> None:
+    """Redacted, formatted log lines in a process that nothing has set logging up in, as Spark's Python
+    workers, which run the tasks: without this, their warnings reach stderr through logging's last
+    resort, unredacted and without a level or logger name."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    redact_logs(root)

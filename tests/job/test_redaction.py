@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 
 import pytest
 
@@ -97,3 +99,26 @@ def test_the_jobs_log_lines_are_redacted_tracebacks_too() -> None:
         in printed
     )
     assert "Traceback" in printed
+
+
+def test_the_text_of_a_hard_failure_is_redacted_where_spark_logs_it() -> None:
+    """Spark's JVM logs a failed task's exception text itself, past every Python log handler."""
+    stopped = BridgeStopped(f"cannot connect to tcp://amq:61616?jms.password={SECRET}")
+    assert SECRET not in str(stopped) and SECRET not in stopped.reason
+    assert str(stopped) == f"{BridgeStopped.PREFIX}cannot connect to tcp://amq:61616?jms.password={MASK}"
+
+
+def test_a_process_without_logging_set_up_logs_formatted_redacted_lines() -> None:
+    """A Spark Python worker, where the tasks run, starts with no logging set up: a fresh interpreter."""
+    script = (
+        "import logging\n"
+        "from bridge_job.redaction import redact_process_logs\n"
+        "redact_process_logs()\n"
+        "redact_process_logs()\n"  # every task calls it: the second adds nothing
+        f"logging.getLogger('jmsbridge.kafka').error('FAIL [rdkafka#producer-1] sasl.password={SECRET}')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(f" ERROR jmsbridge.kafka: FAIL [rdkafka#producer-1] sasl.password={MASK}")

@@ -248,6 +248,10 @@ def test_kafka_down_for_30_seconds(
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]
     finally:
         job.stop()
+    # librdkafka's lines, the tasks' in Spark's Python workers included, all go through the job's
+    # (redacting) log format rather than straight to stderr
+    complaints = [line for line in job.log().splitlines() if "rdkafka#" in line or "brokers are down" in line]
+    assert complaints and all(" jmsbridge.kafka: " in line for line in complaints), "\n".join(complaints)
     lost, duplicates = counts(f"Kafka down 30 s ({delivery})", range(total), records)
     assert not lost
     if delivery == "exactlyOnce":

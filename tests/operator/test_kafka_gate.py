@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # t
 from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.kafka_checks import probe as kafka_probe
 from jmsbridge_operator.kafka_checks.evaluation import (
+    Access,
     Authorizer,
     CheckSettings,
     GroupAnswer,
@@ -36,6 +37,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     ProbeResult,
     RequiredAccess,
     TopicAnswer,
+    TransactionalIdAnswer,
 )
 from jmsbridge_operator.kafka_checks.gate import GateVerdict, KafkaGate
 from jmsbridge_operator.kafka_checks.schedule import CredentialsNotFound, read_credentials
@@ -251,6 +253,7 @@ class FakeBroker:
                 group: GroupAnswer(Lookup.NOT_FOUND, self.group_operations)
                 for group in access.consumer_groups
             },
+            transactional_id=TransactionalIdAnswer(Access.ALLOWED),  # the journal's, every bridge has
         )
 
 

@@ -9,6 +9,8 @@
   bridge; every `LEASE_CHECK_SECONDS` -> reconcile a standby bridge whose status is due to change with time
   (a tenure expired, nobody holding the Lease for its duration).
 - PersistentVolumeClaim named as a standby pair's checkpoint claim: any event -> reconcile its bridge.
+- The job's health ConfigMap (`<bridgeId>-jms-bridge-health`, labelled with the bridge id): a change ->
+  reconcile its bridge (`JmsConnected`, `job_health.py`).
 - Kafka checks: one daemon per JmsBridge checks its Kafka side before its applications are started or
   changed and every `JMSBRIDGE_KAFKA_CHECK_INTERVAL` while it lives, and reconciles it when the verdict
   changes (`kafka_checks/`; off with `JMSBRIDGE_KAFKA_CHECKS=false`).
@@ -21,6 +23,7 @@ from typing import Any
 
 import kopf
 
+from bridge_job.health import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, routes, standby_pair, startup
 from jmsbridge_operator.handlers.reconciling import RoutesLookup
@@ -173,6 +176,15 @@ def application_event(
 @kopf.on.event(*standby_pair.LEASES)
 def lease_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
     key = standby_pair.lease_changed(type, namespace or "", body, memo)
+    standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))
+
+
+@kopf.on.event("", "v1", "configmaps", labels={LABEL_BRIDGE_ID: kopf.PRESENT})
+def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    if type is None:
+        return  # the initial listing: the bridges' own resumption reads them
+    bridge_id = str(((body.get("metadata") or {}).get("labels") or {}).get(LABEL_BRIDGE_ID) or "")
+    key = (namespace or "", bridge_id)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))
 
 

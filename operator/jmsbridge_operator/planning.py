@@ -29,6 +29,7 @@ from jmsbridge_operator.acceptance import Judgement, Validation, route_name, val
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed
+from jmsbridge_operator.job_health import jms_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
@@ -54,6 +55,7 @@ class Observed:
     applications: Sequence[Mapping[str, Any]] = ()  # every SparkApplication labelled as this bridge's
     lease: Mapping[str, Any] | None = None  # with a standby: the bridge's Lease (None: absent)
     claim: Mapping[str, Any] | None = None  # with a standby: its checkpoint's PersistentVolumeClaim
+    health: Mapping[str, Any] | None = None  # the ConfigMap where the job reports its JMS state
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +208,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         routes=tuple(r.name for r in config.routes),
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
+        jms_reports=tuple(jms_reports((observed.health or {}).get("data"))),
     )
     rendered: Rendered = render(bridge, config)
 

@@ -28,6 +28,7 @@ from pydantic import Field
 from bridge_job.config import CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
+from jmsbridge_operator.job_health import JmsReport, jms_condition
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
 from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
@@ -159,6 +160,7 @@ class BridgeOutcome:
     rollout: Progress | None = None  # a change of the spec under way, instance by instance
     lease: BridgeLease | None = None  # with a standby: the Lease that decides the active instance
     extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
+    jms_reports: tuple[JmsReport, ...] = ()  # what the running job says of its JMS broker (job_health.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,6 +353,16 @@ def _failed_conditions(failed: Sequence[ApplicationState], streaks: Mapping[str,
     return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 
+def _with_jms(current: list[Condition], jms: Condition | None) -> list[Condition]:
+    """An active instance that lost its JMS broker moves nothing: not Ready, Reconciling while it
+    reconnects (unless the bridge stalled for another reason)."""
+    if jms is None or jms.status == "True" or any(c.type == STALLED for c in current):
+        return current
+    kept = [c for c in current if c.type not in (READY, RECONCILING)]
+    why = ("JmsReconnecting", jms.message)
+    return [Condition(READY, "False", *why), Condition(RECONCILING, "True", *why), *kept]
+
+
 def _with_rollout(current: list[Condition], progress: Progress | None) -> list[Condition]:
     """A rollout under way is what Reconciling says, unless the bridge stalled."""
     if progress is None or any(c.type == STALLED for c in current):
@@ -387,7 +399,9 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
             failovers += 1
     streaks = _streaks(apps, previous.get("instances") or [], now)
     current = _with_rollout(_bridge_conditions(outcome, active, streaks, election), outcome.rollout)
-    extra = [*outcome.gate.conditions, *outcome.extra_conditions]
+    jms = jms_condition(list(outcome.jms_reports), {active.instance} if active is not None else set())
+    current = _with_jms(current, jms)
+    extra = [*outcome.gate.conditions, *outcome.extra_conditions, *([jms] if jms is not None else [])]
     if election is not None and election.condition is not None:
         extra.append(election.condition)
     current.extend(sorted(extra, key=lambda c: c.type))

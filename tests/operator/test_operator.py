@@ -21,6 +21,8 @@ import pytest
 import yaml
 
 from bridge_job.config import CONFIG_FILE_NAME, JobConfig
+from bridge_job.health import HealthConfigMap, JmsHealth
+from bridge_job.kubernetes_api import Kube
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
 from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE
@@ -43,8 +45,9 @@ from tests.operator.helpers import (
 pytestmark = pytest.mark.timeout(120)
 
 
-# Conditions of a standby pair that most tests leave aside (`test_lease_in_status.py` is about them).
-STANDBY_CONDITIONS = frozenset({"ActiveInstance", "CheckpointShared"})
+# Conditions most tests leave aside: a standby pair's (`test_lease_in_status.py` is about them) and the
+# job's JMS health report (one test below).
+STANDBY_CONDITIONS = frozenset({"ActiveInstance", "CheckpointShared", "JmsConnected"})
 LEASES = "coordination.k8s.io/v1"
 
 
@@ -264,6 +267,42 @@ def test_status_follows_the_application(view: View) -> None:
     bridge = view.wait_conditions("JmsBridge", "simple", FAILED)
     assert "the same failure 3 times in a row" in view.message(bridge, "Stalled")
     view.wait(lambda: ("simple", "Warning", "ApplicationFailed") in view.events(), "a Warning Event")
+
+
+def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -> None:
+    """The job's own reporting code writes the health ConfigMap, as the running job's ingest would."""
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    health = JmsHealth(report, window_seconds=300)
+    try:
+        health.back("JMS")
+        connected = RUNNING | {"JmsConnected": ("True", "Connected")}
+
+        def now(expected: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
+            bridge = view.bridge("simple")
+            return bridge if view.conditions(bridge, every=True) == expected else None
+
+        view.wait(lambda: now(connected), "JmsConnected")
+
+        health.failing("JMS source in.orders", ConnectionError("tcp://amq:61616?jms.password=pw1 reset"))
+        reconnecting = {
+            "Ready": ("False", "JmsReconnecting"),
+            "Reconciling": ("True", "JmsReconnecting"),
+            "JmsConnected": ("False", "Reconnecting"),
+        }
+        bridge = view.wait(lambda: now(reconnecting), "JmsReconnecting")
+        message = view.message(bridge)
+        assert message.startswith("instance primary lost its JMS broker at ")
+        assert "jms.reconnect.windowSeconds=300" in message and "reset" in message and "pw1" not in message
+
+        health.back("JMS source in.orders")
+        view.wait(lambda: now(connected), "Running again")
+    finally:
+        report.stop()
 
 
 def test_failover_to_the_standby(view: View) -> None:

@@ -7,8 +7,9 @@ a reconciliation of a bridge runs, further requests for it only mark it dirty, a
 round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
 ones.
 
-Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), and with a
-standby its Lease and its checkpoint's PersistentVolumeClaim. Routes come from kopf's in-memory index of
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), the job's
+health ConfigMap while an application runs, and with a standby its Lease and its checkpoint's
+PersistentVolumeClaim. Routes come from kopf's in-memory index of
 `JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
 again. Writes happen only when the plan says an object changes.
 
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 
 import kopf
 
+from bridge_job.config import health_config_map_name
 from bridge_job.kubernetes_api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
@@ -35,7 +37,14 @@ from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
-from jmsbridge_operator.status import ACCEPTED, Transition, find_condition, route_status, status_patch
+from jmsbridge_operator.status import (
+    ACCEPTED,
+    ApplicationState,
+    Transition,
+    find_condition,
+    route_status,
+    status_patch,
+)
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -136,7 +145,11 @@ class Reconciler:
                 "persistentVolumeClaim"
             )
             claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
-        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim)
+        health = None
+        if any(ApplicationState.observe("", "", app).running for app in applications):
+            bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
+            health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
+        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
         decided = plan(observed, self.gate, self.clock())
         self._apply(namespace, bridge, decided)
         key = (namespace, name)

@@ -16,8 +16,10 @@ are kept per Python worker process (Spark reuses workers), so a batch does not p
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -31,6 +33,9 @@ log = logging.getLogger("jmsbridge.writing")
 
 FLUSH_TIMEOUT_SECONDS = 120.0
 TRANSACTION_TIMEOUT_SECONDS = 120.0
+# A transaction takes a few calls of TRANSACTION_TIMEOUT_SECONDS each; one still running well past them
+# will not return.
+GIVE_UP_SECONDS = 4 * TRANSACTION_TIMEOUT_SECONDS
 
 Addressed = tuple[str, KafkaRecord]  # a record and its destination topic
 
@@ -148,39 +153,78 @@ def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], ser
         )
 
 
+def within(seconds: float, call: Callable[[], None], what: str) -> None:
+    """`call()`, given up on once it has run for `seconds`: a librdkafka transactional call that lost its
+    request waits past its own timeout, and a task that never returns stalls the bridge without a word.
+    BridgeStopped then: the job stops, and its restart's producer fences the stuck one."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=run, name=what, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise BridgeStopped(
+            f"{what} did not finish within {seconds:.0f}s: the Kafka client stopped answering; "
+            "stopping so that a restart replaces it"
+        )
+    if failure:
+        raise failure[0]
+
+
+def _transact(
+    settings: KafkaConfig,
+    records: Sequence[Addressed],
+    reader: Consumer,
+    progress: TopicPartition,
+    deliveries: Deliveries,
+) -> None:
+    producer = producer_for(settings)
+    producer.begin_transaction()
+    try:
+        produce_all(producer, records, deliveries)
+        producer.send_offsets_to_transaction(
+            [progress], reader.consumer_group_metadata(), TRANSACTION_TIMEOUT_SECONDS
+        )
+        producer.commit_transaction(TRANSACTION_TIMEOUT_SECONDS)
+    except BaseException:
+        try:
+            producer.abort_transaction(TRANSACTION_TIMEOUT_SECONDS)
+        except KafkaException:
+            forget_producer(settings)
+        if deliveries.failures:
+            raise deliveries.failures[0] from None
+        raise
+
+
 def write_transaction(
-    settings: KafkaConfig, records: Sequence[Addressed], reader: Consumer, progress: TopicPartition
+    settings: KafkaConfig,
+    records: Sequence[Addressed],
+    reader: Consumer,
+    progress: TopicPartition,
+    give_up_after: float = GIVE_UP_SECONDS,
 ) -> None:
     """`records` and the reader group's offset `progress` in one transaction of `settings`' id."""
     # Spark may run the next batch in another of its Python workers, whose producer for the same
     # transactional id fenced this one: a fenced producer is replaced once and the batch retried.
+    what = f"Kafka transaction {settings['transactional.id']} up to journal offset {progress.offset}"
     for attempt in (1, 2):
-        producer = producer_for(settings)
-        deliveries = Deliveries()
+        transact = functools.partial(_transact, settings, records, reader, progress, Deliveries())
         try:
-            producer.begin_transaction()
-            try:
-                produce_all(producer, records, deliveries)
-                producer.send_offsets_to_transaction(
-                    [progress], reader.consumer_group_metadata(), TRANSACTION_TIMEOUT_SECONDS
-                )
-                producer.commit_transaction(TRANSACTION_TIMEOUT_SECONDS)
-                return
-            except BaseException:
-                try:
-                    producer.abort_transaction(TRANSACTION_TIMEOUT_SECONDS)
-                except KafkaException:
-                    forget_producer(settings)
-                if deliveries.failures:
-                    raise deliveries.failures[0] from None
-                raise
+            within(give_up_after, transact, what)
+            return
+        except BridgeStopped:
+            forget_producer(settings)  # a stuck one must not serve the next batch
+            raise
         except KafkaException as error:
             forget_producer(settings)
             if attempt == 2 or not fenced(error):
-                raise BridgeStopped(
-                    f"Kafka transaction {settings['transactional.id']} up to journal offset "
-                    f"{progress.offset} failed: {error}"
-                ) from None
+                raise BridgeStopped(f"{what} failed: {error}") from None
             log.info(
                 "transactional producer %s was fenced; retrying with a new one", settings["transactional.id"]
             )

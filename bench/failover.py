@@ -26,8 +26,9 @@ journal producer are ready while it waits):
 - `zombie`: its exit status, and what it committed to the journal and the topic after the new active had
   written everything (`journal_writes`, `output_writes`; `output_new_messages`: messages only the zombie
   brought, which would mean the new active missed them).
-- `epoch_markers`: journal records with the `jmsbridge.epoch` header (one per partition and tenure, once
-  the job writes them).
+- `epoch_markers`: journal records with the `jmsbridge.epoch` header (one per partition and producer start).
+- `unplanned_exits`: instances that stopped on their own (their `jmsbridge stopped:` line); the scenario
+  starts them again as Kubernetes would, so a takeover may include such a restart.
 
 With the default lease duration D = 10 s the standby takes over between D and 4D/3 after the active's
 last renewal (it polls every D/3); the gap adds the new active's start (query, first micro-batch; for a

@@ -48,6 +48,7 @@ from tests.kubeapi.client import KubeApi
 NAMESPACE = "apps"
 LEASES = "coordination.k8s.io/v1"
 STANDING_BY = "standby: waiting for lease"
+MAX_UNPLANNED_EXITS = 3
 SETTLE_SECONDS = 3.0  # topics unchanged this long after the zombie exited: nothing more is coming
 
 
@@ -91,6 +92,7 @@ class Outcome:
     takeovers: list[Takeover] = field(default_factory=list)
     zombie: Zombie | None = None
     epoch_markers: int = 0
+    unplanned_exits: list[str] = field(default_factory=list)  # instances that failed and were restarted
 
     def gaps(self, how: str = "kill") -> list[float]:
         return [t.gap_s for t in self.takeovers if t.how == how]
@@ -111,6 +113,7 @@ class Outcome:
             "freeze_gap_s": next((round(g, 2) for g in self.gaps("freeze")), None),
             "zombie": asdict(self.zombie) if self.zombie is not None else None,
             "epoch_markers": self.epoch_markers,
+            "unplanned_exits": self.unplanned_exits,
         }
 
 
@@ -133,14 +136,15 @@ class Instance:
         assert self.job.process is not None
         return self.job.process.pid
 
-    def alive(self) -> bool:
-        """True while running; an exit nobody asked for fails with the end of its log."""
+    def exited(self) -> int | None:
+        """Its exit status, or None while it runs."""
         process = self.job.process
-        if process is None or process.poll() is None:
-            return True
-        raise AssertionError(
-            f"instance {self.name} exited with {process.returncode}:\n{self.job.log()[-4000:]}"
-        )
+        return None if process is None else process.poll()
+
+    def stop_line(self) -> str:
+        """Its last `jmsbridge stopped:` line, else the last line of its log."""
+        lines = self.job.log().splitlines() or [""]
+        return next((line for line in reversed(lines) if "jmsbridge stopped:" in line), lines[-1])
 
     def signal_group(self, signum: signal.Signals) -> None:
         os.killpg(self.pid, signum)
@@ -187,6 +191,7 @@ class Failover:
         self.journal: TopicLog | None = None  # the job creates the journal topic
         self.outcome = Outcome(plan)
         self.tenure_start = 0  # the topic's end offset when the current active took over
+        self.zombie: Instance | None = None  # once frozen: not restarted when it exits
 
     def _files(self, work: Path) -> list[Path]:
         plan = self.plan
@@ -224,8 +229,9 @@ class Failover:
 
     def _start(self) -> None:
         self.active.job.start()
+        self.active.job.wait_log("active: holding lease", self.plan.timeout)
+        self.standby.job.start()  # while the active starts its queries: they both take a while
         self.active.job.wait_running(self.plan.timeout)
-        self.standby.job.start()
         self.standby.job.wait_log(STANDING_BY, self.plan.timeout)
         self.journal = TopicLog(self.kafka.bootstrap, f"{self.bridge_id}.jms-bridge.journal")
         self.note(f"{self.bridge_id}: {self.active.identity} active, {self.standby.identity} standing by")
@@ -237,7 +243,7 @@ class Failover:
         acknowledged = set(self.load.acknowledged)
 
         def ready() -> bool:
-            self._check()
+            self._supervise()
             self.output.catch_up()
             if len(self.output.since(since)) < self.plan.steady_records:
                 return False
@@ -248,19 +254,21 @@ class Failover:
 
     def _kill(self, kill: int) -> None:
         self._steady(self.tenure_start)
+        tenure = self.lease().get("acquireTime")
         self.active.job.kill()
         killed = time.time()
         mark = self.output.high_watermark()
         self.active.job.start()  # back as the next standby, as Kubernetes restarts the pod
-        self._take_over("kill", mark, killed)
+        self._take_over("kill", tenure, mark, killed)
         self.note(f"kill {kill}: gap {self.outcome.takeovers[-1].gap_s:.1f} s")
 
     def _freeze(self) -> None:
         self._steady(self.tenure_start)
-        zombie = self.active
+        zombie = self.zombie = self.active
+        tenure = self.lease().get("acquireTime")
         zombie.signal_group(signal.SIGSTOP)
         frozen = time.time()
-        self._take_over("freeze", self.output.high_watermark(), frozen)
+        self._take_over("freeze", tenure, self.output.high_watermark(), frozen)
         self.load.pause()
         self._all_in()
         assert self.journal is not None
@@ -285,55 +293,72 @@ class Failover:
         self.load.resume()
 
     def _settle(self) -> None:
-        """Until neither topic has changed for SETTLE_SECONDS (everything in flight has landed)."""
+        """Until neither topic nor how far they were read has changed for SETTLE_SECONDS (everything in
+        flight has landed and was read)."""
         assert self.journal is not None
         logs = (self.output, self.journal)
         last: list[Any] = [None, 0.0]
 
         def settled() -> bool:
-            marks = [log.high_watermark() for log in logs]
             for log in logs:
                 log.catch_up()
-            if marks != last[0]:
-                last[:] = [marks, time.monotonic()]
+            state = [(log.high_watermark(), log.position) for log in logs]
+            if state != last[0]:
+                last[:] = [state, time.monotonic()]
             return bool(time.monotonic() - last[1] >= SETTLE_SECONDS)
 
         wait_until(settled, self.plan.timeout, "the topics to settle", 0.5)
 
-    def _take_over(self, how: str, mark: int, signalled: float) -> None:
-        """Until the standby holds the lease and its first record is in the topic; the roles swap."""
-        new = self.standby
+    def _take_over(self, how: str, tenure: str | None, mark: int, signalled: float) -> None:
+        """Until another tenure of the lease began (after `tenure`) and the topic has a record from
+        `mark` on; its holder is the active from then on (the standby, unless that one failed)."""
 
-        def first_record() -> LoggedRecord | None:
-            self._check(new)
+        def first_record() -> tuple[LoggedRecord, str] | None:
+            self._supervise()
             self.output.catch_up()
-            if self.holder() != new.identity:
+            spec = self.lease()
+            holder, written = spec.get("holderIdentity"), self.output.since(mark)
+            if holder is None or spec.get("acquireTime") == tenure or not written:
                 return None
-            return next(iter(self.output.since(mark)), None)
+            return written[0], holder
 
-        first: LoggedRecord = self.kube.wait_for(first_record, self.plan.timeout, f"{new.identity} to write")
+        first, holder = self.kube.wait_for(first_record, self.plan.timeout, f"a takeover ({how})")
         last = self.output.last_before(mark)
         gap = (first.timestamp_ms - last.timestamp_ms) / 1000 if last is not None else float("nan")
         self.outcome.takeovers.append(Takeover(how, gap, first.timestamp_ms / 1000 - signalled))
-        self.active, self.standby = new, self.active
+        if self.active.identity == holder:  # the standby failed, and the killed one came back first
+            self.note(f"{how}: the restarted {holder} took over")
+        else:
+            self.active, self.standby = self.standby, self.active
         self.tenure_start = mark
 
-    def holder(self) -> str | None:
+    def lease(self) -> dict[str, Any]:
         lease = self.kube.get(LEASES, "Lease", lease_name(self.bridge_id), NAMESPACE)
-        return ((lease or {}).get("spec") or {}).get("holderIdentity")
+        spec: dict[str, Any] = (lease or {}).get("spec") or {}
+        return spec
 
-    def _check(self, *instances: Instance) -> None:
-        """Fail at once when the load failed or an instance exited unasked."""
+    def _supervise(self) -> None:
+        """Start again an instance that exited unasked, as Kubernetes restarts a failed pod (the exits are
+        reported); fail on a crash loop, or when the load failed."""
         self.load.check()
-        for instance in instances or (self.active, self.standby):
-            instance.alive()
+        for instance in (self.active, self.standby):
+            code = instance.exited()
+            if code is None or instance is self.zombie:
+                continue
+            failure = f"{instance.name} exited with {code}: {instance.stop_line()}"
+            self.outcome.unplanned_exits.append(failure)
+            self.note(f"unplanned exit, restarted: {failure}")
+            if len(self.outcome.unplanned_exits) > MAX_UNPLANNED_EXITS:
+                tail = instance.job.log()[-4000:]
+                raise AssertionError(f"a crash loop: {self.outcome.unplanned_exits}\n{tail}")
+            instance.job.start()
 
     def _all_in(self) -> None:
         """Until every acknowledged message is in the topic, or the timeout passed (then some are lost)."""
         acknowledged = set(self.load.acknowledged)
 
         def all_in() -> bool:
-            self._check(self.active)
+            self._supervise()
             self.output.catch_up()
             return acknowledged <= {seq(r) for r in self.output.records}
 

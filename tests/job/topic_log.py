@@ -16,7 +16,7 @@ from typing import cast
 
 from confluent_kafka import Consumer, TopicPartition
 
-READ_PATIENCE = 2.0  # seconds a step waits for records below the watermark (an open transaction)
+READ_PATIENCE = 2.0  # seconds without a record below the watermark: an open transaction holds them back
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class TopicLog:
         return int(high)
 
     def catch_up(self) -> list[LoggedRecord]:
-        """Read up to the current high watermark (or as far as committed records reach); the new records."""
+        """Read up to the current high watermark, or as far as committed records reach (until none came
+        for READ_PATIENCE); the new records."""
         high = self.high_watermark()
         first = len(self.records)
         if high <= self.position:
@@ -59,7 +60,10 @@ class TopicLog:
         give_up = time.monotonic() + READ_PATIENCE
         try:
             while self.position < high and time.monotonic() < give_up:
-                for message in self._consumer.consume(10_000, timeout=0.1):
+                messages = self._consumer.consume(10_000, timeout=0.1)
+                if messages:
+                    give_up = time.monotonic() + READ_PATIENCE
+                for message in messages:
                     offset = message.offset()
                     if message.error() is not None or offset is None:
                         continue

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("jmsbridge.job")
 
 POLL_SECONDS = 0.25  # shorter than a batch, so that progress reports are mostly read one at a time
+WORKER_START_FAILURE = "Python worker failed to connect back"
+MAX_WORKER_RESTARTS = 3
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,13 @@ def jvm_gone(error: BaseException) -> bool:
     return isinstance(error, Py4JNetworkError | ConnectionError | EOFError)
 
 
+def stopped_with_us(error: BaseException) -> str:
+    """What a failure during a requested stop was, without the advice `stop_reason` gives for a crash."""
+    if jvm_gone(error):
+        return "Spark's JVM had stopped already (the signal reached it too)"
+    return stop_reason(error)
+
+
 def unforeseen_reason(error: BaseException) -> str:
     """The stop line of an error nothing caught. Once Spark's JVM is gone, the cleanup after a hard failure
     fails too, and its error hides the failure it interrupted: that one is the reason."""
@@ -199,24 +208,17 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health)
-    spark: Any = None
-    if leadership is None or not options.cold_standby:
-        # A warm standby: taking over costs the lease wait and starting the queries, not a cold start.
-        spark = _spark_session(config, options)
-        if leadership is not None:
-            ingest.warm_up(options.instance)
-            _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
-            _warm_python_workers(spark)
-            log.info("standby: warm (Spark session and workers, JMS client, journal producer)")
-    if leadership is not None and not leadership.acquire(stopping):
-        if spark is not None:
-            spark.stop()
-        return 0
+    spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
-        spark = _spark_session(config, options)
+        return 0  # a standby asked to stop
 
     ingest.start(job_epoch(leadership, options.instance))
-    queries = [egress_query(spark, str(rendered.path), config, str(checkpoint), options.available_now)]
+
+    def start_egress() -> Any:
+        current = rendered.config
+        return egress_query(spark, str(rendered.path), current, str(checkpoint), options.available_now)
+
+    queries = [start_egress()]
 
     def start_ingress(current: JobConfig) -> Any:
         # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
@@ -236,7 +238,10 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
-        return _Supervision(queries, ingest, leadership, rendered, stopping, metrics, start_ingress).run()
+        supervision = _Supervision(
+            queries, ingest, leadership, rendered, stopping, metrics, start_ingress, start_egress
+        )
+        return supervision.run()
     finally:
         ingest.stop()
         with _unless_stopping(stopping):
@@ -260,7 +265,7 @@ def _unless_stopping(stopping: threading.Event) -> Iterator[None]:
     except Exception as error:
         if not stopping.is_set():
             raise
-        log.info("stopping: %s", stop_reason(error))
+        log.info("stopping: %s", stopped_with_us(error))
 
 
 def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
@@ -269,6 +274,32 @@ def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
         return Epoch(lease_holder_identity(instance, pod_name()), instance)
     tenure_start, transitions = leadership.tenure()
     return Epoch(leadership.identity, instance, tenure_start, transitions)
+
+
+def _session_when_active(
+    config: JobConfig,
+    options: JobOptions,
+    leadership: Leadership | None,
+    ingest: Ingest,
+    stopping: threading.Event,
+) -> Any:
+    """The Spark session once this instance is the active one; None when stopped while standing by.
+
+    A warm standby starts everything it can before it holds the lease (consuming and writing nothing), so
+    that taking over costs the lease wait and starting the queries, not a cold start."""
+    spark: Any = None
+    if leadership is None or not options.cold_standby:
+        spark = _spark_session(config, options)
+        if leadership is not None:
+            ingest.warm_up(options.instance)
+            _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
+            _warm_python_workers(spark)
+            log.info("standby: warm (Spark session and workers, JMS client, journal producer)")
+    if leadership is not None and not leadership.acquire(stopping):
+        if spark is not None:
+            spark.stop()
+        return None
+    return spark if spark is not None else _spark_session(config, options)
 
 
 def _warm_python_workers(spark: Any) -> None:
@@ -316,6 +347,9 @@ def _stop_on_signals(stopping: threading.Event) -> None:
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stopping.set()
+        # The signal often reaches Spark's JVM too (a process group), and py4j then logs each call that
+        # finds it gone: noise on a stop that was asked for (PySpark's own threads still print some).
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -332,7 +366,9 @@ class _Supervision:
     stopping: threading.Event
     metrics: Metrics
     start_ingress: Callable[[JobConfig], Any]
+    start_egress: Callable[[], Any]
     reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
+    worker_restarts: int = 0
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
@@ -342,8 +378,10 @@ class _Supervision:
         self.reports.append((BatchReports(egress), self._record))
         self._start_ingress_for(self.rendered.config)
         try:
-            while all(q.isActive for q in self.queries) and not self.stopping.is_set():
-                egress.awaitTermination(POLL_SECONDS)
+            while not self.stopping.is_set():
+                if not all(q.isActive for q in self.queries) and not self._restart_after_worker_start():
+                    break
+                self.queries[0].awaitTermination(POLL_SECONDS)
                 for reports, record in self.reports:
                     for progress in reports.new():
                         record(progress)
@@ -363,7 +401,7 @@ class _Supervision:
         except Exception as error:
             log.debug("stopping on", exc_info=True)
             if self.stopping.is_set():  # asked to stop, and Spark's JVM got the signal too
-                log.info("stopping: %s", stop_reason(error))
+                log.info("stopping: %s", stopped_with_us(error))
                 return 0
             self._check_lease()
             if BridgeStopped.PREFIX not in str(error):
@@ -378,6 +416,30 @@ class _Supervision:
             ingress = self.start_ingress(config)
             self.queries.append(ingress)
             self.reports.append((BatchReports(ingress), self._record_ingress))
+
+    def _restart_after_worker_start(self) -> bool:
+        """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
+        10 s, which a busy node can miss): from its checkpoint, so nothing is lost; a few times at most."""
+        from bridge_job.pipeline import BatchReports
+
+        for index, query in enumerate(self.queries):
+            failure = None if query.isActive else query.exception()
+            if failure is None or WORKER_START_FAILURE not in str(failure):
+                continue
+            if self.worker_restarts >= MAX_WORKER_RESTARTS:
+                return False
+            self.worker_restarts += 1
+            log.warning(
+                "%s; starting the query again (%d of %d)",
+                WORKER_START_FAILURE,
+                self.worker_restarts,
+                MAX_WORKER_RESTARTS,
+            )
+            restarted = self.start_egress() if index == 0 else self.start_ingress(self.rendered.config)
+            self.queries[index] = restarted
+            self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+            return True
+        return False
 
     def _raise_failure(self) -> None:
         for query in self.queries:

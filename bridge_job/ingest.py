@@ -99,6 +99,18 @@ def ensure_journal_topic(config: JobConfig) -> int:
     return len(found.partitions)
 
 
+def ingest_client_id(config: JobConfig, instance: str) -> str:
+    """The ingest's JMS client id: `jms.clientId` when set; else one per bridge when a durable subscription
+    needs it stable across restarts and failovers; else one per instance. A broker takes a client id once,
+    so a new active instance with the same id as a frozen former one waits until the broker drops that one
+    (ActiveMQ: its inactivity timeout, 30 s and more); queues need no stable id."""
+    jms = config.bridge.jms
+    if jms.client_id:
+        return jms.client_id
+    durable = any(source.durable_subscription for source in jms.sources)
+    return f"jmsbridge-{config.bridge_id}" if durable else f"jmsbridge-{config.bridge_id}-{instance}"
+
+
 class Ingest:
     """Threads that move JMS messages into the journal until stopped or failed."""
 
@@ -108,6 +120,7 @@ class Ingest:
         writer: JournalWriter,
         on_batch: Callable[[int], None] = lambda n: None,
         health: JmsHealth | None = None,
+        instance: str = "a",
     ) -> None:
         self.config = config
         self.writer = writer
@@ -119,8 +132,7 @@ class Ingest:
         self.threads: list[threading.Thread] = []
         self.link: JmsLink | None = None
         self.limits = TopicLimits(config.bridge.kafka)
-        jms = config.bridge.jms
-        self.client_id = jms.client_id or f"jmsbridge-{config.bridge_id}"
+        self.client_id = ingest_client_id(config, instance)
         self._credentials = jms_credentials(config)
 
     @property

@@ -207,7 +207,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     report = HealthConfigMap.for_job(config, options.instance)
     health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
     writer = JournalWriter(config, partitions, still_active)
-    ingest = Ingest(config, writer, metrics.record_ingest, health)
+    ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop

@@ -32,6 +32,7 @@ from typing import Any, Final
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from bridge_job.config import JobConfig, transactional_id_prefix
+from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal import Epoch
 from bridge_job.kafka_clients import delivery_failure, is_hard, producer_config
@@ -54,6 +55,17 @@ class JournalFenced(LeadershipLost):
 
 def journal_transactional_id(bridge_id: str) -> str:
     return f"{transactional_id_prefix(bridge_id)}journal"
+
+
+def hard_failure(error: object, config: JobConfig) -> BridgeStopped | None:
+    """The hard failure a Kafka error of the journal's producer is, if any: a person must act."""
+    if str(getattr(error, "name", lambda: "")()) == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED":
+        return BridgeStopped(
+            f"not authorized to use the transactional id {journal_transactional_id(config.bridge_id)} (the "
+            f"journal is written in transactions): grant WRITE and DESCRIBE on transactional ids with the "
+            f"prefix {transactional_id_prefix(config.bridge_id)} to the bridge's principal"
+        )
+    return delivery_failure(config.journal_topic, error) if is_hard(error) else None
 
 
 def fenced(error: object) -> bool:
@@ -89,7 +101,11 @@ class JournalWriter:
         KafkaException when Kafka cannot be reached; the next `write` tries again."""
         with self._lock:
             self.epoch = epoch
-            self._open()
+            try:
+                self._open()
+            except KafkaException as failed:
+                self._raise_if_hard(failed.args[0] if failed.args else failed)
+                raise
 
     def write(self, records: Sequence[Written]) -> bool:
         """True once `records` are committed in one transaction; False on a transient failure (nothing of
@@ -163,11 +179,15 @@ class JournalWriter:
             except BufferError:
                 self.producer.poll(0.1)
 
+    def _raise_if_hard(self, error: object) -> None:
+        hard = hard_failure(error, self.config)
+        if hard is not None:
+            raise hard
+
     def _recover(self, error: object) -> None:
         """After a failed transaction: raise when it needs a person or another instance took over; else
         leave a producer that can begin the next one."""
-        if is_hard(error):
-            raise delivery_failure(self.config.journal_topic, error)
+        self._raise_if_hard(error)
         if fenced(error):
             self._ready = False
             raise JournalFenced(

@@ -10,14 +10,15 @@ import json
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 
 from bridge_job.journal import EPOCH_HEADER, Epoch, JournalEntry, journal_record
-from bridge_job.journal_writer import JournalFenced, JournalWriter, Written
+from bridge_job.journal_writer import JournalFenced, JournalWriter, Written, hard_failure
 from bridge_job.leadership import LeadershipLost
 from bridge_job.message import JmsMessage
 from tests.brokers import KafkaBroker
 from tests.job.harness import Received, read_topics
+from tests.job.helpers import config
 from tests.job.journal_helpers import QUEUE, journalled_bridge
 
 ACTIVE = Epoch("b/pod-b", "b", "2026-11-22T10:00:00.000000Z", 3)
@@ -105,3 +106,14 @@ def test_a_marker_goes_to_every_partition_and_egress_sees_no_message_in_it(
         (record,) = read_topics(kafka, [config.journal_topic], 1, settle=0.5, partition=partition)
         entry = JournalEntry(record.to_record(), partition)
         assert entry.is_marker and entry.message_id is None
+
+
+def test_a_refused_transactional_id_is_a_hard_failure_that_says_what_to_grant() -> None:
+    """No broker here enforces ACLs: the broker's answer is the error librdkafka raises for it."""
+    refused = KafkaError(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    stopped = hard_failure(refused, config(name="orders"))
+    assert stopped is not None and stopped.reason == (
+        "not authorized to use the transactional id orders.jms-bridge.journal (the journal is written in "
+        "transactions): grant WRITE and DESCRIBE on transactional ids with the prefix orders.jms-bridge. to "
+        "the bridge's principal"
+    )

@@ -888,6 +888,11 @@ def health_config_map_name(bridge_id: str) -> str:
     return f"{bridge_id}-jms-bridge-health"
 
 
+# The JMS states the job writes there, and the operator reads.
+JMS_RECONNECTING = "Reconnecting"
+JMS_CONNECTED = "Connected"
+
+
 def lease_holder_identity(instance: str, pod: str) -> str:
     """The Lease's `holderIdentity`: `<instance>/<pod>`, so a reader sees which instance is active."""
     return f"{instance}/{pod}"

@@ -23,14 +23,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from bridge_job.config import JobConfig, health_config_map_name
+from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
 from bridge_job.kubernetes_api import CONFIG_MAPS, ApiError, Kube, NotConfigured
 from bridge_job.redaction import redact
 
 log = logging.getLogger("jmsbridge.health")
 
-RECONNECTING: Final = "Reconnecting"
-CONNECTED: Final = "Connected"
+RECONNECTING: Final = JMS_RECONNECTING
+CONNECTED: Final = JMS_CONNECTED
 RETRY_SECONDS: Final = 10.0
 LABEL_BRIDGE_ID: Final = "jmsbridge.dev/bridge-id"
 

@@ -21,11 +21,11 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from bridge_job.config import JMS_CONNECTED as CONNECTED  # the states the job writes
+from bridge_job.config import JMS_RECONNECTING as RECONNECTING
 from jmsbridge_operator.conditions import Condition
 
 JMS_CONNECTED = "JmsConnected"
-RECONNECTING = "Reconnecting"
-CONNECTED = "Connected"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -78,7 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.cpu import CpuSampler, GroupUse, Root
 from bench.topic_watch import TopicWatch
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.job.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import bridge_document, route_document, write_yaml
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

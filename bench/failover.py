@@ -7,7 +7,7 @@
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes about 5 minutes per standby kind.
 
-The scenario is the chaos test's (tests/job/failover_scenario.py, its docstring says every step): two
+The scenario is the chaos test's (tests/support/failover_scenario.py, its docstring says every step): two
 instances of one bridge (local Spark, a shared checkpoint directory) compete for the bridge's Lease on
 the Kubernetes API emulator (tests/kubeapi), against ActiveMQ Classic (persistent) and noida-db started
 here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages` at least.
@@ -50,8 +50,8 @@ sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from bench.egress import ratio  # noqa: E402
 from bench.local_run import local_brokers  # noqa: E402
-from tests.job.failover_scenario import Failover, FailoverPlan  # noqa: E402
 from tests.kubeapi.client import serve_kube_api  # noqa: E402
+from tests.support.failover_scenario import Failover, FailoverPlan  # noqa: E402
 
 KINDS = {"both": ("cold", "warm"), "cold": ("cold",), "warm": ("warm",)}
 

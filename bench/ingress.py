@@ -71,7 +71,7 @@ from bench.local_run import bridge_document, local_brokers
 from bench.queue_watch import Collector, QueueWatch
 from bench.raw_jms import connect
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.job.harness import route_document, write_yaml
+from tests.support.harness import route_document, write_yaml
 
 BENCH = Path(__file__).resolve().parent
 MESSAGE_BYTES = 1024

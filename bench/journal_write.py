@@ -10,7 +10,7 @@ default batch of 200 messages, each batch acknowledged before the next (where th
 
 - baseline: an idempotent producer (`acks=all`), `flush` after each batch: the journal before it became
   transactional;
-- transactional: `bridge_job.journal_writer.JournalWriter.write`, one Kafka transaction per batch.
+- transactional: `bridge_job.journal.writer.JournalWriter.write`, one Kafka transaction per batch.
 
 The two alternate in `--rounds` rounds of `--messages / --rounds` messages each, so that a change in the
 machine's load hits both alike. Figures per path: messages per second over its rounds, CPU seconds of
@@ -35,12 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from confluent_kafka import Producer
 
-from bridge_job.journal import Epoch, journal_record
-from bridge_job.journal_writer import JournalWriter, Written
-from bridge_job.kafka_clients import producer_config
+from bridge_job.journal.entries import Epoch, journal_record
+from bridge_job.journal.writer import JournalWriter, Written
+from bridge_job.kafka.clients import producer_config
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import KafkaBroker
-from tests.job.helpers import config
+from tests.support.builders import config
 
 MESSAGE_BYTES = 1024
 

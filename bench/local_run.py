@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jmsbridge.local import ActiveMqBroker, KafkaBroker
-from tests.job import harness
+from tests.support import harness
 
 
 @contextmanager

@@ -58,7 +58,7 @@ from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
 from bridge_job.config import SparkSpec
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.job.harness import route_document, write_yaml
+from tests.support.harness import route_document, write_yaml
 
 RECEIVE_MS = 100
 DEFAULT_TRIGGER_MS = SparkSpec.model_fields["trigger_interval_ms"].default

@@ -1,7 +1,7 @@
 """Credentials out of everything the bridge prints or stores: URLs, property values, error messages.
 
 Credentials reach the bridge only through Secrets (`credentialsSecretRef`, `kafka.sasl`); validation
-refuses them anywhere else (`bridge_job.validation`). What a broker, a client library or a user's typo
+refuses them anywhere else (`bridge_job.config.validation`). What a broker, a client library or a user's typo
 still puts into a message is masked here, in one place: the job's log lines (its `jmsbridge stopped:` line
 included, through `redact_logs`), the log lines of the tasks in Spark's Python workers
 (`redact_process_logs`), the text of every `BridgeStopped` (which Spark's JVM logs with a failed task)

@@ -76,7 +76,7 @@ def show(record: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from confluent_kafka import Consumer, TopicPartition
 
-    from bridge_job.loading import read_documents
+    from bridge_job.config.loading import read_documents
     from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, jms_connection, wait_until
 
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-demo-"))

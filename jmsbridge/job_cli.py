@@ -48,8 +48,8 @@ def spark_setting(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridge_job.runner import JobOptions
-    from bridge_job.runner import run as run_job
+    from bridge_job.supervision.runner import JobOptions
+    from bridge_job.supervision.runner import run as run_job
 
     return run_job(
         JobOptions(

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError
-from bridge_job.loading import read_documents
-from bridge_job.validation import duplicate_message, duplicates, fault_line
+from bridge_job.config.loading import read_documents
+from bridge_job.config.validation import duplicate_message, duplicates, fault_line
 
 if TYPE_CHECKING:
     from jmsbridge_operator.conditions import Problem

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.job.test_job_config_errors import BRIDGE
+from tests.supervision.test_config_errors import BRIDGE
 
 
 def latin1(path: Path) -> str:

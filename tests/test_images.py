@@ -33,12 +33,12 @@ from bridge_job.config import (
     SparkSpec,
     job_config,
 )
-from bridge_job.ingest import DEFAULT_CLASSPATH
+from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.cli import parser
 from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.job.harness import bridge_document, read_topics, route_document, send
+from tests.support.harness import bridge_document, read_topics, route_document, send
 
 REPO = Path(__file__).resolve().parents[1]
 JOB_DOCKERFILE = REPO / "images" / "bridge-job" / "Dockerfile"

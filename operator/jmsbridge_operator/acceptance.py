@@ -10,8 +10,9 @@ its `order` (routes are tried in `(order, name)` order; two with one order would
 on their names, which nobody means). A refused route stays out of the job's config and says why in its
 own status; the bridge keeps running with the others, so one bad route never stops a bridge.
 
-The rules themselves (match addresses, orders, dead letters, credentials) are `bridge_job.validation`'s,
-which the job applies too; here they become problems and verdicts for the statuses.
+The rules themselves (match addresses, orders, dead letters, credentials) are
+`bridge_job.config.validation`'s, which the job applies too; here they become problems and verdicts for
+the statuses.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
-from bridge_job.validation import Fault, bridge_faults, judge, refusals, warnings
+from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict

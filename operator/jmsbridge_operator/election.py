@@ -2,7 +2,7 @@
 
 With `jmsbridge operator --leader-election` (the chart's default) every replica first competes for the
 `coordination.k8s.io/v1` Lease `jms-bridge-operator` in the operator's own namespace, with the protocol
-the bridge job's active/standby pair uses (`bridge_job.leadership`): one holder at a time, renewed every
+the bridge job's active/standby pair uses (`bridge_job.kube.leadership`): one holder at a time, renewed every
 D/3, taken over D after the last renewal a standby saw (D = `--leader-election-lease-seconds`), released
 on a clean stop so that the standby takes over at its next poll.
 
@@ -35,8 +35,8 @@ from typing import Any, Final
 import kopf
 
 from bridge_job.errors import BridgeStopped
-from bridge_job.kubernetes_api import Kube
-from bridge_job.leadership import EXIT_LEADERSHIP_LOST, KubernetesLeases, Leadership, pod_name
+from bridge_job.kube.api import Kube
+from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, KubernetesLeases, Leadership, pod_name
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
 

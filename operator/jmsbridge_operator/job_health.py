@@ -1,6 +1,6 @@
 """What the running job says of its JMS broker, as a condition: the ConfigMap `<bridgeId>-jms-bridge-health`.
 
-The job's active instance writes its JMS state there under its instance name (`bridge_job/health.py`):
+The job's active instance writes its JMS state there under its instance name (`bridge_job/kube/health.py`):
 `Reconnecting` while the ingest retries a broker it lost, `Connected` once it is back. A SparkApplication
 says RUNNING all the while, so this is the only way the status can tell that nothing moves:
 

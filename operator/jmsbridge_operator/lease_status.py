@@ -1,7 +1,7 @@
 """The bridge's Lease in its status: which instance is active, how often that changed, and when nobody is.
 
 With `failover.standby` the two instances of a bridge elect their active one over the Lease
-`<bridgeId>-jms-bridge` in the bridge's namespace (`bridge_job/leadership.py`). The Lease decides, so the
+`<bridgeId>-jms-bridge` in the bridge's namespace (`bridge_job/kube/leadership.py`). The Lease decides, so the
 status reports it rather than guessing from SparkApplication states:
 
 - `activeInstance`: the SparkApplication of the holder's instance (`holderIdentity` is `<instance>/<pod>`);

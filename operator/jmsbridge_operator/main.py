@@ -23,12 +23,12 @@ from typing import Any
 
 import kopf
 
-from bridge_job.health import LABEL_BRIDGE_ID
+from bridge_job.kube.health import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, routes, standby_pair, startup
-from jmsbridge_operator.handlers.reconciling import RoutesLookup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
+from jmsbridge_operator.reconciler import RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE

@@ -63,7 +63,7 @@ SECONDARY: Final = "secondary"
 
 # The service account of the Spark pods unless a bridge names its own (`spark.serviceAccount`). The Helm
 # chart creates it with this name, with what Spark's driver needs (executor pods, services...) and get,
-# create and update on leases (the job's active/standby election, `bridge_job/leadership.py`).
+# create and update on leases (the job's active/standby election, `bridge_job/kube/leadership.py`).
 JOB_SERVICE_ACCOUNT: Final = "jms-bridge-job"
 
 MAX_CHILD_NAME: Final = 63

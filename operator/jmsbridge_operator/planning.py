@@ -2,7 +2,7 @@
 
 `plan()` takes the observed bridge, its routes and its children, and returns the writes to make (create,
 replace, delete) and the statuses to publish, for the bridge and for each of its routes. It performs no
-I/O; the reconciler (`handlers/reconciling.py`) observes, plans, writes and posts Events. This is where
+I/O; the reconciler (`reconciler.py`) observes, plans, writes and posts Events. This is where
 the promises of the operator are kept:
 
 - a child is written only when its rendered hash differs from the one it carries, so an operator restart

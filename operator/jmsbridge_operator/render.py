@@ -48,7 +48,7 @@ from bridge_job.config import (
     JobConfig,
     SecretRef,
 )
-from bridge_job.spark_settings import merged_settings
+from bridge_job.config.spark_settings import merged_settings
 from jmsbridge_operator import naming
 
 CONFIG_VOLUME = "jmsbridge-config"

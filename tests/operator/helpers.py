@@ -116,7 +116,7 @@ def held_lease(
     """A bridge's Lease as its jobs write it: `holder` (`<instance>/<pod>`, None: released) took it
     `transitions` times and renewed it now; long enough (`duration`) not to run out during a test."""
     from bridge_job.config import lease_name
-    from bridge_job.leadership import micro_time
+    from bridge_job.kube.leadership import micro_time
 
     now = micro_time()
     spec: dict[str, Any] = {

@@ -8,7 +8,7 @@ import pytest
 from jmsbridge_operator.acceptance import judge_routes
 
 from bridge_job.config import JmsBridge
-from bridge_job.validation import address_problem, addresses_overlap
+from bridge_job.config.validation import address_problem, addresses_overlap
 from tests.operator.helpers import route, simple_bridge
 
 

@@ -405,7 +405,7 @@ def test_every_cross_field_rule_of_the_models_has_a_cel_twin_or_a_reason() -> No
         name
         for name, cls in inspect.getmembers(config_models, inspect.isclass)
         if issubclass(cls, pydantic.BaseModel)
-        and cls.__module__ == config_models.__name__
+        and cls.__module__.startswith(config_models.__name__ + ".")
         and cls.__pydantic_decorators__.model_validators
     }
     with_rules = {

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from jmsbridge_operator.election import ENV_NAMESPACE, LEASE_NAME, Election, ElectionError, acquire
 
-from bridge_job.leadership import EXIT_LEADERSHIP_LOST, Leadership
+from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
 from tests.brokers import free_port
-from tests.job.test_leadership import Forbidden
+from tests.kube.test_leadership import Forbidden
 from tests.kubeapi.client import KubeApi
 from tests.operator.conftest import KAFKA_CHECKS_ENV
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 from jmsbridge_operator.conditions import Condition
+from jmsbridge_operator.handlers.kafka_checks import CredentialsNotFound, read_credentials
 from jmsbridge_operator.kafka_checks import probe as kafka_probe
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
@@ -40,11 +41,10 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     TransactionalIdAnswer,
 )
 from jmsbridge_operator.kafka_checks.gate import GateVerdict, KafkaGate
-from jmsbridge_operator.kafka_checks.schedule import CredentialsNotFound, read_credentials
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
-from bridge_job.kafka_clients import KafkaCredentials
-from bridge_job.kubernetes_api import ApiError
+from bridge_job.kafka.clients import KafkaCredentials
+from bridge_job.kube.api import ApiError
 from tests.brokers import KafkaBroker, free_port
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator

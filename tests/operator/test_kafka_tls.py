@@ -2,7 +2,7 @@
 
 The example bridge (`examples/provider-jars-and-tls/bridge.yaml`) mounts a CA and a client certificate and
 key from Secrets and points `ssl.*.location` at them. Here the same files (made with openssl) sit under a
-directory standing for the pod's `/`, and the job's own client settings (`bridge_job.kafka_clients`) build
+directory standing for the pod's `/`, and the job's own client settings (`bridge_job.kafka.clients`) build
 a real librdkafka producer from them: librdkafka reads and checks every file when a client is created, so a
 wrong path or a file that is not PEM fails here. No Kafka broker here speaks TLS (noida-db does not), so
 the handshake itself is not exercised.
@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 from bridge_job.config import JmsBridge
-from bridge_job.kafka_clients import client_settings
+from bridge_job.kafka.clients import client_settings
 from tests.operator.helpers import EXAMPLES, load_yaml
 
 EXAMPLE = EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml"

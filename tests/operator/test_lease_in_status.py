@@ -147,7 +147,7 @@ def test_the_status_follows_two_real_jobs_fighting_for_the_lease(
     tmp_path: Path,
     jobs: list[BridgeJob],
 ) -> None:
-    from tests.job.harness import bridge_document, route_document, write_yaml
+    from tests.support.harness import bridge_document, route_document, write_yaml
 
     n = uuid.uuid4().hex[:8]
     name, topic = f"pair-{n}", f"pair-{n}"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from jmsbridge_operator import metrics
-from jmsbridge_operator.handlers.reconciling import Reconciler
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.options import OperatorOptions
+from jmsbridge_operator.reconciler import Reconciler
 
 
 def test_options_from_environment() -> None:

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from bridge_job.config import CONFIG_FILE_NAME, JobConfig
-from bridge_job.health import HealthConfigMap, JmsHealth
-from bridge_job.kubernetes_api import Kube
+from bridge_job.kube.api import Kube
+from bridge_job.kube.health import HealthConfigMap, JmsHealth
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
 from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE

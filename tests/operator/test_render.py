@@ -22,9 +22,9 @@ from bridge_job.config import (
     JobConfig,
     job_config,
 )
-from bridge_job.ingest import DEFAULT_CLASSPATH
+from bridge_job.config.spark_settings import SPARK_SETTINGS
 from bridge_job.jms.jvm import expand_classpath
-from bridge_job.spark_settings import SPARK_SETTINGS
+from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers.reconciling import Reconciler, RoutesLookup
+from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
 
 def state_of(body: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import kopf
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers.reconciling import Reconciler, RoutesLookup
+from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 from jmsbridge_operator.render import COMPONENT_CONFIG, config_hash_of, digest
 
 LABELS = {naming.LABEL_MANAGED_BY: naming.MANAGER, naming.LABEL_COMPONENT: COMPONENT_CONFIG}

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jmsbridge_operator.acceptance import referenced_bridge
-from jmsbridge_operator.handlers.reconciling import Reconciler, RoutesLookup
+from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
 __all__ = ["changed", "gone", "index_entry", "referenced_bridge", "resumed"]
 

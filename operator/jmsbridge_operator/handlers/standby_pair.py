@@ -16,8 +16,8 @@ from typing import Any
 
 import kopf
 
-from jmsbridge_operator.handlers.reconciling import Reconciler, RoutesLookup
 from jmsbridge_operator.lease_status import LEASE_SUFFIX
+from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
 LEASES = ("coordination.k8s.io", "v1", "leases")
 CLAIMS = ("", "v1", "persistentvolumeclaims")

@@ -7,13 +7,13 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kubernetes_api import Kube
+from bridge_job.kube.api import Kube
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers.reconciling import Reconciler
+from jmsbridge_operator.handlers.kafka_checks import KafkaChecks
 from jmsbridge_operator.kafka_checks.gate import open_gate
-from jmsbridge_operator.kafka_checks.schedule import KafkaChecks
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
+from jmsbridge_operator.reconciler import Reconciler
 
 logger = logging.getLogger("jmsbridge_operator")
 

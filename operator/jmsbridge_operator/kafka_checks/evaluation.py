@@ -50,8 +50,8 @@ from bridge_job.config import (
     journal_reader_group,
     transactional_id_prefix,
 )
-from bridge_job.journal import JournalTopicSpec, journal_topic
-from bridge_job.replies import reply_topics
+from bridge_job.journal.entries import JournalTopicSpec, journal_topic
+from bridge_job.routing.replies import reply_topics
 from jmsbridge_operator.conditions import Condition, Problem, join
 
 CONDITION_TYPE = "KafkaReady"
@@ -200,7 +200,7 @@ def required_access(config: JobConfig) -> RequiredAccess:
         ),
         consumer_groups=(journal_reader_group(config.bridge_id),)
         + ((ingress_group(config.bridge_id),) if config.routes_for(Direction.KAFKA_TO_JMS) else ()),
-        # Always: the journal is written in transactions (bridge_job/journal_writer.py).
+        # Always: the journal is written in transactions (bridge_job/journal/writer.py).
         transactional_id_prefix=transactional_id_prefix(config.bridge_id),
         journal_creation=(
             JournalCreation(config.journal_topic, kafka.journal_partitions)

@@ -1,7 +1,7 @@
 """Asks a Kafka cluster, as the bridge's own principal, what the bridge may do; creates its journal topic.
 
 The I/O half of the Kafka checks (`evaluation` decides). One probe opens one AdminClient with the
-settings the job's own clients use (`bridge_job.kafka_clients`, with the credentials from the bridge's
+settings the job's own clients use (`bridge_job.kafka.clients`, with the credentials from the bridge's
 Secret), and asks:
 
 1. `describe_cluster`: does the cluster answer at all, and how many brokers does it have;
@@ -51,7 +51,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from bridge_job.config import JobConfig, KafkaSpec
-from bridge_job.kafka_clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
+from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,

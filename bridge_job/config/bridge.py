@@ -1,0 +1,421 @@
+"""A JmsBridge's spec: the JMS and Kafka connections, routing defaults, delivery, failover, Spark sizing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bridge_job import __version__
+from bridge_job.config.schema import (
+    BRIDGE_ID_PATTERN,
+    JOB_IMAGE,
+    NAME_PATTERN,
+    CamelModel,
+    Delivery,
+    DestinationName,
+    Rule,
+    SaslMechanism,
+    ScalarValue,
+    SecurityProtocol,
+    SoftFailurePolicy,
+    TopicName,
+    cel_rules,
+    exactly_one,
+    exactly_one_rule,
+)
+from bridge_job.config.spark_settings import OWNED_SETTINGS
+
+
+class SecretRef(CamelModel):
+    """A Secret holding a username and a password; the values never leave the Secret."""
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    username_key: str = "username"
+    password_key: str = "password"
+
+
+class ConnectionFactorySpec(CamelModel):
+    """Any JMS provider: the ConnectionFactory class and the bean properties to set on it."""
+
+    class_name: Annotated[str, Field(pattern=r"^[A-Za-z_$][A-Za-z0-9_$.]*$")]
+    properties: dict[str, ScalarValue] = Field(default_factory=dict)
+
+
+class JndiSpec(CamelModel):
+    """Look the ConnectionFactory up in JNDI instead of constructing it."""
+
+    initial_context_factory: str
+    provider_url: str
+    connection_factory_name: str = "ConnectionFactory"
+    environment: dict[str, str] = Field(default_factory=dict)
+
+
+class JmsSource(CamelModel):
+    """One JMS destination the bridge consumes: a queue, or a topic through a durable subscription."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            exactly_one_rule("queue", "topic"),
+            Rule(
+                "!has(self.topic) || has(self.durableSubscription)",
+                "a topic needs `durableSubscription`: without one, messages published while the bridge is "
+                "down would be lost",
+                "durableSubscription",
+            ),
+            Rule(
+                "!has(self.queue) || !has(self.durableSubscription)",
+                "`durableSubscription` applies to topics only",
+                "durableSubscription",
+            ),
+        )
+    )
+
+    queue: DestinationName | None = None
+    topic: DestinationName | None = None
+    durable_subscription: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+    selector: str | None = None
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> Self:
+        exactly_one(self, "queue", "topic")
+        if self.topic is not None and self.durable_subscription is None:
+            raise ValueError(
+                f"topic {self.topic!r} needs `durableSubscription`: without one, messages published while "
+                "the bridge is down would be lost"
+            )
+        if self.queue is not None and self.durable_subscription is not None:
+            raise ValueError("`durableSubscription` applies to topics only")
+        return self
+
+    @property
+    def address(self) -> str:
+        return self.queue or self.topic or ""
+
+
+class IngestSpec(CamelModel):
+    """How the driver takes messages off JMS: one transaction per batch."""
+
+    # ActiveMQ hands a consumer at most 200 uncommitted messages (its page size): larger batches wait.
+    max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 200
+    max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
+
+
+class ClientLibrary(CamelModel):
+    """An image holding a JMS provider's client jars. An init container of every driver and executor pod
+    copies them (`cp`, so the image needs one) into the job's JMS library directory, `JMS_LIBRARY_DIR`.
+    """
+
+    image: Annotated[str, Field(min_length=1)]
+    path: Annotated[str, Field(pattern=r"^/\S*$")] = Field(
+        default="/jars",
+        description="The directory in the image whose jars are copied (not its subdirectories).",
+    )
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+
+
+class ReconnectSpec(CamelModel):
+    """How long the ingest keeps reconnecting to a JMS broker it lost before it stops the bridge."""
+
+    window_seconds: Annotated[int, Field(ge=0, le=7 * 24 * 3600)] = Field(
+        default=300,
+        description="Seconds of failing JMS calls (lost connection, failed commits) after which the job "
+        "stops with exit 2; meanwhile it rolls back, reconnects with backoff and carries on.",
+    )
+
+
+class JmsSpec(CamelModel):
+    # Sources listed twice stay an operator check (InvalidSpec): a CEL rule comparing every pair of an
+    # unbounded list is over the API server's cost budget.
+    model_config = ConfigDict(json_schema_extra=cel_rules(exactly_one_rule("connectionFactory", "jndi")))
+
+    connection_factory: ConnectionFactorySpec | None = None
+    jndi: JndiSpec | None = None
+    credentials_secret_ref: SecretRef | None = None
+    client_id: str | None = None
+    classpath: list[str] = Field(
+        default_factory=list,
+        description="Jars (globs allowed) holding the provider's JMS client; empty means the image default.",
+    )
+    client_libraries: Annotated[list[ClientLibrary], Field(max_length=8)] | None = Field(
+        default=None,
+        description="Images whose jars are copied into the job's JMS library directory (the default "
+        "classpath) before it starts: provider jars without rebuilding the job image.",
+    )
+    sources: Annotated[list[JmsSource], Field(min_length=1)]
+    reply_queue: DestinationName | None = Field(
+        default=None,
+        description="One of the queue `sources`: where JMS services answer requests that came from Kafka "
+        "(the JMSReplyTo of kafkaToJms routes with `reply`); its messages go to the reply topic each names.",
+    )
+    ingest: IngestSpec = Field(default_factory=IngestSpec)
+    reconnect: ReconnectSpec = Field(default_factory=ReconnectSpec)
+
+    @model_validator(mode="after")
+    def _one_factory(self) -> Self:
+        exactly_one(self, "connection_factory", "jndi")
+        addresses = [s.address for s in self.sources]
+        if self.reply_queue is not None and self.reply_queue not in (s.queue for s in self.sources):
+            raise ValueError(f"replyQueue {self.reply_queue} must be one of the queue `sources` as well")
+        duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
+        if duplicates:
+            raise ValueError(f"sources list {', '.join(duplicates)} more than once")
+        return self
+
+
+class SaslSpec(CamelModel):
+    mechanism: SaslMechanism = SaslMechanism.SCRAM_SHA_512
+    credentials_secret_ref: SecretRef
+
+
+class KafkaSpec(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!(self.securityProtocol in ['SASL_PLAINTEXT', 'SASL_SSL']) || has(self.sasl)",
+                "securityProtocol SASL_PLAINTEXT or SASL_SSL needs `sasl`",
+                "sasl",
+            ),
+            Rule(
+                "!has(self.sasl) || self.securityProtocol in ['SASL_PLAINTEXT', 'SASL_SSL']",
+                "`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL",
+                "sasl",
+            ),
+        )
+    )
+
+    bootstrap_servers: Annotated[str, Field(min_length=1)]
+    security_protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
+    sasl: SaslSpec | None = None
+    journal_topic: TopicName | None = Field(
+        default=None, description="Defaults to `<bridgeId>.jms-bridge.journal`."
+    )
+    create_journal_topic: bool = False
+    journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    startup_timeout_seconds: Annotated[int, Field(ge=0, le=3600)] = Field(
+        default=300,
+        description="How long the job waits for Kafka to answer when it starts before it stops (exit 2).",
+    )
+    properties: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "
+        "operator's checks). The fields above and the bridge's guarantees (allow.auto.create.topics=false; "
+        "idempotent producers with acks=all) take precedence over them.",
+    )
+
+    @model_validator(mode="after")
+    def _sasl_needs_protocol(self) -> Self:
+        uses_sasl = self.security_protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+        if uses_sasl and self.sasl is None:
+            raise ValueError(f"securityProtocol {self.security_protocol.value} needs `sasl`")
+        if self.sasl is not None and not uses_sasl:
+            raise ValueError("`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL")
+        return self
+
+
+class RoutingSpec(CamelModel):
+    dead_letter_topic: TopicName | None = None
+    on_soft_failure: SoftFailurePolicy = SoftFailurePolicy.FAIL
+
+
+class FailoverSpec(CamelModel):
+    standby: bool = False
+    lease_duration_seconds: Annotated[int, Field(ge=2, le=300)] = 10
+
+
+class ResourcesSpec(CamelModel):
+    cores: Annotated[int, Field(ge=1, le=64)] = 1
+    memory: Annotated[str, Field(pattern=r"^[0-9]+[kmgt]?$")] = "1g"
+
+
+class ExecutorSpec(ResourcesSpec):
+    instances: Annotated[int, Field(ge=1, le=100)] = 1
+
+
+class CheckpointSpec(CamelModel):
+    path: str = "/var/lib/jmsbridge/checkpoints"
+    persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+
+
+KUBE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+KubeName = Annotated[str, Field(pattern=KUBE_NAME_PATTERN)]
+
+
+# Volume and environment names of the operator's own (the config, the checkpoints, the JMS jars, the
+# credentials): a bridge's pod settings cannot take them.
+RESERVED_VOLUME_PREFIX = "jmsbridge-"
+
+
+RESERVED_ENV_PREFIX = "JMSBRIDGE_"
+
+
+class VolumeMount(CamelModel):
+    name: KubeName
+    mount_path: Annotated[str, Field(pattern=r"^/")]
+    sub_path: str | None = None
+    read_only: bool | None = None
+
+
+class EnvVar(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                f"!self.name.startsWith('{RESERVED_ENV_PREFIX}')",
+                f"environment variables named {RESERVED_ENV_PREFIX}* are set by the operator",
+                "name",
+            ),
+            Rule("!(has(self.value) && has(self.valueFrom))", "set `value` or `valueFrom`, not both"),
+        )
+    )
+
+    name: Annotated[str, Field(pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")]
+    value: str | None = None
+    value_from: dict[str, Any] | None = Field(
+        default=None, description="A Kubernetes EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...)."
+    )
+
+    @model_validator(mode="after")
+    def _ours_and_one_value(self) -> Self:
+        if self.name.startswith(RESERVED_ENV_PREFIX):
+            raise ValueError(f"environment variables named {RESERVED_ENV_PREFIX}* are set by the operator")
+        if self.value is not None and self.value_from is not None:
+            raise ValueError("set `value` or `valueFrom`, not both")
+        return self
+
+
+class Toleration(CamelModel):
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] | None = None
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    toleration_seconds: int | None = None
+
+
+def _kept_whole(schema: dict[str, Any]) -> None:
+    # CEL sees only the declared `name` of an object that keeps unknown fields: "exactly one source" stays
+    # with the model (and the operator's InvalidSpec).
+    schema["x-kubernetes-preserve-unknown-fields"] = True
+    cel_rules(
+        Rule(
+            f"!self.name.startsWith('{RESERVED_VOLUME_PREFIX}')",
+            f"volume names starting with `{RESERVED_VOLUME_PREFIX}` are the operator's",
+            "name",
+        ),
+    )(schema)
+
+
+class Volume(BaseModel):
+    """A Kubernetes Volume, passed to the SparkApplication as given: its source (secret, configMap,
+    emptyDir, persistentVolumeClaim, projected, csi...) is checked by the API server with the pod."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra=_kept_whole)
+
+    name: KubeName
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if self.name.startswith(RESERVED_VOLUME_PREFIX):
+            raise ValueError(f"volume names starting with `{RESERVED_VOLUME_PREFIX}` are the operator's")
+        if len(self.model_extra or {}) != 1:
+            raise ValueError("a volume has a `name` and exactly one volume source (secret, configMap...)")
+        return self
+
+
+class PodSettings(CamelModel):
+    """What every driver and executor pod of the bridge gets besides what the operator sets: Secrets
+    mounted as files (a Kafka truststore for `kafka.properties`' `ssl.ca.location`), environment, where
+    the pods may run, and the credentials to pull images."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && "
+                "self.volumes.exists(v, v.name == m.name))",
+                "every volumeMount names a volume of `volumes`",
+                "volumeMounts",
+            )
+        )
+    )
+
+    image_pull_secrets: Annotated[list[KubeName], Field(max_length=16)] = Field(default_factory=list)
+    node_selector: Annotated[dict[str, str], Field(max_length=64)] = Field(default_factory=dict)
+    tolerations: Annotated[list[Toleration], Field(max_length=32)] = Field(default_factory=list)
+    env: Annotated[list[EnvVar], Field(max_length=64)] = Field(default_factory=list)
+    volumes: Annotated[list[Volume], Field(max_length=32)] = Field(default_factory=list)
+    volume_mounts: Annotated[list[VolumeMount], Field(max_length=32)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mounts_name_volumes(self) -> Self:
+        names = {volume.name for volume in self.volumes}
+        unknown = sorted({mount.name for mount in self.volume_mounts} - names)
+        if unknown:
+            raise ValueError(f"every volumeMount names a volume of `volumes`; not: {', '.join(unknown)}")
+        return self
+
+
+class SparkSpec(CamelModel):
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                f"!has(self.sparkConf) || self.sparkConf.all(k, !(k in {sorted(OWNED_SETTINGS)}))",
+                f"sparkConf cannot set {', '.join(sorted(OWNED_SETTINGS))}: the bridge job needs its values",
+                "sparkConf",
+            )
+        )
+    )
+
+    image: str = f"{JOB_IMAGE}:{__version__}"
+    spark_version: str = "4.0.0"
+    service_account: str | None = None
+    driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    checkpoint: CheckpointSpec = Field(default_factory=CheckpointSpec)
+    trigger_interval_ms: Annotated[int, Field(ge=0, le=600_000)] = 500
+    max_records_per_batch: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
+    dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = Field(
+        default=600,
+        description="How far back (by journal time) a redelivered JMS message is looked for in the journal.",
+    )
+    spark_conf: Annotated[dict[str, str], Field(max_length=64)] | None = Field(
+        default=None,
+        description="Spark settings added to the job's own; extraJavaOptions are appended to the job's, "
+        "and the settings the job needs for its guarantees cannot be set.",
+    )
+    pod: PodSettings | None = None
+
+    @model_validator(mode="after")
+    def _conf_leaves_ours(self) -> Self:
+        taken = sorted(set(self.spark_conf or {}) & OWNED_SETTINGS)
+        if taken:
+            raise ValueError(f"sparkConf cannot set {', '.join(taken)}: the bridge job needs its values")
+        return self
+
+
+class TelemetrySpec(CamelModel):
+    port: Annotated[int, Field(ge=0, le=65535)] = 9464
+
+
+class SecuritySpec(CamelModel):
+    allow_inline_credentials: bool = Field(
+        default=False,
+        description="Accept credentials in connection factory properties, the JNDI environment, Kafka "
+        "properties and URLs with a warning instead of refusing the bridge. They are then stored in plain "
+        "text in the job's ConfigMap: prefer credentialsSecretRef and kafka.sasl.",
+    )
+
+
+class JmsBridgeSpec(CamelModel):
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
+        default=None, description="Defaults to metadata.name."
+    )
+    jms: JmsSpec
+    kafka: KafkaSpec
+    routing: RoutingSpec = Field(default_factory=RoutingSpec)
+    delivery: Delivery = Delivery.AT_LEAST_ONCE
+    failover: FailoverSpec = Field(default_factory=FailoverSpec)
+    spark: SparkSpec = Field(default_factory=SparkSpec)
+    telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    security: SecuritySpec = Field(default_factory=SecuritySpec)
+    suspend: bool = False

@@ -1,0 +1,140 @@
+"""What the job runs: the resources as a user writes them, a bridge's routes in effect, the JobConfig the
+operator renders, and the errors a user can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from bridge_job.config.bridge import JmsBridgeSpec
+from bridge_job.config.route import JmsBridgeRouteSpec
+from bridge_job.config.schema import (
+    BRIDGE_ID_PATTERN,
+    BRIDGE_KIND,
+    NAME_PATTERN,
+    ROUTE_KIND,
+    CamelModel,
+    Direction,
+    SoftFailurePolicy,
+)
+
+
+class ObjectMeta(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    namespace: str | None = None
+
+
+class JmsBridge(CamelModel):
+    model_config = ConfigDict(extra="ignore")  # status and the like are not ours to validate
+    api_version: Literal["jmsbridge.dev/v1alpha1"]
+    kind: Literal["JmsBridge"]
+    metadata: ObjectMeta
+    spec: JmsBridgeSpec
+
+
+class JmsBridgeRoute(CamelModel):
+    model_config = ConfigDict(extra="ignore")
+    api_version: Literal["jmsbridge.dev/v1alpha1"]
+    kind: Literal["JmsBridgeRoute"]
+    metadata: ObjectMeta
+    spec: JmsBridgeRouteSpec
+
+
+class Route(CamelModel):
+    """A route in effect: its resource name plus its spec."""
+
+    name: str
+    spec: JmsBridgeRouteSpec
+
+
+class JobConfig(CamelModel):
+    """What the operator renders into the bridge's ConfigMap and the job reads: one bridge, its routes."""
+
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)]
+    namespace: str | None = None
+    bridge: JmsBridgeSpec
+    routes: list[Route] = Field(default_factory=list)
+
+    @property
+    def journal_topic(self) -> str:
+        return self.bridge.kafka.journal_topic or f"{self.bridge_id}.jms-bridge.journal"
+
+    def routes_for(self, direction: Direction) -> list[Route]:
+        return [r for r in self.routes if r.spec.direction is direction]
+
+    @model_validator(mode="after")
+    def _routes_runnable(self) -> Self:
+        ordered = sorted(self.routes, key=route_sort_key)
+        if ordered != self.routes:
+            raise ValueError("routes must be in (order, name) order")
+        dead_letter = self.bridge.routing.dead_letter_topic
+        for route in self.routes:
+            if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
+                raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
+            policy = route.spec.on_soft_failure or self.bridge.routing.on_soft_failure
+            if policy is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:
+                raise ValueError(
+                    f"route {route.name!r} dead-letters soft failures but the bridge sets no "
+                    "routing.deadLetterTopic"
+                )
+        return self
+
+
+def route_sort_key(route: Route) -> tuple[int, str]:
+    return (route.spec.order, route.name)
+
+
+def bridge_id_of(bridge: JmsBridge) -> str:
+    return bridge.spec.bridge_id or bridge.metadata.name
+
+
+def job_config(bridge: JmsBridge, routes: Iterable[JmsBridgeRoute]) -> JobConfig:
+    """The JobConfig for a bridge and the routes that reference it (others are ignored)."""
+    mine = [
+        Route(name=r.metadata.name, spec=r.spec)
+        for r in routes
+        if r.spec.bridge_ref.name == bridge.metadata.name
+        and (r.metadata.namespace or None) == (bridge.metadata.namespace or None)
+    ]
+    return JobConfig(
+        bridge_id=bridge_id_of(bridge),
+        namespace=bridge.metadata.namespace,
+        bridge=bridge.spec,
+        routes=sorted(mine, key=route_sort_key),
+    )
+
+
+class ConfigError(Exception):
+    """A resource or config file is invalid; the message says where and what to fix."""
+
+
+def field_errors(error: ValidationError) -> list[tuple[str, str]]:
+    """`(field path, message)` for each problem of a pydantic error, the path dotted."""
+    return [
+        (".".join(str(p) for p in item["loc"]) or "(document)", item["msg"].removeprefix("Value error, "))
+        for item in error.errors()
+    ]
+
+
+def describe_validation_error(error: ValidationError, where: str) -> str:
+    """One line per problem: `<where>: <field path>: <message>`."""
+    return "\n".join(f"{where}: {path}: {message}" for path, message in field_errors(error))
+
+
+def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBridgeRoute:
+    """Validate one YAML document as a JmsBridge or JmsBridgeRoute."""
+    kind = document.get("kind")
+    model: type[JmsBridge] | type[JmsBridgeRoute]
+    if kind == BRIDGE_KIND:
+        model = JmsBridge
+    elif kind == ROUTE_KIND:
+        model = JmsBridgeRoute
+    else:
+        raise ConfigError(f"{where}: kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}")
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error, where)) from None

@@ -1,0 +1,73 @@
+"""The names the operator and the job agree on: Kafka groups and transactional ids, the Lease, the health
+ConfigMap, the config mount, environment variables, and the JMS health states.
+
+The active/standby election: the instances of a bridge compete for one coordination.k8s.io Lease in the
+bridge's namespace; its holder is the active instance (kube/leadership.py). The job's service account
+needs get, create and update on leases there.
+"""
+
+from __future__ import annotations
+
+
+def kafka_name_prefix(bridge_id: str) -> str:
+    """What every consumer group and transactional id of the bridge starts with (one prefixed ACL)."""
+    return f"{bridge_id}.jms-bridge."
+
+
+def journal_reader_group(bridge_id: str) -> str:
+    return f"{kafka_name_prefix(bridge_id)}journal-reader"
+
+
+def ingress_group(bridge_id: str) -> str:
+    return f"{kafka_name_prefix(bridge_id)}ingress"
+
+
+def transactional_id_prefix(bridge_id: str) -> str:
+    return kafka_name_prefix(bridge_id)
+
+
+CONFIG_MOUNT_PATH = "/etc/jmsbridge"
+
+
+CONFIG_FILE_NAME = "job.yaml"
+
+
+# Where the job's default JMS classpath looks for jars (`ingest.DEFAULT_CLASSPATH`), and where
+# `jms.clientLibraries` are copied to.
+JMS_LIBRARY_DIR = "/opt/jmsbridge/jms-lib"
+
+
+JOB_MAIN_FILE = "local:///opt/jmsbridge/jmsbridge-job.py"
+
+
+ENV_JMS_USERNAME = "JMSBRIDGE_JMS_USERNAME"
+
+
+ENV_JMS_PASSWORD = "JMSBRIDGE_JMS_PASSWORD"
+
+
+ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
+
+
+ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"
+
+
+def lease_name(bridge_id: str) -> str:
+    return f"{bridge_id}-jms-bridge"
+
+
+def health_config_map_name(bridge_id: str) -> str:
+    """The ConfigMap where the job reports its brokers' state to the operator (bridge_job/kube/health.py)."""
+    return f"{bridge_id}-jms-bridge-health"
+
+
+# The JMS states the job writes there, and the operator reads.
+JMS_RECONNECTING = "Reconnecting"
+
+
+JMS_CONNECTED = "Connected"
+
+
+def lease_holder_identity(instance: str, pod: str) -> str:
+    """The Lease's `holderIdentity`: `<instance>/<pod>`, so a reader sees which instance is active."""
+    return f"{instance}/{pod}"

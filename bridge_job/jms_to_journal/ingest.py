@@ -1,0 +1,241 @@
+"""Journal ingest: JMS -> journal topic, in the driver, one transacted JMS session per source.
+
+For each received batch: write every message to the journal in one Kafka transaction
+(journal/writer.py: transactional, fenced per bridge), and only once it committed, commit the JMS
+session. A crash or a Kafka error before the commit rolls the batch back on the broker, which redelivers
+it: the journal may get a message twice (the Spark query drops such duplicates by JMSMessageID), never
+lose one.
+
+Kafka being unreachable is transient (roll back, back off, try again); a missing journal topic or a
+refused write is a hard failure that stops the bridge, and finding the journal taken over by another
+instance (`JournalFenced`) stops this one as losing the lease does.
+
+A standby warms its clients up before it holds the lease (`warm_up`): the JMS client's JVM, a probe
+connection to the broker (closed again: the active holds the bridge's JMS client id), and the journal
+producer's connections. `start` then takes the journal's transactional id and starts consuming.
+
+A message that cannot become a journal record (jms_to_journal/poison.py: invalid text, an unmappable property,
+too large) is a soft failure under `routing.onSoftFailure`: `fail` stops the bridge and names the message;
+`skip` drops it (logged); `deadLetter` writes its dead letter to the dead-letter topic in the same flush
+as the batch's journal records, so the JMS commit waits for both. Nothing behind it waits.
+
+JMS failures (a lost connection, a commit the provider rolled back after its failover) roll the batch
+back, reconnect with backoff (jms/link.py) and carry on: the broker redelivers the batch, and the
+egress drops what the journal already holds. Only failing for longer than `jms.reconnect.windowSeconds`
+stops the bridge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+
+from confluent_kafka import KafkaException
+
+from bridge_job.config import JmsSource, JobConfig, SoftFailurePolicy
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
+from bridge_job.jms.link import JmsLink, Outage, Uncommitted
+from bridge_job.jms.settings import jms_classpath, jms_credentials
+from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journal_or_failure
+from bridge_job.journal.entries import Epoch, journal_partition
+from bridge_job.journal.writer import JournalWriter, Written
+from bridge_job.kafka.limits import TopicLimits
+from bridge_job.kube.health import JmsHealth
+from bridge_job.message import JmsMessage
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+
+log = logging.getLogger("jmsbridge.ingest")
+
+KAFKA_RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def ingest_client_id(config: JobConfig, instance: str) -> str:
+    """The ingest's JMS client id: `jms.clientId` when set; else one per bridge when a durable subscription
+    needs it stable across restarts and failovers; else one per instance. A broker takes a client id once,
+    so a new active instance with the same id as a frozen former one waits until the broker drops that one
+    (ActiveMQ: its inactivity timeout, 30 s and more); queues need no stable id."""
+    jms = config.bridge.jms
+    if jms.client_id:
+        return jms.client_id
+    durable = any(source.durable_subscription for source in jms.sources)
+    return f"jmsbridge-{config.bridge_id}" if durable else f"jmsbridge-{config.bridge_id}-{instance}"
+
+
+class Ingest:
+    """Threads that move JMS messages into the journal until stopped or failed."""
+
+    def __init__(
+        self,
+        config: JobConfig,
+        writer: JournalWriter,
+        on_batch: Callable[[int], None] = lambda n: None,
+        health: JmsHealth | None = None,
+        instance: str = "a",
+    ) -> None:
+        self.config = config
+        self.writer = writer
+        self.health = health
+        self.on_batch = on_batch
+        self.partitions = writer.partitions
+        self.stop_event = threading.Event()
+        self.failure: BaseException | None = None
+        self.threads: list[threading.Thread] = []
+        self.link: JmsLink | None = None
+        self.limits = TopicLimits(config.bridge.kafka)
+        self.client_id = ingest_client_id(config, instance)
+        self._credentials = jms_credentials(config)
+
+    @property
+    def connection(self) -> JmsConnection | None:
+        return None if self.link is None else self.link.connection
+
+    def _open(self, client_id: str) -> JmsConnection:
+        jms = self.config.bridge.jms
+        return JmsConnection(jms, self._credentials, jms_classpath(self.config), client_id)
+
+    def warm_up(self, instance: str) -> Ingest:
+        """What a standby does before it holds the lease: nothing consumed, nothing written."""
+        self.limits.limit(self.config.journal_topic)
+        self.writer.warm_up()
+        try:
+            self._open(f"{self.client_id}-standby-{instance}").close()
+        except JmsError as error:  # the active may be failing too: the takeover will say, not the standby
+            log.warning("standby: cannot reach the JMS broker yet: %s", error)
+        return self
+
+    def start(self, epoch: Epoch) -> Ingest:
+        """Take the journal for `epoch` (fencing any former writer) and start consuming."""
+        jms = self.config.bridge.jms
+        self.link = JmsLink(lambda: self._open(self.client_id))
+        self.limits.limit(self.config.journal_topic)  # learned before the first message
+        try:
+            self.writer.open(epoch)
+        except KafkaException as error:
+            log.warning("cannot take the journal's transactional id yet (%s): retrying per batch", error)
+        outage = Outage("JMS", jms.reconnect.window_seconds, listener=self.health)
+        while True:  # the first connection gets the same window as a reconnection
+            try:
+                self.link.connect()
+                break
+            except JmsError as error:
+                outage.failed(error)
+                if self.stop_event.wait(outage.backoff()):
+                    return self
+        outage.clear()
+        if self.health is not None:
+            self.health.back("JMS")  # connected: also clears what an earlier run of this instance left
+        for source in jms.sources:
+            thread = threading.Thread(
+                target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True
+            )
+            thread.start()
+            self.threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        if self.link is not None:
+            self.link.close()
+        self.writer.close()
+
+    def _run(self, source: JmsSource) -> None:
+        assert self.link is not None
+        window = self.config.bridge.jms.reconnect.window_seconds
+        outage = Outage(f"JMS source {source.address}", window, listener=self.health)
+        consumer: BatchConsumer | None = None
+        uncommitted = Uncommitted()
+        try:
+            while not self.stop_event.is_set():
+                try:
+                    if consumer is None:
+                        consumer = self.link.consumer(source)
+                    self._pump(consumer, uncommitted)
+                except JmsError as error:
+                    outage.failed(error)  # raises BridgeStopped once failing for longer than the window
+                    consumer = self.link.recover(consumer)
+                    self.stop_event.wait(outage.backoff())
+                else:
+                    outage.clear()
+        except BaseException as error:
+            if not self.stop_event.is_set():
+                self.failure = error
+                self.stop_event.set()
+        finally:
+            if consumer is not None:
+                with contextlib.suppress(JmsError):
+                    consumer.close()
+            detach_thread()
+
+    def _pump(self, consumer: BatchConsumer, uncommitted: Uncommitted) -> None:
+        """One batch: received, journalled and committed (or rolled back for redelivery); JmsError when
+        the broker fails us."""
+        ingest = self.config.bridge.jms.ingest
+
+        def receive() -> list[JmsMessage]:
+            return uncommitted.flag(
+                consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
+            )
+
+        batch = receive()
+        attempt = 0
+        while batch and not self._journal(batch):
+            uncommitted.add(batch)  # some of it may be in the journal
+            consumer.rollback()  # the broker redelivers the batch; nothing is lost
+            if self.stop_event.wait(KAFKA_RETRY_SECONDS[min(attempt, len(KAFKA_RETRY_SECONDS) - 1)]):
+                return
+            attempt += 1
+            batch = receive()
+        if batch:
+            try:
+                consumer.commit()
+            except JmsError:
+                uncommitted.add(batch)  # journalled, and coming back
+                raise
+            self.on_batch(len(batch))
+
+    def _records(self, batch: list[JmsMessage]) -> list[Written]:
+        """What to write for a batch: journal records, and dead letters for poison messages."""
+        topic = self.config.journal_topic
+        routing = self.config.bridge.routing
+        limit = self.limits.limit(topic)
+        written: list[Written] = []
+        for message in batch:
+            outcome = journal_or_failure(message, limit, topic)
+            if isinstance(outcome, KafkaRecord):
+                written.append((topic, outcome, journal_partition(message, self.partitions)))
+            elif routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER:
+                assert routing.dead_letter_topic is not None  # JobConfig validates that
+                letter = ingest_dead_letter(message, outcome, self.limits.limit(routing.dead_letter_topic))
+                written.append((routing.dead_letter_topic, letter, None))
+                log.warning(
+                    "dead-lettered %s: %s: %s", describe(message), outcome.reason.value, outcome.error
+                )
+            elif routing.on_soft_failure is SoftFailurePolicy.SKIP:
+                log.warning("skipped %s: %s: %s", describe(message), outcome.reason.value, outcome.error)
+            else:
+                raise BridgeStopped(poison_stop(message, outcome, self.limits.describe(topic)))
+        return written
+
+    def _journal(self, batch: list[JmsMessage]) -> bool:
+        """True when the batch's transaction committed; False on a transient error; raises on a hard one."""
+        if self.writer.write(self._records(batch)):
+            return True
+        log.warning("journal write of %d messages failed: rolling back for redelivery", len(batch))
+        return False
+
+
+def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:
+    """The stop line for a poison message under `onSoftFailure: fail`: which, where, why, what to change."""
+    fix = "fix the message at its producer"
+    if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
+        fix = f"raise the limits ({limits}; docs/egress.md, Size limits)"
+    return (
+        f"{describe(message)}: {failure.reason.value}: {failure.error} (policy fail; the message stays on "
+        f"the broker): {fix}, or set routing.onSoftFailure to skip or deadLetter"
+    )

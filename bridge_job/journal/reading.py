@@ -1,0 +1,67 @@
+"""Reading the journal: the entries of one partition between two offsets (kafka/reading.py), and the
+backwards search for the original of a redelivered message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from confluent_kafka import Consumer, TopicPartition
+
+from bridge_job.config import JobConfig, journal_reader_group
+from bridge_job.formats import KafkaRecord
+from bridge_job.journal.entries import JournalEntry
+from bridge_job.kafka import reading as kafka_reading
+from bridge_job.kafka.clients import client_config
+from bridge_job.kafka.reading import close_consumers
+
+__all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
+
+LOOKBACK_CHUNK = 2_000
+LOOKBACK_MAX_CHUNK = 64_000
+
+
+def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
+    return client_config(config.bridge.kafka) | {
+        "group.id": journal_reader_group(config.bridge_id),
+        "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",
+        "isolation.level": "read_committed",
+        "fetch.max.bytes": str(64 * 1024 * 1024),
+    }
+
+
+def journal_consumer(config: JobConfig) -> Consumer:
+    """The journal consumer of this process for the bridge's Kafka settings."""
+    return kafka_reading.consumer_for(consumer_settings(config))
+
+
+def read_range(consumer: Consumer, topic: str, partition: int, start: int, end: int) -> list[JournalEntry]:
+    """Every journal entry of `topic`/`partition` from `start` up to `end` (exclusive)."""
+
+    def entry(record: KafkaRecord, offset: int, timestamp_ms: int) -> JournalEntry:
+        return JournalEntry(record, partition, offset, timestamp_ms)
+
+    return kafka_reading.read_range(consumer, topic, partition, start, end, entry)
+
+
+def find_earlier(
+    consumer: Consumer, topic: str, partition: int, before: int, ids: Collection[str], not_before_ms: int
+) -> set[str]:
+    """Which of `ids` the partition holds before offset `before`, looking back no further than records
+    written at `not_before_ms`. Reads backwards in growing chunks and stops once every id is found: the
+    original of a redelivered message is usually only a batch or two back."""
+    wanted = set(ids)
+    found: set[str] = set()
+    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+    end, chunk = before, LOOKBACK_CHUNK
+    while wanted and end > low:
+        start = max(low, end - chunk)
+        entries = read_range(consumer, topic, partition, start, end)
+        hits = {e.message_id for e in entries if e.message_id in wanted and e.timestamp_ms >= not_before_ms}
+        found |= hits
+        wanted -= hits
+        if entries and entries[0].timestamp_ms < not_before_ms:
+            break
+        end, chunk = start, min(chunk * 2, LOOKBACK_MAX_CHUNK)
+    return found

@@ -1,0 +1,208 @@
+"""Egress conversion: a journal entry becomes a Kafka record, a dead letter, a skip or a stop.
+
+This is the pure heart of JMS -> Kafka: route the message (first match wins), take the key (a configured
+header or property, default JMSMessageID), convert the body and headers in the route's format. What
+cannot be done for this one message is a soft failure, handled by the route's policy (else the
+bridge's): `fail` stops the bridge, `skip` drops the message with a log line, `deadLetter` publishes the
+original record to the dead-letter topic with headers saying why and where it came from.
+
+A record larger than its topic takes (`limit`, learned by the caller: kafka/limits.py) is a soft
+failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
+size it records.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from dataclasses import dataclass
+
+from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.formats import FormatError, KafkaRecord, native
+from bridge_job.formats.codecs import codec
+from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.journal.entries import JournalEntry
+from bridge_job.message import BodyType, PropertyType
+from bridge_job.routing import replies
+from bridge_job.routing.failures import (
+    BODY_SIZE_HEADER,
+    DEAD_LETTER_PREFIX,
+    Limits,
+    SoftFailure,
+    SoftFailureReason,
+    no_limits,
+    reason_headers,
+    record_size,
+    too_large,
+)
+from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.routes import RouteTable
+
+
+class Action(enum.StrEnum):
+    PUBLISH = "publish"
+    DEAD_LETTER = "deadLetter"
+    SKIP = "skip"
+    LOOP = "loop"  # a message this bridge's ingress sent, on its way back to the topic it came from
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCoordinates:
+    """Where a message came from: its JMS destination and id, and its place in the journal."""
+
+    destination: str
+    message_id: str | None
+    journal_topic: str
+    journal_partition: int
+    journal_offset: int
+
+    def describe(self) -> str:
+        return (
+            f"message {self.message_id} from {self.destination} "
+            f"(journal {self.journal_topic}/{self.journal_partition}@{self.journal_offset})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What to do with one message. `record` and `topic` are set for PUBLISH and DEAD_LETTER."""
+
+    action: Action
+    topic: str | None = None
+    record: KafkaRecord | None = None
+    route: str | None = None
+    failure: SoftFailure | None = None
+
+
+def kafka_key(entry: JournalEntry, route: Route) -> bytes:
+    spec = route.spec.key
+    name = "JMSMessageID" if spec is None else (spec.header or spec.property or "")
+    by_property = spec is not None and spec.property is not None
+    text = entry.property_text(name) if by_property else entry.text(name)
+    if text is None:
+        raise SoftFailure(SoftFailureReason.NO_KEY, f"key {name} is not set on the message")
+    if entry.value_type(name) is PropertyType.BOOLEAN:
+        raise SoftFailure(SoftFailureReason.INVALID_KEY, f"key {name} is {text!r}, not text or a number")
+    return text.encode()
+
+
+def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
+    """The Kafka record for a journalled message on a route; raises SoftFailure when this message cannot
+    go, FormatError when the journal record itself is malformed.
+
+    A `native` route passes the journal record's headers and body through and adds the origin: the
+    journal holds the message in the `native` encoding already. Other formats rebuild the message.
+    """
+    body_type = entry.body_type
+    if body_type not in (BodyType.TEXT, BodyType.BYTES):
+        raise SoftFailure(
+            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
+            f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
+        )
+    key = kafka_key(entry, route)
+    if route.spec.format is Format.NATIVE:
+        headers = [*entry.record.headers, (ORIGIN_HEADER, origin.encode())]
+        return KafkaRecord(value=entry.record.value, headers=headers, key=key)
+    message = entry.message()
+    try:
+        record = codec(route.spec.format).encode(message, origin)
+    except FormatError as error:
+        raise SoftFailure(
+            SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
+        ) from None
+    return KafkaRecord(value=record.value, headers=record.headers, key=key)
+
+
+def dead_letter(
+    original: KafkaRecord, failure: SoftFailure, source: SourceCoordinates, route: str | None
+) -> KafkaRecord:
+    """The original body and headers, plus headers saying why and where the message came from; without
+    the body (its size in a header instead) when the message was too large."""
+    headers = list(original.headers)
+    headers += reason_headers(failure, source.destination)
+    headers += [
+        (DEAD_LETTER_PREFIX + "journal", f"{source.journal_topic}/{source.journal_partition}".encode()),
+        (DEAD_LETTER_PREFIX + "offset", str(source.journal_offset).encode()),
+    ]
+    if route is not None:
+        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    value = original.value
+    if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
+        headers.append((BODY_SIZE_HEADER, str(len(value or b"")).encode()))
+        value = None
+    return KafkaRecord(value=value, headers=headers, key=original.key)
+
+
+class Egress:
+    """Routes and converts journalled messages under one JobConfig."""
+
+    def __init__(self, config: JobConfig, limits: Limits = no_limits) -> None:
+        self.config = config
+        self.table = RouteTable.of(config.routes)
+        self.limits = limits
+        self.reply_queue = replies.reply_queue(config)
+        self.reply_topics = replies.reply_topics(config)
+
+    def policy(self, route: Route | None) -> SoftFailurePolicy:
+        if route is not None and route.spec.on_soft_failure is not None:
+            return route.spec.on_soft_failure
+        return self.config.bridge.routing.on_soft_failure
+
+    def handle(self, entry: JournalEntry) -> Outcome:
+        route = None
+        try:
+            if self.reply_queue is not None and entry.destination == self.reply_queue:
+                return self.reply(entry)
+            route = self.table.route(entry)
+            if route is None:
+                raise SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches")
+            if self.is_loop(entry, route):
+                return Outcome(Action.LOOP, route=route.name)
+            record = convert(entry, route, self.config.bridge_id)
+            topic = route.spec.kafka_topic
+            limit = self.limits(topic)
+            if limit != sys.maxsize and (size := record_size(record)) > limit:
+                raise too_large(size, limit, f"topic {topic}")
+        except SoftFailure as failure:
+            return self.soft_failure(failure, entry, route)
+        except FormatError as error:
+            malformed = SoftFailure(SoftFailureReason.MALFORMED_JOURNAL_RECORD, str(error))
+            return self.soft_failure(malformed, entry, route)
+        return Outcome(Action.PUBLISH, route.spec.kafka_topic, record, route.name)
+
+    def reply(self, entry: JournalEntry) -> Outcome:
+        """A JMS service's answer to a request from Kafka, to the topic it names (routing/replies.py)."""
+        answer = replies.reply_record(entry, self.config.bridge_id, self.reply_topics)
+        if isinstance(answer, str):
+            raise SoftFailure(SoftFailureReason.NO_ROUTE, answer)
+        topic, record, route = answer
+        return Outcome(Action.PUBLISH, topic, record, route)
+
+    def is_loop(self, entry: JournalEntry, route: Route) -> bool:
+        """A message this bridge's ingress sent from the very topic the route writes to."""
+        return (
+            entry.property_text(ORIGIN_PROPERTY) == self.config.bridge_id
+            and entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
+        )
+
+    def source(self, entry: JournalEntry) -> SourceCoordinates:
+        destination = entry.record.header(native.PREFIX + "JMSDestination")
+        return SourceCoordinates(
+            destination=destination.decode("utf-8", "replace") if destination else "(unknown)",
+            message_id=entry.message_id,
+            journal_topic=self.config.journal_topic,
+            journal_partition=entry.partition,
+            journal_offset=entry.offset,
+        )
+
+    def soft_failure(self, failure: SoftFailure, entry: JournalEntry, route: Route | None) -> Outcome:
+        name = None if route is None else route.name
+        policy = self.policy(route)
+        if policy is SoftFailurePolicy.SKIP:
+            return Outcome(Action.SKIP, route=name, failure=failure)
+        if policy is SoftFailurePolicy.DEAD_LETTER:
+            topic = self.config.bridge.routing.dead_letter_topic
+            record = dead_letter(entry.record, failure, self.source(entry), name)
+            return Outcome(Action.DEAD_LETTER, topic, record, name, failure)
+        return Outcome(Action.FAIL, route=name, failure=failure)

@@ -1,0 +1,120 @@
+"""The egress query's source: Spark plans journal offset ranges, each task moves its range to Kafka.
+
+In the driver, `latestOffset` fixes each micro-batch as a set of per-partition offset ranges of the journal
+(bounded by `spark.maxRecordsPerBatch`, shared fairly, see `journal.plan_batch`), and Spark writes them to
+its checkpoint before the batch runs, so a batch replayed after a crash covers exactly the same records.
+`partitions` makes one task per journal partition with records, and Spark runs them in parallel on its
+executors. Each task runs `egress_task.run` on its range in its Python worker (read, deduplicate, route,
+convert, write) and hands back a single summary row: records never cross between the JVM and Python.
+What the egress and ingress sources share is in spark/range_source.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import TopicPartition
+from pyspark.sql.datasource import DataSource, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from bridge_job.config import JobConfig
+from bridge_job.config.loading import load_job_config
+from bridge_job.errors import BridgeStopped
+from bridge_job.journal.reading import consumer_settings
+from bridge_job.journal_to_kafka import task as egress_task
+from bridge_job.spark.offsets import Offsets, plan_batch
+from bridge_job.spark.range_source import RangeReader
+
+
+@dataclass(frozen=True)
+class JournalRange(InputPartition):
+    topic: str
+    partition: int
+    start: int
+    end: int
+    config_path: str
+
+
+class EgressReader(RangeReader):
+    """The journal's partitions, one range each."""
+
+    def __init__(self, config_path: str) -> None:
+        super().__init__(config_path)
+        self._config: JobConfig | None = None
+
+    @property
+    def config(self) -> JobConfig:
+        if self._config is None:
+            self._config = load_job_config([Path(self.config_path)])
+        return self._config
+
+    @property
+    def topic(self) -> str:
+        return self.config.journal_topic
+
+    def consumer_settings(self) -> dict[str, str | int | float | bool]:
+        return consumer_settings(self.config)
+
+    def watermarks(self) -> tuple[Offsets, Offsets]:
+        """Low and high watermarks of every journal partition."""
+        metadata = self.consumer.list_topics(self.topic, timeout=30)
+        topic = metadata.topics.get(self.topic)
+        if topic is None or topic.error is not None:
+            raise BridgeStopped(
+                f"journal topic {self.topic} does not exist: create it or set kafka.createJournalTopic"
+            )
+        low: Offsets = {}
+        high: Offsets = {}
+        for partition in topic.partitions:
+            lo, hi = self.consumer.get_watermark_offsets(
+                TopicPartition(self.topic, partition), timeout=30, cached=False
+            )
+            low[str(partition)], high[str(partition)] = lo, hi
+        return low, high
+
+    def initialOffset(self) -> Offsets:
+        return self.watermarks()[0]
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        low, high = self.latest()
+        begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
+        if self._target is not None:  # nothing written after the query started (a new partition: none)
+            high = {p: max(begin[p], min(high[p], self._target.get(p, begin[p]))) for p in high}
+        lost = {p: (start[p], low[p]) for p in start if p in low and start[p] < low[p]}
+        if lost:
+            ranges = ", ".join(f"partition {p} offsets {a}..{b - 1}" for p, (a, b) in sorted(lost.items()))
+            raise BridgeStopped(
+                f"journal topic {self.topic} lost records before the bridge read them ({ranges}): "
+                "raise its retention"
+            )
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return plan_batch(begin, high, max_rows)
+
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
+        return [
+            JournalRange(self.topic, int(p), start.get(p, 0), end[p], self.config_path)
+            for p in sorted(end, key=int)
+            if end[p] > start.get(p, 0)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:
+        assert isinstance(partition, JournalRange)
+        p = partition
+        yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
+
+
+class EgressSource(DataSource):
+    """`spark.readStream.format("jmsbridge-egress").option("config", PATH)`: one summary row per task."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jmsbridge-egress"
+
+    def schema(self) -> str:
+        return egress_task.SUMMARY_SCHEMA
+
+    def streamReader(self, schema: StructType) -> EgressReader:
+        return EgressReader(self.options["config"])

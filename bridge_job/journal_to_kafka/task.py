@@ -1,0 +1,163 @@
+"""One egress task: a journal partition's offset range, from journal read to Kafka write, in one process.
+
+Spark plans the ranges, checkpoints them and schedules one task per journal partition and micro-batch
+(journal_to_kafka/source.py); the records themselves never enter Spark. A task:
+
+1. with `exactlyOnce`, asks the journal reader group how far this partition was written, and skips a
+   replayed range (or the part of it) that a committed transaction already covers;
+2. reads its range of the journal (journal/reading.py);
+3. drops redelivered duplicates (journal/redelivery.py);
+4. routes and converts each entry (journal_to_kafka/converting.py) under the soft-failure policies; `fail`
+   raises `BridgeStopped` before anything of the range is written;
+5. writes the records (kafka/writing.py), and reports what it did as a `TaskSummary`.
+
+Nothing here imports Spark: a task runs the same in a test process as in a Spark Python worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+from confluent_kafka import TopicPartition
+
+from bridge_job.config import Delivery
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.errors import BridgeStopped
+from bridge_job.journal.entries import JournalEntry
+from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
+from bridge_job.journal.redelivery import unresolved, without_duplicates
+from bridge_job.journal_to_kafka.converting import Action, Egress
+from bridge_job.kafka.clients import producer_config
+from bridge_job.kafka.limits import TopicLimits
+from bridge_job.kafka.writing import (
+    TRANSACTION_TIMEOUT_SECONDS,
+    Addressed,
+    egress_transactional_id,
+    transactional_settings,
+    write_at_least_once,
+    write_transaction,
+)
+from bridge_job.redaction import redact_process_logs
+
+log = logging.getLogger("jmsbridge.egress")
+
+
+@dataclass
+class TaskSummary:
+    """What one task did with its range: the one row it hands back to Spark."""
+
+    partition: int
+    start: int
+    end: int
+    records: int = 0  # journal records read
+    duplicates: int = 0  # redeliveries dropped
+    published: int = 0
+    dead_lettered: int = 0
+    skipped: int = 0
+    loops: int = 0  # messages this bridge's ingress sent, not sent back to their topic
+    markers: int = 0  # epoch markers (journal/entries.py): a new writer of the journal, nothing to route
+    routing_ns: int = 0  # time spent routing and converting, all records together
+    started_ms: int = 0  # wall clock, so that the driver sees which tasks overlapped
+    ended_ms: int = 0
+    replayed: bool = False  # exactlyOnce: the range was written before a restart, skipped
+
+    def row(self) -> tuple[int | bool, ...]:
+        return astuple(self)
+
+
+SUMMARY_SCHEMA = (
+    "partition INT, start BIGINT, end BIGINT, records BIGINT, duplicates BIGINT, published BIGINT, "
+    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, markers BIGINT, routing_ns BIGINT, "
+    "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
+)
+
+_watched: dict[str, WatchedConfig] = {}
+_egress: dict[str, Egress] = {}
+
+
+def current_egress(config_path: str) -> Egress:
+    """The Egress for the config file as it is now; kept per process, rebuilt when the file changes,
+    so that a route edit applies from the next batch on. It learns each topic's size limit once."""
+    config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
+    egress = _egress.get(config_path)
+    if egress is None or egress.config is not config:
+        egress = _egress[config_path] = Egress(config, TopicLimits(config.bridge.kafka).limit)
+    return egress
+
+
+def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSummary) -> list[Addressed]:
+    """The records to write for `entries`, counting outcomes into `summary`."""
+    records: list[Addressed] = []
+    for entry in entries:
+        outcome = egress.handle(entry)
+        action = outcome.action
+        if action is Action.PUBLISH or action is Action.DEAD_LETTER:
+            assert outcome.topic is not None and outcome.record is not None
+            records.append((outcome.topic, outcome.record))
+            if action is Action.PUBLISH:
+                summary.published += 1
+            else:
+                summary.dead_lettered += 1
+            continue
+        if action is Action.LOOP:
+            summary.loops += 1
+            continue
+        assert outcome.failure is not None
+        failure, source = outcome.failure, egress.source(entry)
+        if action is Action.SKIP:
+            summary.skipped += 1
+            log.warning("skipped %s: %s: %s", source.describe(), failure.reason.value, failure.error)
+            continue
+        raise BridgeStopped(
+            f"{source.describe()}: {failure.reason.value}: {failure.error} "
+            f"(route {outcome.route or '-'}, policy fail): fix the message or the routes, or set "
+            "onSoftFailure to skip or deadLetter"
+        )
+    return records
+
+
+def run(config_path: str, topic: str, partition: int, start: int, end: int) -> TaskSummary:
+    redact_process_logs()  # a Spark Python worker has no logging set up of its own
+    summary = TaskSummary(partition, start, end, started_ms=int(time.time() * 1000))
+    egress = current_egress(config_path)
+    config = egress.config
+    kafka = config.bridge.kafka
+    consumer = journal_consumer(config)
+    exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
+    if exactly_once:
+        (done,) = consumer.committed([TopicPartition(topic, partition)], timeout=TRANSACTION_TIMEOUT_SECONDS)
+        if done.offset >= end:
+            log.info("journal %s/%d up to %d was written before a restart: skipped", topic, partition, end)
+            summary.replayed = True
+            summary.ended_ms = int(time.time() * 1000)
+            return summary
+        start = max(start, done.offset)
+
+    read = read_range(consumer, topic, partition, start, end)
+    entries = [e for e in read if not e.is_marker]
+    summary.markers = len(read) - len(entries)
+    summary.records = len(entries)
+    wanted = unresolved(entries)
+    earlier: set[str] = set()
+    if wanted:
+        window_ms = config.bridge.spark.dedup_window_seconds * 1000
+        earlier = find_earlier(consumer, topic, partition, start, wanted, min(wanted.values()) - window_ms)
+    kept = without_duplicates(entries, earlier)
+    summary.duplicates = len(entries) - len(kept)
+
+    began = time.perf_counter_ns()
+    records = route_all(egress, kept, summary)
+    summary.routing_ns = time.perf_counter_ns() - began
+
+    if exactly_once:
+        transactional_id = egress_transactional_id(config.bridge_id, partition)
+        settings = transactional_settings(producer_config(kafka), transactional_id)
+        write_transaction(settings, records, consumer, TopicPartition(topic, partition, end))
+    else:
+        write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers)
+    summary.ended_ms = int(time.time() * 1000)
+    return summary

@@ -1,0 +1,230 @@
+"""Writing an egress task's records to Kafka with confluent-kafka, in either delivery mode.
+
+`atLeastOnce`: an idempotent producer (acks=all), flushed before the task reports success, so a batch
+Spark commits is in Kafka. A batch Spark replays after a crash is written again (duplicates, never loss).
+
+`exactlyOnce`: the records and the task's progress go in one Kafka transaction. The progress is the
+journal offset up to which the task has written, committed as the offset of the journal reader's
+consumer group for that journal partition (Kafka's consume-transform-produce pattern); a replayed range
+at or below it is skipped. The `transactional.id` is stable per bridge and journal partition, so
+opening it fences a crashed or partitioned former writer of that partition (a zombie).
+
+A failed delivery (topic missing, not authorized, ...) raises `BridgeStopped`, which fails the task and
+stops the query: the batch is not committed, and after the cause is fixed the job replays it. Producers
+are kept per Python worker process (Spark reuses workers), so a batch does not pay for a connection.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from bridge_job.config import transactional_id_prefix
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+from bridge_job.kafka.clients import KafkaConfig, delivery_failure
+
+log = logging.getLogger("jmsbridge.writing")
+
+FLUSH_TIMEOUT_SECONDS = 120.0
+TRANSACTION_TIMEOUT_SECONDS = 120.0
+# A transaction takes a few calls of TRANSACTION_TIMEOUT_SECONDS each; one still running well past them
+# will not return.
+GIVE_UP_SECONDS = 4 * TRANSACTION_TIMEOUT_SECONDS
+
+Addressed = tuple[str, KafkaRecord]  # a record and its destination topic
+
+_producers: dict[tuple[tuple[str, object], ...], Producer] = {}
+
+
+def producer_for(settings: KafkaConfig) -> Producer:
+    key = tuple(sorted(settings.items()))
+    producer = _producers.get(key)
+    if producer is None:
+        producer = Producer(settings)
+        if "transactional.id" in settings:
+            producer.init_transactions(TRANSACTION_TIMEOUT_SECONDS)  # fences any former writer
+        _producers[key] = producer
+    return producer
+
+
+def close_producers() -> None:
+    """Flush and drop this process's producers (a process that is done with the bridge)."""
+    while _producers:
+        _producers.popitem()[1].flush(FLUSH_TIMEOUT_SECONDS)
+
+
+def forget_producer(settings: KafkaConfig) -> None:
+    _producers.pop(tuple(sorted(settings.items())), None)
+
+
+def fenced(error: KafkaException) -> bool:
+    """Whether a producer lost its transactional id to a newer one (it must be replaced, not reused)."""
+    kafka_error = error.args[0] if error.args else None
+    fatal = bool(getattr(kafka_error, "fatal", lambda: False)())
+    name = str(getattr(kafka_error, "name", lambda: "")())
+    return fatal or name in ("PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED", "_FATAL")
+
+
+def egress_transactional_id(bridge_id: str, journal_partition: int) -> str:
+    return f"{transactional_id_prefix(bridge_id)}egress-{journal_partition}"
+
+
+def transactional_settings(producer: KafkaConfig, transactional_id: str) -> KafkaConfig:
+    """`producer`'s settings for writing in transactions of `transactional_id`.
+
+    Without re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
+    it learnt and starts over from the bootstrap servers, and after that the offsets step of
+    `send_offsets_to_transaction` is never sent (AddOffsetsToTxn succeeds, TxnOffsetCommit never goes
+    out): the call hangs past its own timeout and the task with it. Without, it completes as soon as
+    the broker is back.
+    """
+    return producer | {
+        "transactional.id": transactional_id,
+        "transaction.timeout.ms": str(int(TRANSACTION_TIMEOUT_SECONDS * 1000)),
+        "metadata.recovery.strategy": "none",
+    }
+
+
+class Deliveries:
+    """Delivery reports of one task: the first few failures, as clear hard failures, and whether the
+    producer failed for good (an idempotent producer whose sequence the broker rejects)."""
+
+    def __init__(self) -> None:
+        self.failures: list[BridgeStopped] = []
+        self.fatal: str | None = None
+
+    def __call__(self, error: Any, message: Any) -> None:
+        if error is None:
+            return
+        if error.fatal():
+            self.fatal = self.fatal or error.str()
+        elif len(self.failures) < 10:
+            self.failures.append(delivery_failure(message.topic(), error))
+
+
+def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: Deliveries) -> None:
+    for index, (topic, record) in enumerate(records):
+        while True:
+            try:
+                headers: Any = record.headers  # a list of (str, bytes) pairs, which librdkafka takes
+                producer.produce(topic, record.value, record.key, headers=headers, on_delivery=deliveries)
+                break
+            except BufferError:
+                producer.poll(0.1)  # the local queue is full: let deliveries drain
+        if index % 1000 == 999:
+            producer.poll(0)
+            if deliveries.failures:
+                raise deliveries.failures[0]
+
+
+def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], servers: str) -> None:
+    # A producer that failed for good (a broker that lost its idempotence state after a restart says
+    # OUT_OF_ORDER_SEQUENCE_NUMBER) is replaced once and the range written again: duplicates, no loss.
+    for attempt in (1, 2):
+        producer = producer_for(settings)
+        deliveries = Deliveries()
+        try:
+            produce_all(producer, records, deliveries)
+            remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
+        except (KafkaException, SystemError) as error:  # SystemError: a fatal error inside flush's callbacks
+            if attempt == 2 or not (deliveries.fatal or isinstance(error, SystemError) or fenced(error)):
+                raise
+            deliveries.fatal = deliveries.fatal or str(error)
+        if deliveries.fatal is None or attempt == 2:
+            break
+        log.warning(
+            "the producer failed for good (%s): writing the range again with a new one", deliveries.fatal
+        )
+        forget_producer(settings)
+    if deliveries.fatal is not None:
+        raise BridgeStopped(f"Kafka producer to {servers} failed twice for good: {deliveries.fatal}")
+    if deliveries.failures:
+        raise deliveries.failures[0]
+    if remaining:
+        raise BridgeStopped(
+            f"{remaining} records not acknowledged by Kafka after {FLUSH_TIMEOUT_SECONDS:.0f}s "
+            f"({servers} unreachable?)"
+        )
+
+
+def within(seconds: float, call: Callable[[], None], what: str) -> None:
+    """`call()`, given up on once it has run for `seconds`: a librdkafka transactional call that lost its
+    request waits past its own timeout, and a task that never returns stalls the bridge without a word.
+    BridgeStopped then: the job stops, and its restart's producer fences the stuck one."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=run, name=what, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise BridgeStopped(
+            f"{what} did not finish within {seconds:.0f}s: the Kafka client stopped answering; "
+            "stopping so that a restart replaces it"
+        )
+    if failure:
+        raise failure[0]
+
+
+def _transact(
+    settings: KafkaConfig,
+    records: Sequence[Addressed],
+    reader: Consumer,
+    progress: TopicPartition,
+    deliveries: Deliveries,
+) -> None:
+    producer = producer_for(settings)
+    producer.begin_transaction()
+    try:
+        produce_all(producer, records, deliveries)
+        producer.send_offsets_to_transaction(
+            [progress], reader.consumer_group_metadata(), TRANSACTION_TIMEOUT_SECONDS
+        )
+        producer.commit_transaction(TRANSACTION_TIMEOUT_SECONDS)
+    except BaseException:
+        try:
+            producer.abort_transaction(TRANSACTION_TIMEOUT_SECONDS)
+        except KafkaException:
+            forget_producer(settings)
+        if deliveries.failures:
+            raise deliveries.failures[0] from None
+        raise
+
+
+def write_transaction(
+    settings: KafkaConfig,
+    records: Sequence[Addressed],
+    reader: Consumer,
+    progress: TopicPartition,
+    give_up_after: float = GIVE_UP_SECONDS,
+) -> None:
+    """`records` and the reader group's offset `progress` in one transaction of `settings`' id."""
+    # Spark may run the next batch in another of its Python workers, whose producer for the same
+    # transactional id fenced this one: a fenced producer is replaced once and the batch retried.
+    what = f"Kafka transaction {settings['transactional.id']} up to journal offset {progress.offset}"
+    for attempt in (1, 2):
+        transact = functools.partial(_transact, settings, records, reader, progress, Deliveries())
+        try:
+            within(give_up_after, transact, what)
+            return
+        except BridgeStopped:
+            forget_producer(settings)  # a stuck one must not serve the next batch
+            raise
+        except KafkaException as error:
+            forget_producer(settings)
+            if attempt == 2 or not fenced(error):
+                raise BridgeStopped(f"{what} failed: {error}") from None
+            log.info(
+                "transactional producer %s was fenced; retrying with a new one", settings["transactional.id"]
+            )

@@ -1,0 +1,284 @@
+"""Ingress conversion: a Kafka record becomes a JMS message to send, a dead letter, a skip or a stop.
+
+The pure heart of Kafka -> JMS, the inverse of journal_to_kafka/converting.py: find the route of the
+record's topic (first match in (order, name) order), decode the record in the route's format, address the
+message to the route's destination (or the one a record header names, for replies), and mark it:
+
+- `KafkaTopic`, `KafkaPartition`, `KafkaOffset`, `KafkaTimestamp` and, when the key is UTF-8, `KafkaKey`:
+  where the record came from, as properties with legal JMS names;
+- `JmsBridgeOrigin`: this bridge, so that its egress does not send the message back to the topic it came
+  from;
+- `_AMQ_DUPL_ID`: `<bridge>:<topic>:<partition>:<offset>`, the same for every send of one record, so a
+  replayed batch is recognisable (ActiveMQ Artemis drops such duplicates itself).
+
+A `native` record without `jmsbridge.messageType` (from a plain Kafka producer) becomes a TextMessage
+when its value is UTF-8 and a BytesMessage otherwise.
+
+No loops: a record this bridge wrote (`jmsbridge.origin`) is not sent back to the JMS destination it was
+taken from (`jms.JMSDestination`); such records are skipped and counted.
+
+What cannot be done for one record is a soft failure under the route's (else the bridge's) policy, as in
+egress: `fail` stops the bridge, `skip` drops the record, `deadLetter` writes it to the dead-letter topic
+with headers saying why and where it came from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import re
+import time
+from dataclasses import dataclass
+
+from bridge_job.config import IDENTIFIER_PATTERN, Direction, Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.formats import FormatError, KafkaRecord, native
+from bridge_job.formats.codecs import codec, origin
+from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
+from bridge_job.routing.failures import DEAD_LETTER_PREFIX, SoftFailure, SoftFailureReason
+from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
+from bridge_job.routing.routes import address_matches
+
+DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+
+def is_identifier(name: str) -> bool:
+    """A legal JMS property name (a Java identifier)."""
+    return _IDENTIFIER.fullmatch(name) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaSource:
+    """Where a record was read."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+
+    def describe(self) -> str:
+        return f"record {self.topic}/{self.partition}@{self.offset}"
+
+
+@dataclass(frozen=True, slots=True)
+class IngressRecord:
+    record: KafkaRecord
+    source: KafkaSource
+
+    def text(self, name: str) -> str | None:
+        """A header's text by its Kafka name, else by its JMS name (`jms.<name>`); for `match.headers`."""
+        raw = self.record.header(name)
+        if raw is None:
+            raw = self.record.header(native.PREFIX + name)
+        return None if raw is None else raw.decode("utf-8", "replace")
+
+
+class IngressAction(enum.StrEnum):
+    SEND = "send"
+    DEAD_LETTER = "deadLetter"
+    SKIP = "skip"
+    LOOP = "loop"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class IngressOutcome:
+    """What to do with one record: `message` for SEND, `dead_letter` for DEAD_LETTER."""
+
+    action: IngressAction
+    message: JmsMessage | None = None
+    dead_letter: KafkaRecord | None = None
+    route: str | None = None
+    failure: SoftFailure | None = None
+
+
+def destination(record: IngressRecord, route: Route) -> Destination:
+    """The route's destination, or the one the header it names holds."""
+    spec = route.spec.jms_destination
+    assert spec is not None  # kafkaToJms routes have one (config.py)
+    if spec.queue is not None:
+        return Destination(DestinationKind.QUEUE, spec.queue)
+    if spec.topic is not None:
+        return Destination(DestinationKind.TOPIC, spec.topic)
+    assert spec.from_header is not None
+    raw = record.record.header(spec.from_header)
+    if raw is None:
+        raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header} is not set")
+    try:
+        return Destination.parse(raw.decode())
+    except (UnicodeDecodeError, ValueError) as error:
+        raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header}: {error}") from None
+
+
+def is_loop(record: KafkaRecord, target: Destination, bridge_id: str) -> bool:
+    """A record this bridge took from `target` itself."""
+    came_from = record.header(native.PREFIX + "JMSDestination")
+    return origin(record) == bridge_id and came_from == target.uri().encode()
+
+
+def kafka_properties(record: KafkaRecord, source: KafkaSource, bridge_id: str) -> dict[str, Property]:
+    properties = {
+        KAFKA_TOPIC_PROPERTY: Property.string(source.topic),
+        "KafkaPartition": Property.of(source.partition),
+        "KafkaOffset": Property.of(source.offset),
+        "KafkaTimestamp": Property.of(source.timestamp_ms),
+        ORIGIN_PROPERTY: Property.string(bridge_id),
+        DUPLICATE_ID_PROPERTY: Property.string(
+            f"{bridge_id}:{source.topic}:{source.partition}:{source.offset}"
+        ),
+    }
+    # A binary key has no JMS string form; the record's coordinates still identify it.
+    with contextlib.suppress(UnicodeDecodeError):
+        if record.key is not None:
+            properties["KafkaKey"] = Property.string(record.key.decode())
+    return properties
+
+
+def decode(record: KafkaRecord, fmt: Format, target: Destination) -> JmsMessage:
+    message = codec(fmt).decode(record, target)
+    plain = fmt is Format.NATIVE and record.header(native.MESSAGE_TYPE_HEADER) is None
+    if plain and isinstance(message.body, bytes):  # a plain Kafka producer's record: text if it reads so
+        with contextlib.suppress(UnicodeDecodeError):
+            return dataclasses.replace(message, body_type=BodyType.TEXT, body=message.body.decode())
+    return message
+
+
+def request_changes(
+    record: IngressRecord, route: Route, message: JmsMessage, config: JobConfig
+) -> dict[str, object]:
+    """For a request to a JMS service (a route with `reply`): where and how the answer comes back."""
+    raw = record.record.header(REPLY_TOPIC_HEADER)
+    if route.spec.reply is None or raw is None:
+        return {}
+    topic = raw.decode("utf-8", "replace")
+    if topic not in route.spec.reply.topics:
+        raise SoftFailure(
+            SoftFailureReason.REPLY_TOPIC_REFUSED,
+            f"header {REPLY_TOPIC_HEADER} names {topic!r}, which is not in the route's reply.topics",
+        )
+    correlation = message.correlation_id
+    key = record.record.key
+    if correlation is None and key is not None:
+        correlation = key.decode("utf-8", "replace")
+    if correlation is None:
+        correlation = f"{record.source.topic}:{record.source.partition}:{record.source.offset}"
+    return {"reply_to": reply_queue(config), "correlation_id": request_correlation(topic, correlation)}
+
+
+def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) -> JmsMessage:
+    """The message to send for a record on a route; raises SoftFailure when this record cannot go."""
+    target = destination(record, route)
+    try:
+        message = decode(record.record, route.spec.format, target)
+    except FormatError as error:
+        raise SoftFailure(
+            SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
+        ) from None
+    if message.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
+        raise SoftFailure(
+            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
+            f"{message.body_type.value} is not carried (only TextMessage and BytesMessage)",
+        )
+    for name in message.properties:
+        if not is_identifier(name):
+            raise SoftFailure(
+                SoftFailureReason.CONVERSION_FAILED, f"property {name!r}: not a legal JMS property name"
+            )
+    spec = route.spec
+    send = spec.send
+    reply_to = message.reply_to
+    if spec.jms_destination is not None and spec.jms_destination.from_header == native.PREFIX + "JMSReplyTo":
+        reply_to = None  # a reply: it goes to the requester's destination, which expects no answer
+    changes: dict[str, object] = {
+        "destination": target,
+        "reply_to": reply_to,
+        "redelivered": False,
+        "properties": message.properties | kafka_properties(record.record, record.source, config.bridge_id),
+    }
+    changes |= request_changes(record, route, message, config)
+    if send is not None:
+        if send.delivery_mode is not None:
+            persistent = send.delivery_mode == "persistent"
+            changes["delivery_mode"] = DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT
+        if send.priority is not None:
+            changes["priority"] = send.priority
+        if send.time_to_live_ms is not None:
+            changes["expiration"] = now_ms + send.time_to_live_ms if send.time_to_live_ms else 0
+    return dataclasses.replace(message, **changes)  # type: ignore[arg-type]
+
+
+def dead_letter(
+    original: KafkaRecord, failure: SoftFailure, source: KafkaSource, route: str | None
+) -> KafkaRecord:
+    """The original record, plus headers saying why and where it was read (the egress names, with
+    `source` the topic and partition)."""
+    headers = [
+        *original.headers,
+        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
+        (DEAD_LETTER_PREFIX + "error", failure.error.encode()),
+        (DEAD_LETTER_PREFIX + "source", f"{source.topic}/{source.partition}".encode()),
+        (DEAD_LETTER_PREFIX + "offset", str(source.offset).encode()),
+    ]
+    if route is not None:
+        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    return KafkaRecord(value=original.value, headers=headers, key=original.key)
+
+
+class Ingress:
+    """Routes and converts Kafka records under one JobConfig."""
+
+    def __init__(self, config: JobConfig) -> None:
+        self.config = config
+        self.routes = config.routes_for(Direction.KAFKA_TO_JMS)
+        self._by_topic: dict[str, tuple[Route, ...]] = {}
+
+    def routes_of(self, topic: str) -> tuple[Route, ...]:
+        """The routes whose `kafkaTopic` (a name or a pattern) takes `topic`, in the order tried."""
+        found = self._by_topic.get(topic)
+        if found is None:
+            found = self._by_topic[topic] = tuple(
+                r for r in self.routes if address_matches(r.spec.kafka_topic, topic)
+            )
+        return found
+
+    def route(self, record: IngressRecord) -> Route | None:
+        for route in self.routes_of(record.source.topic):
+            match = route.spec.match
+            if match.address is not None and not address_matches(match.address, record.source.topic):
+                continue
+            if all(record.text(name) == expected for name, expected in match.headers.items()):
+                return route
+        return None
+
+    def policy(self, route: Route | None) -> SoftFailurePolicy:
+        if route is not None and route.spec.on_soft_failure is not None:
+            return route.spec.on_soft_failure
+        return self.config.bridge.routing.on_soft_failure
+
+    def handle(self, record: IngressRecord, now_ms: int | None = None) -> IngressOutcome:
+        route = self.route(record)
+        if route is None:
+            return self.soft_failure(
+                SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches"), record, None
+            )
+        try:
+            message = to_jms(record, route, self.config, now_ms or int(time.time() * 1000))
+        except SoftFailure as failure:
+            return self.soft_failure(failure, record, route)
+        if is_loop(record.record, message.destination, self.config.bridge_id):
+            return IngressOutcome(IngressAction.LOOP, route=route.name)
+        return IngressOutcome(IngressAction.SEND, message, route=route.name)
+
+    def soft_failure(
+        self, failure: SoftFailure, record: IngressRecord, route: Route | None
+    ) -> IngressOutcome:
+        name = None if route is None else route.name
+        policy = self.policy(route)
+        if policy is SoftFailurePolicy.SKIP:
+            return IngressOutcome(IngressAction.SKIP, route=name, failure=failure)
+        if policy is SoftFailurePolicy.DEAD_LETTER:
+            letter = dead_letter(record.record, failure, record.source, name)
+            return IngressOutcome(IngressAction.DEAD_LETTER, dead_letter=letter, route=name, failure=failure)
+        return IngressOutcome(IngressAction.FAIL, route=name, failure=failure)

@@ -1,0 +1,190 @@
+"""The ingress query's source: Spark plans Kafka offset ranges, each task sends its range to JMS.
+
+The egress source's discipline for the kafkaToJms routes' topics: in the driver, `latestOffset` fixes each
+micro-batch as per-partition offset ranges (keys `topic:partition`), bounded by
+`spark.maxRecordsPerBatch` and shared fairly (`journal.plan_batch`); Spark checkpoints them before the
+batch runs, so a replayed batch covers the same records. One task per partition with records runs
+`ingress_task.run` in its Python worker and hands back one summary row. Offsets live in the checkpoint
+only; the bridge's consumer group commits nothing.
+
+Routes change between batches: the topics are read from the config file at every `latestOffset`, a
+route's `kafkaTopic` naming one topic or matching several (`*`, `>`). A partition seen for the first time
+is only placed, not read, in the batch that sees it: at its low watermark when its route says
+`startingOffsets: earliest`, when its topic was already read (a partition added to a topic), or when a
+pattern already in effect found it (a topic created since); at its high watermark otherwise. Patterns in
+effect are remembered in the offsets too (`/<pattern>: 0`). A topic no route reads any more keeps its
+position, so a route put back carries on where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import TopicPartition
+from pyspark.sql.datasource import DataSource, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.errors import BridgeStopped
+from bridge_job.kafka_to_jms import task as ingress_task
+from bridge_job.routing.routes import address_matches
+from bridge_job.spark.offsets import Offsets, plan_batch
+from bridge_job.spark.range_source import RangeReader
+
+PATTERN_MARK = "/"
+
+
+def key(topic: str, partition: int) -> str:
+    return f"{topic}:{partition}"
+
+
+def topic_partition(key: str) -> tuple[str, int]:
+    topic, _, partition = key.rpartition(":")
+    return topic, int(partition)
+
+
+def starting_from_earliest(config: JobConfig) -> list[str]:
+    """The topics (names or patterns) a route asks to read from their start."""
+    return [
+        r.spec.kafka_topic
+        for r in config.routes_for(Direction.KAFKA_TO_JMS)
+        if r.spec.starting_offsets is StartingOffsets.EARLIEST
+    ]
+
+
+def pattern_key(pattern: str) -> str:
+    """The offsets entry that marks a topic pattern as in effect (`/` is in no topic name)."""
+    return f"{PATTERN_MARK}{pattern}"
+
+
+def place_new(start: Offsets, low: Offsets, high: Offsets, earliest: Sequence[str]) -> Offsets:
+    """Where the partitions not in `start` begin: at their start when their route asks so, when their topic
+    is already read (a partition added), or when a pattern in effect before found the topic (one created
+    since); at their end otherwise."""
+    known_topics = {topic_partition(k)[0] for k in start if not k.startswith(PATTERN_MARK)}
+    known_patterns = [k.removeprefix(PATTERN_MARK) for k in start if k.startswith(PATTERN_MARK)]
+    placed: Offsets = {}
+    for k in high:
+        if k in start:
+            continue
+        topic = topic_partition(k)[0]
+        from_start = topic in known_topics or any(
+            address_matches(p, topic) for p in [*earliest, *known_patterns]
+        )
+        placed[k] = low[k] if from_start else high[k]
+    return placed
+
+
+def topic_patterns(config: JobConfig) -> list[str]:
+    return [
+        r.spec.kafka_topic
+        for r in config.routes_for(Direction.KAFKA_TO_JMS)
+        if is_topic_pattern(r.spec.kafka_topic)
+    ]
+
+
+def read_topics(config: JobConfig, existing: Iterable[str]) -> list[str]:
+    """The topics the kafkaToJms routes read now: their names, and the existing topics their patterns
+    match (Kafka's internal `__` topics aside). A named topic that does not exist stops the bridge."""
+    names = {r.spec.kafka_topic for r in config.routes_for(Direction.KAFKA_TO_JMS)}
+    patterns = [n for n in names if is_topic_pattern(n)]
+    existing = set(existing)
+    missing = sorted(n for n in names if n not in patterns and n not in existing)
+    if missing:
+        raise BridgeStopped(
+            f"topic {', '.join(missing)}, read by a kafkaToJms route, does not exist: create it"
+        )
+    matched = {t for t in existing if not t.startswith("__") and any(address_matches(p, t) for p in patterns)}
+    return sorted((names - set(patterns)) | matched)
+
+
+@dataclass(frozen=True)
+class TopicRange(InputPartition):
+    topic: str
+    partition: int
+    start: int
+    end: int
+    config_path: str
+
+
+class IngressReader(RangeReader):
+    """The partitions of the topics the kafkaToJms routes read now, one range each."""
+
+    def __init__(self, config_path: str) -> None:
+        super().__init__(config_path)
+        self._watched = WatchedConfig(Path(config_path))
+
+    @property
+    def config(self) -> JobConfig:
+        return self._watched.current()
+
+    def consumer_settings(self) -> dict[str, str | int | float | bool]:
+        return ingress_task.consumer_settings(self.config)
+
+    def watermarks(self) -> tuple[Offsets, Offsets]:
+        config = self.config
+        low: Offsets = {}
+        high: Offsets = {}
+        if not config.routes_for(Direction.KAFKA_TO_JMS):
+            return low, high
+        metadata = self.consumer.list_topics(timeout=30)
+        existing = [name for name, topic in metadata.topics.items() if topic.error is None]
+        for topic in read_topics(config, existing):
+            for partition in metadata.topics[topic].partitions:
+                lo, hi = self.consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=30, cached=False
+                )
+                low[key(topic, partition)], high[key(topic, partition)] = lo, hi
+        return low, high
+
+    def initialOffset(self) -> Offsets:
+        return {}
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        low, high = self.latest()
+        placed = place_new(start, low, high, starting_from_earliest(self.config))
+        lost = {k: (start[k], low[k]) for k in start if k in low and start[k] < low[k]}
+        if lost:
+            ranges = ", ".join(f"{k} offsets {a}..{b - 1}" for k, (a, b) in sorted(lost.items()))
+            raise BridgeStopped(
+                f"records were deleted before the bridge read them ({ranges}): raise the topics' retention"
+            )
+        reading = {k: start[k] for k in high if k in start}
+        latest = dict(high)
+        if self._target is not None:  # nothing written after the query started
+            latest = {k: max(reading.get(k, 0), min(high[k], self._target.get(k, 0))) for k in high}
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = plan_batch(reading, {k: latest[k] for k in reading}, max_rows)
+        patterns = {pattern_key(t): 0 for t in topic_patterns(self.config)}
+        return {**start, **end, **placed, **patterns}
+
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
+        ranges = []
+        for k in sorted(end):
+            if k in start and end[k] > start[k] and not k.startswith(PATTERN_MARK):
+                topic, partition = topic_partition(k)
+                ranges.append(TopicRange(topic, partition, start[k], end[k], self.config_path))
+        return ranges
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
+        assert isinstance(partition, TopicRange)
+        p = partition
+        yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
+
+
+class IngressSource(DataSource):
+    """`spark.readStream.format("jmsbridge-ingress").option("config", PATH)`: one summary row per task."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jmsbridge-ingress"
+
+    def schema(self) -> str:
+        return ingress_task.SUMMARY_SCHEMA
+
+    def streamReader(self, schema: StructType) -> IngressReader:
+        return IngressReader(self.options["config"])

@@ -1,0 +1,280 @@
+"""One ingress task: a Kafka topic partition's offset range, from read to JMS send, in one process.
+
+Spark plans the ranges and checkpoints them (kafka_to_jms/source.py); a task:
+
+1. reads its range (kafka/reading.py);
+2. routes and converts each record (kafka_to_jms/converting.py) under the soft-failure policies; `fail`
+   raises `BridgeStopped` before anything of the range is sent;
+3. writes the dead letters of step 2 to Kafka and waits for their acknowledgement;
+4. sends the messages in offset order in transacted JMS sessions of `COMMIT_EVERY` messages; a message
+   the provider refuses is a soft failure (`SendFailed`) whose dead letter is acknowledged before its
+   chunk commits;
+5. returns once the last chunk is committed, so Spark commits the batch after every message is
+   delivered. A crash before that sends the range again: duplicates, never a loss, each duplicate
+   carrying the same `_AMQ_DUPL_ID`.
+
+A lost JMS connection or a failed commit (a broker restart, a failover) drops the connection, backs off
+and carries on from the first chunk not committed on a new one, for up to `jms.reconnect.windowSeconds`;
+then the bridge stops.
+
+Nothing here imports Spark: a task runs the same in a test process as in a Spark Python worker, where the
+JMS client's JVM starts with the worker's first task and the connection is kept for the next ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+import jpype
+
+from bridge_job.config import JobConfig, ingress_group
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+from bridge_job.jms import JmsConnection, JmsError, JmsProducer
+from bridge_job.jms.link import JmsLink, Outage
+from bridge_job.jms.settings import jms_classpath, jms_credentials
+from bridge_job.kafka.clients import client_config, producer_config
+from bridge_job.kafka.reading import consumer_for, read_range
+from bridge_job.kafka.writing import Addressed, write_at_least_once
+from bridge_job.kafka_to_jms.converting import (
+    Ingress,
+    IngressAction,
+    IngressOutcome,
+    IngressRecord,
+    KafkaSource,
+)
+from bridge_job.message import JmsMessage
+from bridge_job.redaction import redact_process_logs
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+
+log = logging.getLogger("jmsbridge.ingress")
+
+
+@dataclass
+class IngressSummary:
+    """What one task did with its range: the one row it hands back to Spark."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    records: int = 0
+    sent: int = 0
+    dead_lettered: int = 0
+    skipped: int = 0
+    loops: int = 0  # records this bridge took from the destination they would go to
+    attempts: int = 0  # sends of the range; more than one after a JMS failure
+    latency_ms: int = 0  # record timestamp -> JMS commit, summed over the sent records
+    max_latency_ms: int = 0
+    started_ms: int = 0
+    ended_ms: int = 0
+
+    def row(self) -> tuple[int | str, ...]:
+        return astuple(self)
+
+
+SUMMARY_SCHEMA = (
+    "topic STRING, partition INT, start BIGINT, end BIGINT, records BIGINT, sent BIGINT, "
+    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, attempts BIGINT, latency_ms BIGINT, "
+    "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
+)
+
+_watched: dict[str, WatchedConfig] = {}
+_ingress: dict[str, Ingress] = {}
+_links: dict[str, JmsLink] = {}  # per bridge id, for this process's tasks
+# Messages per JMS transaction: a consumer sees a range's messages as it goes, not when all of a large
+# batch is sent; a failure resends from the first chunk not committed.
+COMMIT_EVERY = 500
+
+
+def current_ingress(config_path: str) -> Ingress:
+    """The Ingress for the config file as it is now; rebuilt when the file changes."""
+    config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
+    ingress = _ingress.get(config_path)
+    if ingress is None or ingress.config is not config:
+        ingress = _ingress[config_path] = Ingress(config)
+    return ingress
+
+
+def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
+    return client_config(config.bridge.kafka) | {
+        "group.id": ingress_group(config.bridge_id),
+        "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",
+        "isolation.level": "read_committed",
+    }
+
+
+def jms_link(config: JobConfig) -> JmsLink:
+    """This process's connection for sending. Its client id is its own: the ingest's connection holds
+    the bridge's (a provider refuses a second connection with the same client id)."""
+    link = _links.get(config.bridge_id)
+    if link is None:
+        jms = config.bridge.jms
+        credentials, classpath = jms_credentials(config), jms_classpath(config)
+        client_id = f"jmsbridge-{config.bridge_id}-ingress-{os.getpid()}"
+        link = _links[config.bridge_id] = JmsLink(
+            lambda: JmsConnection(jms, credentials, classpath, client_id)
+        )
+    return link
+
+
+# What a provider's refusal of one message means. Any other failure is taken for the connection's: the
+# chunk is sent again on a new one (a connection lost over a plain URL may fail a send before the
+# provider reports it to the exception listener).
+_NOT_AUTHORIZED = ("javax.jms.JMSSecurityException",)
+_REFUSED = (
+    "javax.jms.InvalidDestinationException",
+    "javax.jms.MessageFormatException",
+    "java.lang.IllegalArgumentException",
+)
+
+
+def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
+    cause = error.__cause__
+    return isinstance(cause, jpype.JException) and any(
+        isinstance(cause, jpype.JClass(name)) for name in class_names
+    )
+
+
+@dataclass
+class _Plan:
+    """The range's outcomes, in offset order."""
+
+    sends: list[tuple[IngressRecord, JmsMessage]]
+    dead_letters: list[Addressed]
+
+
+def plan(ingress: Ingress, records: Sequence[IngressRecord], summary: IngressSummary) -> _Plan:
+    sends: list[tuple[IngressRecord, JmsMessage]] = []
+    dead_letters: list[Addressed] = []
+    for record in records:
+        outcome = ingress.handle(record)
+        if outcome.action is IngressAction.SEND:
+            assert outcome.message is not None
+            sends.append((record, outcome.message))
+        else:
+            _count(ingress, record, outcome, summary, dead_letters)
+    return _Plan(sends, dead_letters)
+
+
+def _count(
+    ingress: Ingress,
+    record: IngressRecord,
+    outcome: IngressOutcome,
+    summary: IngressSummary,
+    dead_letters: list[Addressed],
+) -> None:
+    action = outcome.action
+    if action is IngressAction.LOOP:
+        summary.loops += 1
+        return
+    failure = outcome.failure
+    assert failure is not None
+    if action is IngressAction.DEAD_LETTER:
+        topic = ingress.config.bridge.routing.dead_letter_topic
+        assert topic is not None and outcome.dead_letter is not None  # config.py requires it
+        dead_letters.append((topic, outcome.dead_letter))
+        summary.dead_lettered += 1
+    elif action is IngressAction.SKIP:
+        summary.skipped += 1
+        log.warning("skipped %s: %s: %s", record.source.describe(), failure.reason.value, failure.error)
+    else:
+        raise BridgeStopped(
+            f"{record.source.describe()}: {failure.reason.value}: {failure.error} "
+            f"(route {outcome.route or '-'}, policy fail): fix the record or the routes, or set "
+            "onSoftFailure to skip or deadLetter"
+        )
+
+
+def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> None:
+    """Send and commit in chunks; after a JMS failure, reconnect and carry on from the first chunk not
+    committed, for up to the reconnect window."""
+    config = ingress.config
+    kafka = config.bridge.kafka
+    if planned.dead_letters:  # acknowledged before any commit: a replay may write them again, never lose them
+        write_at_least_once(producer_config(kafka), planned.dead_letters, kafka.bootstrap_servers)
+    link = jms_link(config)
+    outage = Outage(
+        f"JMS sends of {summary.topic}/{summary.partition}", config.bridge.jms.reconnect.window_seconds
+    )
+    committed = 0
+    while committed < len(planned.sends):
+        summary.attempts += 1
+        try:
+            with link.connect().producer(transacted=True) as producer:
+                while committed < len(planned.sends):
+                    chunk = planned.sends[committed : committed + COMMIT_EVERY]
+                    _send_chunk(ingress, producer, chunk, summary)
+                    committed += len(chunk)
+        except JmsError as error:
+            outage.failed(error)  # BridgeStopped once failing for longer than the window
+            link.recover(None)
+            time.sleep(outage.backoff())
+            continue
+        outage.clear()
+
+
+def _send_chunk(
+    ingress: Ingress,
+    producer: JmsProducer,
+    chunk: Sequence[tuple[IngressRecord, JmsMessage]],
+    summary: IngressSummary,
+) -> None:
+    """One JMS transaction: the chunk's messages, the dead letters of those the provider refused
+    (acknowledged by Kafka first), the commit; counted into `summary` once committed."""
+    counts = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
+    dead_letters: list[Addressed] = []
+    for record, message in chunk:
+        try:
+            producer.send(message)
+            counts.sent += 1
+        except JmsError as error:
+            if caused_by(error, _NOT_AUTHORIZED):
+                raise BridgeStopped(
+                    f"{record.source.describe()}: {error}: grant the bridge's JMS user access"
+                ) from None
+            if not caused_by(error, _REFUSED):
+                raise
+            failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
+            _count(
+                ingress,
+                record,
+                ingress.soft_failure(failure, record, ingress.route(record)),
+                counts,
+                dead_letters,
+            )
+    if dead_letters:
+        kafka = ingress.config.bridge.kafka
+        write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers)
+    producer.commit()
+    committed_ms = int(time.time() * 1000)
+    summary.sent += counts.sent
+    summary.dead_lettered += counts.dead_lettered
+    summary.skipped += counts.skipped
+    for record, _ in chunk:
+        latency = max(committed_ms - record.source.timestamp_ms, 0)
+        summary.latency_ms += latency
+        summary.max_latency_ms = max(summary.max_latency_ms, latency)
+
+
+def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:
+    redact_process_logs()  # a Spark Python worker has no logging set up of its own
+    summary = IngressSummary(topic, partition, start, end, started_ms=int(time.time() * 1000))
+    ingress = current_ingress(config_path)
+    consumer = consumer_for(consumer_settings(ingress.config))
+
+    def record(value: KafkaRecord, offset: int, timestamp_ms: int) -> IngressRecord:
+        return IngressRecord(value, KafkaSource(topic, partition, offset, timestamp_ms))
+
+    records = read_range(consumer, topic, partition, start, end, record)
+    summary.records = len(records)
+    send_range(ingress, plan(ingress, records, summary), summary)
+    summary.ended_ms = int(time.time() * 1000)
+    return summary

@@ -1,0 +1,162 @@
+"""What the job tells the operator about its JMS broker: the ConfigMap `<bridgeId>-jms-bridge-health`.
+
+A SparkApplication says RUNNING while the job retries a JMS broker that is gone, and nothing moves. So the
+ingest reports each outage of its JMS connection (jms_link.Outage) here, and a background thread writes
+the latest state of this instance under its own key (`data.<instance>`, a JSON document) with a merge
+patch, creating the ConfigMap when it is missing. The operator reads it (Reconciling, with the reason,
+while an outage lasts; see docs/operator.md):
+
+    {"jms": {"state": "Reconnecting", "since": "...", "error": "...", "windowSeconds": 300}, "updated": "..."}
+    {"jms": {"state": "Connected", "since": "..."}, "updated": "..."}
+
+Only the latest state is written, and a write that fails is retried with the next change or after
+`RETRY_SECONDS`: reporting never slows or stops the bridge. The error text is redacted. A job outside a
+cluster (no namespace in its config, or no Kubernetes API configured) reports nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
+from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
+from bridge_job.redaction import redact
+
+log = logging.getLogger("jmsbridge.health")
+
+RECONNECTING: Final = JMS_RECONNECTING
+CONNECTED: Final = JMS_CONNECTED
+RETRY_SECONDS: Final = 10.0
+LABEL_BRIDGE_ID: Final = "jmsbridge.dev/bridge-id"
+
+Publish = Callable[[dict[str, Any]], None]  # writes this instance's document
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class JmsHealth:
+    """The JMS connection's state across the ingest's sources: reconnecting while any of them fails."""
+
+    def __init__(self, publish: Publish | None, window_seconds: float) -> None:
+        self.publish = publish
+        self.window_seconds = window_seconds
+        self._lock = threading.Lock()
+        self._failing: dict[str, tuple[str, str]] = {}  # source -> (since, error)
+        self._state: str | None = None
+
+    def failing(self, what: str, error: BaseException) -> None:
+        with self._lock:
+            if what not in self._failing:
+                self._failing[what] = (now(), redact(str(error)))
+            self._changed()
+
+    def back(self, what: str) -> None:
+        with self._lock:
+            self._failing.pop(what, None)
+            self._changed()
+
+    def _changed(self) -> None:
+        state = RECONNECTING if self._failing else CONNECTED
+        if state == self._state or self.publish is None:
+            return
+        self._state = state
+        jms: dict[str, Any] = {"state": state}
+        if self._failing:
+            since, error = min(self._failing.values())
+            jms |= {"since": since, "error": error, "windowSeconds": int(self.window_seconds)}
+        else:
+            jms["since"] = now()
+        self.publish({"jms": jms, "updated": now()})
+
+
+class HealthConfigMap:
+    """Writes the latest document of one instance to the bridge's health ConfigMap, in the background."""
+
+    def __init__(self, kube: Kube, namespace: str, bridge_id: str, instance: str) -> None:
+        self.kube = kube
+        self.namespace = namespace
+        self.name = health_config_map_name(bridge_id)
+        self.bridge_id = bridge_id
+        self.instance = instance
+        self._latest: dict[str, Any] | None = None
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._failure: str | None = None
+        self._thread = threading.Thread(target=self._run, name="health-report", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def for_job(cls, config: JobConfig, instance: str) -> HealthConfigMap | None:
+        """None outside a cluster: a config without a namespace, or no Kubernetes API configured."""
+        if config.namespace is None:
+            return None
+        try:
+            kube = Kube.connect()
+        except NotConfigured:
+            return None
+        return cls(kube, config.namespace, config.bridge_id, instance)
+
+    def __call__(self, document: dict[str, Any]) -> None:
+        with self._wake:
+            self._latest = document
+            self._wake.notify()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._latest is None and not self._stopping:
+                    self._wake.wait()
+                document, self._latest = self._latest, None
+                if document is None:
+                    return
+            try:
+                self.write(document)
+                self._failure = None
+            except ApiError as error:
+                if str(error) != self._failure:  # once per cause, not every retry
+                    self._failure = str(error)
+                    where = f"{self.namespace}/{self.name}"
+                    log.warning("cannot report health in ConfigMap %s: %s", where, error)
+                with self._wake:
+                    if self._latest is None:  # retried, unless a newer state came meanwhile
+                        self._latest = document
+                    if self._stopping:
+                        return
+                    self._wake.wait(RETRY_SECONDS)
+
+    def write(self, document: dict[str, Any]) -> None:
+        data = {self.instance: json.dumps(document, sort_keys=True)}
+        try:
+            self.kube.patch(CONFIG_MAPS, self.namespace, self.name, {"data": data})
+        except ApiError as error:
+            if not error.not_found:
+                raise
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": self.name,
+                    "namespace": self.namespace,
+                    "labels": {LABEL_BRIDGE_ID: self.bridge_id},
+                },
+                "data": data,
+            }
+            try:
+                self.kube.create(CONFIG_MAPS, self.namespace, body)
+            except ApiError as created:
+                if not created.conflict:  # the other instance was first: patch it next time
+                    raise
+                self.kube.patch(CONFIG_MAPS, self.namespace, self.name, {"data": data})

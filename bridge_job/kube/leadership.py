@@ -1,0 +1,396 @@
+"""Leadership: one instance of a bridge, the holder of a Kubernetes Lease, runs the ingest and the query.
+
+With `failover.standby` the operator runs two instances of the job. Both would consume JMS and write to
+Kafka; instead they compete for the `coordination.k8s.io/v1` Lease `<bridgeId>-jms-bridge` in the bridge's
+namespace. Its holder is the active instance; the other stands by and takes over when the holder stops
+renewing (crashed, stuck, cut off from the API server) or releases the lease (stopped cleanly).
+
+The protocol, with D = `failover.leaseDurationSeconds`:
+
+- Acquire: every D/3, read the Lease. Absent: create it (409: another instance was faster). Free (no
+  holder) or expired: replace it with the resourceVersion just read (409: another instance won the race).
+  A lease is expired when its record has not changed for D since this instance first saw that record,
+  measured on this instance's own clock (as client-go does), so the clocks of different nodes never have
+  to agree. A newcomer therefore waits one full D before taking over a lease it has never seen renewed,
+  even one held under its own identity (a previous run in a pod of the same name may still be alive).
+- Renew: the holder replaces the Lease (a new `renewTime`) every D/3 from a background thread, with the
+  resourceVersion of its own last write: a write by anyone else in between makes it fail with 409. The
+  lease is still its own only if it still names this holder *and* the `acquireTime` of this tenure: two
+  processes may share an identity (a pod re-created under the same name, two local runs).
+- Lose: the holder gives up as soon as it finds another holder (or no Lease), or when no renewal has
+  succeeded for 2D/3, counted from when the last successful one was *sent*. Nobody else may take over
+  before D after seeing that renewal, so a holder has stopped believing it leads at least D/3 before
+  another can start: never two leaders at once. Each request's timeout is capped by the time left, so a
+  hung API server cannot keep the renewal thread from noticing. Losing is final for the process: the
+  callbacks stop the ingest and the query, and the job exits with `EXIT_LEADERSHIP_LOST`; Kubernetes
+  restarts it, and it comes back as the standby.
+- Release: a holder that stops cleanly (after its ingest and query stopped) clears `holderIdentity`, so the
+  standby takes over at its next poll instead of after D.
+
+With `delivery: exactlyOnce`, transactional ids still fence a zombie writer inside Kafka; the lease keeps
+a healthy standby from writing at all.
+
+The election applies to a job whose config names a namespace (the operator renders the bridge's) and asks
+for `failover.standby`; `jmsbridge job --no-lease` turns it off for local runs of such a config. The Lease
+is read and written through `kubernetes_api.Kube`, configured when the lease is first needed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from bridge_job.config import JobConfig, lease_holder_identity, lease_name
+from bridge_job.errors import BridgeStopped
+from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
+
+log = logging.getLogger("jmsbridge.leadership")
+
+EXIT_LEADERSHIP_LOST: Final = 3
+_SHORTEST_REQUEST: Final = 0.05  # seconds: a request needs some time to be worth sending
+
+
+class LeaseConflict(Exception):
+    """Someone else wrote the Lease since it was read (HTTP 409)."""
+
+
+class LeadershipLost(Exception):
+    """This instance held the lease and does not any more: it must stop processing at once."""
+
+
+class _Taken(Exception):
+    """Renewing found the lease gone or held by another instance."""
+
+
+class LeaseStore(Protocol):
+    """One Lease, read and written with optimistic concurrency; `timeout` bounds each request (seconds)."""
+
+    namespace: str
+    name: str
+
+    def read(self, timeout: float) -> dict[str, Any] | None: ...
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+
+
+class KubernetesLeases:
+    """The Lease on the API server."""
+
+    def __init__(self, namespace: str, name: str, kube: Kube | None = None) -> None:
+        self.namespace = namespace
+        self.name = name
+        self._kube = kube if kube is not None else _connect()
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        return self._kube.get(LEASES, self.namespace, self.name, timeout=timeout)
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self._write("POST", LEASES.path(self.namespace), body, timeout)
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self._write("PUT", LEASES.path(self.namespace, self.name), body, timeout)
+
+    def _write(self, method: str, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        try:
+            written: dict[str, Any] = self._kube.request(method, path, body, timeout=timeout)
+        except ApiError as error:
+            if error.conflict:
+                raise LeaseConflict(f"lease {self.namespace}/{self.name} was changed meanwhile") from None
+            raise
+        return written
+
+
+def _connect() -> Kube:
+    try:
+        return Kube.connect()
+    except NotConfigured as error:
+        raise BridgeStopped(
+            f"failover.standby needs the Kubernetes API for its lease, and none is configured ({error}); "
+            "outside a cluster run `jmsbridge job --no-lease`"
+        ) from None
+
+
+def micro_time() -> str:
+    """Now as a Kubernetes MicroTime (RFC 3339, microseconds, UTC)."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def pod_name() -> str:
+    return os.environ.get("HOSTNAME") or socket.gethostname()
+
+
+class Leadership:
+    """One instance's part in electing the active instance of a bridge (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        identity: str,
+        duration_seconds: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.identity = identity
+        self.duration_seconds = duration_seconds
+        self.renew_period = duration_seconds / 3
+        self.renew_deadline = duration_seconds - self.renew_period
+        self.retry_period = self.renew_period / 3
+        self.lost = threading.Event()
+        self.loss_reason: str | None = None
+        self.holder: str | None = None  # the holder last seen
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._leading = False
+        self._lease: dict[str, Any] | None = None  # as last written by this instance
+        self._tenure: str | None = None  # the acquireTime of this instance's tenure, as the server has it
+        self._valid_until = 0.0  # on `clock`: when this instance stops believing it leads
+        self._observed: tuple[str, float] | None = None  # a foreign record, and when it was first seen
+        self._stopping = threading.Event()
+        self._renewer: threading.Thread | None = None
+        self._on_lost: list[Callable[[str], None]] = []
+
+    @classmethod
+    def for_job(cls, config: JobConfig, instance: str) -> Leadership | None:
+        """The job's part in the election; None when it runs alone (no standby, or no namespace: local)."""
+        if config.namespace is None or not config.bridge.failover.standby:
+            return None
+        store = KubernetesLeases(config.namespace, lease_name(config.bridge_id))
+        identity = lease_holder_identity(instance, pod_name())
+        return cls(store, identity, config.bridge.failover.lease_duration_seconds)
+
+    @property
+    def lease(self) -> str:
+        return f"{self.store.namespace}/{self.store.name}"
+
+    def tenure(self) -> tuple[str | None, int | None]:
+        """This tenure's `acquireTime` and the `leaseTransitions` it began with (None, None: not leading)."""
+        with self._lock:
+            spec = (self._lease or {}).get("spec") or {}
+            if not self._leading:
+                return None, None
+        transitions = spec.get("leaseTransitions")
+        return self._tenure, None if transitions is None else int(transitions)
+
+    @property
+    def is_leader(self) -> bool:
+        with self._lock:
+            return self._leading and self._clock() < self._valid_until
+
+    # --- standing by ---
+
+    def acquire(self, stopping: threading.Event | None = None) -> bool:
+        """Block until this instance holds the lease (True) or `stopping` is set (False)."""
+        stopping = stopping or threading.Event()
+        announced: str | None = None
+        while not stopping.is_set() and not self.lost.is_set():
+            try:
+                if self.try_acquire():
+                    return True
+            except ApiError as error:
+                if error.permanent:
+                    raise BridgeStopped(
+                        f"cannot take the lease {self.lease}: {error}; the job's service account needs "
+                        f"get, create and update on leases in namespace {self.store.namespace}"
+                    ) from None
+                log.warning("cannot read the lease %s (retrying): %s", self.lease, error)
+            if self.holder != announced:
+                announced = self.holder
+                log.info(
+                    "standby: waiting for lease %s held by %s (this instance: %s)",
+                    self.lease,
+                    self.holder or "nobody",
+                    self.identity,
+                )
+            stopping.wait(self.renew_period)
+        return False
+
+    def try_acquire(self) -> bool:
+        """One attempt at taking the lease; True when this instance holds it afterwards."""
+        with self._lock:
+            if self._leading:
+                return self._clock() < self._valid_until
+        if self.lost.is_set():
+            return False  # never again in this process: it restarts as the standby
+        current = self.store.read(self.renew_period)
+        seen = self._clock()
+        if current is None:
+            body = {
+                "apiVersion": LEASES.api_version,
+                "kind": "Lease",
+                "metadata": {"name": self.store.name, "namespace": self.store.namespace},
+                "spec": self._acquired_spec({}, transitions=0),
+            }
+            return self._take(self.store.create, body, "created")
+        spec = current.get("spec") or {}
+        holder = spec.get("holderIdentity") or None
+        record = json.dumps(spec, sort_keys=True)
+        if self._observed is None or self._observed[0] != record:
+            self._observed = (record, seen)
+        self.holder = holder
+        if holder is not None:
+            duration = float(spec.get("leaseDurationSeconds") or self.duration_seconds)
+            if seen < self._observed[1] + duration:
+                return False
+            log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
+        transitions = int(spec.get("leaseTransitions") or 0) + 1
+        body = {**current, "spec": self._acquired_spec(spec, transitions)}
+        return self._take(self.store.replace, body, "taken")
+
+    def _take(
+        self, write: Callable[[dict[str, Any], float], dict[str, Any]], body: dict[str, Any], how: str
+    ) -> bool:
+        """Write the lease as ours; False when another instance wrote it first (409)."""
+        sent = self._clock()
+        try:
+            written = write(body, self.renew_period)
+        except LeaseConflict:
+            log.info("lease %s was %s by another instance first", self.lease, how)
+            return False
+        self._lead(written, sent)
+        return True
+
+    def _acquired_spec(self, spec: dict[str, Any], transitions: int) -> dict[str, Any]:
+        now = micro_time()
+        return {
+            **spec,
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": self.duration_seconds,
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": transitions,
+        }
+
+    def _lead(self, written: dict[str, Any], sent: float) -> None:
+        with self._lock:
+            self._lease = written
+            self._tenure = (written.get("spec") or {}).get("acquireTime")
+            self._leading = True
+            self._valid_until = sent + self.renew_deadline
+        self.holder = self.identity
+        self._stopping.clear()
+        log.info("active: holding lease %s as %s", self.lease, self.identity)
+        self._renewer = threading.Thread(target=self._renew_loop, name="lease-renewal", daemon=True)
+        self._renewer.start()
+
+    # --- leading ---
+
+    def on_lost(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(reason)` when the lease is lost (at once, if it already is)."""
+        with self._lock:
+            if not self.lost.is_set():
+                self._on_lost.append(callback)
+                return
+        callback(self.loss_reason or "")
+
+    def check(self) -> None:
+        """Raise LeadershipLost unless this instance still holds the lease (the driver loop asks)."""
+        with self._lock:
+            expired = self._leading and self._clock() >= self._valid_until
+        if expired:
+            self._lose(f"no renewal succeeded for {self.renew_deadline:g}s")
+        if self.lost.is_set():
+            raise LeadershipLost(self.loss_reason or "the lease was lost")
+
+    def _time_left(self) -> float:
+        with self._lock:
+            return self._valid_until - self._clock()
+
+    def _request_timeout(self) -> float:
+        left = self._time_left()
+        if left <= _SHORTEST_REQUEST:
+            raise _Taken(f"no renewal succeeded for {self.renew_deadline:g}s")
+        return min(left, self.renew_period)
+
+    def _renew_loop(self) -> None:
+        delay = self.renew_period
+        while not self._stopping.wait(max(0.0, min(delay, self._time_left()))):
+            try:
+                self._renew()
+                delay = self.renew_period
+            except _Taken as taken:
+                self._lose(str(taken))
+                return
+            except (ApiError, LeaseConflict) as error:
+                log.warning("renewing lease %s failed (%.1fs left): %s", self.lease, self._time_left(), error)
+                delay = self.retry_period
+
+    def _renew(self) -> None:
+        with self._lock:
+            lease = self._lease
+        assert lease is not None
+        sent = self._clock()
+        try:
+            try:
+                written = self.store.replace(self._renewed(lease), self._request_timeout())
+            except LeaseConflict:
+                current = self.store.read(self._request_timeout())
+                if current is None:
+                    raise _Taken(f"lease {self.lease} was deleted") from None
+                spec = current.get("spec") or {}
+                holder = spec.get("holderIdentity")
+                if holder != self.identity or spec.get("acquireTime") != self._tenure:
+                    raise _Taken(f"lease {self.lease} is held by {holder or 'nobody'} now") from None
+                sent = self._clock()  # someone only touched it (labels...): still ours
+                written = self.store.replace(self._renewed(current), self._request_timeout())
+        except ApiError as error:
+            if error.not_found:
+                raise _Taken(f"lease {self.lease} was deleted") from None
+            raise
+        with self._lock:
+            if self._leading:
+                self._lease = written
+                self._valid_until = sent + self.renew_deadline
+
+    def _renewed(self, lease: dict[str, Any]) -> dict[str, Any]:
+        spec = {
+            **(lease.get("spec") or {}),
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": self.duration_seconds,
+            "renewTime": micro_time(),
+        }
+        return {**lease, "spec": spec}
+
+    def _lose(self, reason: str) -> None:
+        with self._lock:
+            if not self._leading:
+                return
+            self._leading = False
+            self.loss_reason = reason
+            self.lost.set()
+            callbacks = list(self._on_lost)
+        log.error("lost lease %s: %s", self.lease, reason)
+        for callback in callbacks:
+            try:
+                callback(reason)
+            except Exception:
+                log.exception("stopping after losing the lease failed")
+
+    # --- stopping ---
+
+    def stop(self, release: bool = True) -> None:
+        """Stop renewing. With `release` (only after processing stopped) the standby takes over at once;
+        without, the lease runs out after its duration, as if this process had crashed."""
+        self._stopping.set()
+        if self._renewer is not None and self._renewer is not threading.current_thread():
+            self._renewer.join()
+        with self._lock:
+            leading, lease = self._leading, self._lease
+            self._leading = False
+        if not (release and leading and lease is not None):
+            return
+        spec = {k: v for k, v in (lease.get("spec") or {}).items() if k != "holderIdentity"}
+        try:
+            self.store.replace({**lease, "spec": {**spec, "renewTime": micro_time()}}, self.renew_period)
+            log.info("released lease %s", self.lease)
+        except (LeaseConflict, ApiError) as error:
+            log.warning("could not release lease %s (it runs out by itself): %s", self.lease, error)

@@ -1,0 +1,81 @@
+"""Soft failures: what cannot be done for one message, and the dead letter that says so.
+
+The same vocabulary for every flow: the ingest (a poison message), the egress (no route, no key, a record
+too large) and the ingress (no destination, a send refused). A flow handles a soft failure by its route's
+policy (else the bridge's): `fail` stops the bridge, `skip` drops the message with a log line,
+`deadLetter` publishes it to the dead-letter topic with headers saying why and where it came from.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bridge_job.formats import KafkaRecord
+
+DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
+
+
+BODY_SIZE_HEADER = DEAD_LETTER_PREFIX + "bodySize"  # a dead letter without its body: how large it was
+
+
+class SoftFailureReason(enum.StrEnum):
+    NO_ROUTE = "NoRoute"
+    NO_KEY = "NoKey"
+    INVALID_KEY = "InvalidKey"
+    UNSUPPORTED_MESSAGE_TYPE = "UnsupportedMessageType"
+    CONVERSION_FAILED = "ConversionFailed"
+    MALFORMED_JOURNAL_RECORD = "MalformedJournalRecord"
+    MESSAGE_TOO_LARGE = "MessageTooLarge"
+    INVALID_TEXT = "InvalidText"
+    UNMAPPABLE_PROPERTY = "UnmappableProperty"
+    NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
+    SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
+    REPLY_TOPIC_REFUSED = "ReplyTopicRefused"  # kafkaToJms: a request names a topic its route does not list
+
+
+@dataclass(frozen=True, slots=True)
+class SoftFailure(Exception):
+    reason: SoftFailureReason
+    error: str
+
+
+RECORD_OVERHEAD = 128  # a v2 record batch header (61 bytes) and one record's varints, generously
+
+
+HEADER_OVERHEAD = 10  # the two varints of a header
+
+
+Limits = Callable[[str], int]  # the largest record a topic takes, in bytes
+
+
+def no_limits(topic: str) -> int:
+    return sys.maxsize
+
+
+def record_size(record: KafkaRecord) -> int:
+    """An upper bound on the bytes `record` takes in a record batch of its own: one that fits a topic's
+    limit is never refused for size by the producer or the broker."""
+    size = RECORD_OVERHEAD + len(record.key or b"") + len(record.value or b"")
+    for name, value in record.headers:
+        size += HEADER_OVERHEAD + len(name.encode("utf-8", "replace")) + len(value)
+    return size
+
+
+def too_large(size: int, limit: int, what: str) -> SoftFailure:
+    return SoftFailure(
+        SoftFailureReason.MESSAGE_TOO_LARGE,
+        f"{size} bytes are over the {limit} bytes {what} takes (the smaller of the topic's max.message.bytes "
+        "and the producer's message.max.bytes; docs/egress.md, Size limits)",
+    )
+
+
+def reason_headers(failure: SoftFailure, source: str) -> list[tuple[str, bytes]]:
+    """Why a message was dead-lettered and where it came from (`queue://NAME`)."""
+    return [
+        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
+        (DEAD_LETTER_PREFIX + "error", failure.error.encode("utf-8", "replace")),
+        (DEAD_LETTER_PREFIX + "source", source.encode("utf-8", "replace")),
+    ]

@@ -1,0 +1,249 @@
+"""The job's driver: check the topics, start ingest, the egress and ingress queries, follow config changes.
+
+Exit status: 0 when stopped (SIGTERM, or `availableNow` done), 2 on a hard failure (the log's last line
+says what is wrong and what to fix), 1 on a configuration error, 3 when this instance of an active/standby
+pair lost its lease (`bridge_job/kube/leadership.py`; restarted, it comes back as the standby).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from bridge_job.config import ConfigError, Direction, JobConfig, lease_holder_identity
+from bridge_job.config.rendered import RenderedConfig
+from bridge_job.config.spark_settings import session_settings
+from bridge_job.errors import BridgeStopped
+from bridge_job.journal.entries import Epoch
+from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
+from bridge_job.redaction import redact_logs
+from bridge_job.supervision.stopping import stop_reason, stopped_with_us, unforeseen_reason
+from bridge_job.supervision.supervision import Supervision, halt
+from bridge_job.supervision.topics import check_topics
+
+if TYPE_CHECKING:
+    from bridge_job.jms_to_journal.ingest import Ingest
+
+log = logging.getLogger("jmsbridge.job")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    config_paths: Sequence[Path]
+    master: str | None = None
+    checkpoint: Path | None = None
+    work_dir: Path | None = None
+    instance: str = "a"
+    available_now: bool = False
+    metrics_port: int | None = None
+    lease: bool = True  # take part in the active/standby election when the config asks for one
+    cold_standby: bool = False  # a standby starts nothing before it holds the lease (to measure the warm one)
+    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over the job's settings
+
+
+def run(options: JobOptions) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    redact_logs()  # no credential in any line the job logs, its `jmsbridge stopped:` line included
+    work_dir = options.work_dir or Path(tempfile.mkdtemp(prefix="jmsbridge-job-"))
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        rendered = RenderedConfig(options.config_paths, work_dir)
+    except ConfigError as error:
+        log.error("invalid configuration:\n%s", error)
+        return 1
+    try:
+        return _run(options, rendered, work_dir)
+    except BridgeStopped as error:
+        log.error("jmsbridge stopped: %s", error.reason)
+        return 2
+    except LeadershipLost as error:
+        log.error("lost the lease (%s): processing stopped, restart as the standby", error)
+        return EXIT_LEADERSHIP_LOST
+    except Exception as error:  # nothing caught it: still one stop line, and exit 2
+        log.debug("stopping on", exc_info=True)
+        log.error("jmsbridge stopped: %s", unforeseen_reason(error))
+        return 2
+
+
+def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
+    from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.journal.topic import ensure_journal_topic
+    from bridge_job.journal.writer import JournalWriter
+    from bridge_job.kafka.startup import wait_for_kafka
+    from bridge_job.kube.health import HealthConfigMap, JmsHealth
+    from bridge_job.supervision.queries import egress_query, ingress_query
+    from bridge_job.supervision.telemetry import Metrics
+
+    config = rendered.config
+    wait_for_kafka(config.bridge.kafka)
+    check_topics(config)
+    partitions = ensure_journal_topic(config)
+    metrics = Metrics(config.bridge_id)
+    metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
+    checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+    stopping = threading.Event()
+    _stop_on_signals(stopping)  # a standby stops cleanly too
+    leadership = Leadership.for_job(config, options.instance) if options.lease else None
+    still_active = leadership.check if leadership is not None else lambda: None
+    report = HealthConfigMap.for_job(config, options.instance)
+    health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
+    writer = JournalWriter(config, partitions, still_active)
+    ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
+    spark = _session_when_active(config, options, leadership, ingest, stopping)
+    if spark is None:
+        return 0  # a standby asked to stop
+
+    ingest.start(job_epoch(leadership, options.instance))
+
+    def start_egress() -> Any:
+        current = rendered.config
+        return egress_query(spark, str(rendered.path), current, str(checkpoint), options.available_now)
+
+    queries = [start_egress()]
+
+    def start_ingress(current: JobConfig) -> Any:
+        # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
+        ingress_checkpoint = str(checkpoint / "ingress")
+        return ingress_query(spark, str(rendered.path), current, ingress_checkpoint, options.available_now)
+
+    if leadership is not None:
+        leadership.on_lost(lambda reason: halt(ingest, queries))
+    log.info(
+        "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes",
+        config.bridge_id,
+        len(config.bridge.jms.sources),
+        config.journal_topic,
+        len(config.routes_for(Direction.JMS_TO_KAFKA)),
+        len(config.routes_for(Direction.KAFKA_TO_JMS)),
+    )
+    # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
+    _stop_on_signals(stopping)
+    try:
+        supervision = Supervision(
+            queries, ingest, leadership, rendered, stopping, metrics, start_ingress, start_egress
+        )
+        return supervision.run()
+    finally:
+        ingest.stop()
+        with _unless_stopping(stopping):
+            for running in queries:
+                if running.isActive:
+                    running.stop()
+        if leadership is not None:
+            leadership.stop()  # releases the lease (unless lost) now that nothing is processed
+        if report is not None:
+            report.stop()
+        with _unless_stopping(stopping):
+            spark.stop()
+
+
+@contextlib.contextmanager
+def _unless_stopping(stopping: threading.Event) -> Iterator[None]:
+    """A failure while a stop was asked for is no hard failure: a signal to the whole process group
+    (`kill -- -PGID`, a terminal's Ctrl-C) stops Spark's JVM too, and py4j then fails however it likes."""
+    try:
+        yield
+    except Exception as error:
+        if not stopping.is_set():
+            raise
+        log.info("stopping: %s", stopped_with_us(error))
+
+
+def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
+    """Whose journal it is from now on: this instance, in the tenure it just began."""
+    if leadership is None:
+        return Epoch(lease_holder_identity(instance, pod_name()), instance)
+    tenure_start, transitions = leadership.tenure()
+    return Epoch(leadership.identity, instance, tenure_start, transitions)
+
+
+def _session_when_active(
+    config: JobConfig,
+    options: JobOptions,
+    leadership: Leadership | None,
+    ingest: Ingest,
+    stopping: threading.Event,
+) -> Any:
+    """The Spark session once this instance is the active one; None when stopped while standing by.
+
+    A warm standby starts everything it can before it holds the lease (consuming and writing nothing), so
+    that taking over costs the lease wait and starting the queries, not a cold start."""
+    spark: Any = None
+    if leadership is None or not options.cold_standby:
+        spark = _spark_session(config, options)
+        if leadership is not None:
+            ingest.warm_up(options.instance)
+            _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
+            _warm_python_workers(spark)
+            log.info("standby: warm (Spark session and workers, JMS client, journal producer)")
+    if leadership is not None and not leadership.acquire(stopping):
+        if spark is not None:
+            spark.stop()
+        return None
+    return spark if spark is not None else _spark_session(config, options)
+
+
+def _warm_python_workers(spark: Any) -> None:
+    """Start PySpark's worker daemon with the tasks' modules imported, so the first batch after a takeover
+    does not wait for them. Only a head start: a failure here is logged, the takeover starts them anyway."""
+    try:
+        spark.sparkContext.parallelize([0], 1).map(_import_task_modules).collect()
+    except Exception as error:
+        log.warning("standby: could not warm up Spark's Python workers: %s", stop_reason(error))
+
+
+def _import_task_modules(value: int) -> int:
+    import bridge_job.journal_to_kafka.task  # noqa: F401
+
+    return value
+
+
+def _spark_session(config: JobConfig, options: JobOptions) -> Any:
+    """The job's Spark session: our settings, then the command line's, and the journal source."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    from bridge_job.supervision.queries import register_sources
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(f"jmsbridge-{config.bridge_id}")
+    if options.master:
+        builder = builder.master(options.master).config("spark.ui.enabled", "false")
+    submitted: dict[str, str] = {}
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # run by spark-submit, whose JVM holds what it was given
+        # (under the spark-operator: the SparkApplication's sparkConf). Otherwise the session launches the
+        # JVM itself, with the settings below: connecting earlier would launch it without them.
+        SparkContext._ensure_initialized()
+        submitted = dict(SparkConf().getAll())
+    for name, value in [*session_settings(submitted).items(), *options.spark_conf]:
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    register_sources(spark)
+    return spark
+
+
+def _stop_on_signals(stopping: threading.Event) -> None:
+    """SIGTERM and SIGINT set `stopping`: the job stops cleanly (and a holder releases its lease)."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+        # The signal often reaches Spark's JVM too (a process group), and py4j then logs each call that
+        # finds it gone: noise on a stop that was asked for (PySpark's own threads still print some).
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)

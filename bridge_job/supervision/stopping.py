@@ -1,0 +1,45 @@
+"""The one `jmsbridge stopped:` line out of any failure, however deep Spark wrapped it."""
+
+from __future__ import annotations
+
+from bridge_job.errors import BridgeStopped
+
+
+def stop_reason(error: BaseException) -> str:
+    """The `jmsbridge stopped:` line out of an exception, however deep Spark wrapped it."""
+    if jvm_gone(error):
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return (
+            f"Spark's JVM stopped answering ({first}): it died or was killed; its last lines above say why "
+            "(an OutOfMemoryError: give the driver more memory, spec.spark.driver.memory)"
+        )
+    for line in str(error).splitlines():
+        index = line.find(BridgeStopped.PREFIX)
+        if index >= 0:
+            return line[index + len(BridgeStopped.PREFIX) :].strip()
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def jvm_gone(error: BaseException) -> bool:
+    """Whether py4j lost Spark's JVM (killed, or died of an OutOfMemoryError)."""
+    from py4j.protocol import Py4JNetworkError  # type: ignore[import-untyped]
+
+    return isinstance(error, Py4JNetworkError | ConnectionError | EOFError)
+
+
+def stopped_with_us(error: BaseException) -> str:
+    """What a failure during a requested stop was, without the advice `stop_reason` gives for a crash."""
+    if jvm_gone(error):
+        return "Spark's JVM had stopped already (the signal reached it too)"
+    return stop_reason(error)
+
+
+def unforeseen_reason(error: BaseException) -> str:
+    """The stop line of an error nothing caught. Once Spark's JVM is gone, the cleanup after a hard failure
+    fails too, and its error hides the failure it interrupted: that one is the reason."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BridgeStopped):
+            return seen.reason
+        seen = seen.__context__
+    return stop_reason(error)

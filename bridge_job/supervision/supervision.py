@@ -1,0 +1,158 @@
+"""The driver's loop while the bridge runs: the lease, ingest failures, route changes, progress reports."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge_job.config import ConfigError, Direction, JobConfig
+from bridge_job.config.rendered import RenderedConfig
+from bridge_job.errors import BridgeStopped
+from bridge_job.kube.leadership import Leadership, LeadershipLost
+from bridge_job.supervision.stopping import stop_reason, stopped_with_us
+from bridge_job.supervision.topics import check_topics
+
+if TYPE_CHECKING:
+    from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.supervision.telemetry import Metrics
+
+log = logging.getLogger("jmsbridge.job")
+
+POLL_SECONDS = 0.25  # shorter than a batch, so that progress reports are mostly read one at a time
+WORKER_START_FAILURE = "Python worker failed to connect back"
+MAX_WORKER_RESTARTS = 3
+
+
+@dataclass
+class Supervision:
+    """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
+
+    queries: list[Any]  # the egress StreamingQuery, then the ingress one once there are kafkaToJms routes
+    ingest: Ingest
+    leadership: Leadership | None
+    rendered: RenderedConfig
+    stopping: threading.Event
+    metrics: Metrics
+    start_ingress: Callable[[JobConfig], Any]
+    start_egress: Callable[[], Any]
+    reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
+    worker_restarts: int = 0
+
+    def run(self) -> int:
+        """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
+        from bridge_job.spark.progress import BatchReports
+
+        (egress,) = self.queries
+        self.reports.append((BatchReports(egress), self._record))
+        self._start_ingress_for(self.rendered.config)
+        try:
+            while not self.stopping.is_set():
+                if not all(q.isActive for q in self.queries) and not self._restart_after_worker_start():
+                    break
+                self.queries[0].awaitTermination(POLL_SECONDS)
+                for reports, record in self.reports:
+                    for progress in reports.new():
+                        record(progress)
+                self._check_lease()
+                if self.ingest.failure is not None:
+                    raise self.ingest.failure
+                self._reload_routes()
+            self._check_lease()  # a query stopped because the lease was lost: no failure of its own
+            self._raise_failure()
+            if not self.stopping.is_set():  # availableNow: one query is done, the other drains too
+                for query in self.queries:
+                    query.awaitTermination()
+                self._raise_failure()
+            return 0
+        except (BridgeStopped, LeadershipLost):
+            raise
+        except Exception as error:
+            log.debug("stopping on", exc_info=True)
+            if self.stopping.is_set():  # asked to stop, and Spark's JVM got the signal too
+                log.info("stopping: %s", stopped_with_us(error))
+                return 0
+            self._check_lease()
+            if BridgeStopped.PREFIX not in str(error):
+                log.exception("unexpected failure")
+            raise BridgeStopped(stop_reason(error)) from None
+
+    def _start_ingress_for(self, config: JobConfig) -> None:
+        """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
+        from bridge_job.spark.progress import BatchReports
+
+        if len(self.queries) == 1 and config.routes_for(Direction.KAFKA_TO_JMS):
+            ingress = self.start_ingress(config)
+            self.queries.append(ingress)
+            self.reports.append((BatchReports(ingress), self._record_ingress))
+
+    def _restart_after_worker_start(self) -> bool:
+        """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
+        10 s, which a busy node can miss): from its checkpoint, so nothing is lost; a few times at most."""
+        from bridge_job.spark.progress import BatchReports
+
+        for index, query in enumerate(self.queries):
+            failure = None if query.isActive else query.exception()
+            if failure is None or WORKER_START_FAILURE not in str(failure):
+                continue
+            if self.worker_restarts >= MAX_WORKER_RESTARTS:
+                return False
+            self.worker_restarts += 1
+            log.warning(
+                "%s; starting the query again (%d of %d)",
+                WORKER_START_FAILURE,
+                self.worker_restarts,
+                MAX_WORKER_RESTARTS,
+            )
+            restarted = self.start_egress() if index == 0 else self.start_ingress(self.rendered.config)
+            self.queries[index] = restarted
+            self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+            return True
+        return False
+
+    def _raise_failure(self) -> None:
+        for query in self.queries:
+            exception = query.exception()
+            if exception is not None:
+                raise BridgeStopped(stop_reason(exception))
+
+    def _record(self, progress: Any) -> None:
+        from bridge_job.supervision.telemetry import figures_from_progress
+
+        try:
+            self.metrics.record_batch(figures_from_progress(progress))
+        except Exception:  # telemetry must never stop the bridge
+            log.warning("cannot record the figures of batch %s", progress.batchId, exc_info=True)
+
+    def _record_ingress(self, progress: Any) -> None:
+        from bridge_job.supervision.telemetry import ingress_figures
+
+        try:
+            self.metrics.record_ingress_batch(ingress_figures(progress))
+        except Exception:  # telemetry must never stop the bridge
+            log.warning("cannot record the figures of ingress batch %s", progress.batchId, exc_info=True)
+
+    def _check_lease(self) -> None:
+        if self.leadership is not None:
+            self.leadership.check()
+
+    def _reload_routes(self) -> None:
+        try:
+            changed = self.rendered.reload()
+        except ConfigError as error:
+            log.error("config change rejected, keeping the routes in effect:\n%s", error)
+            return
+        if changed is not None:
+            check_topics(changed)
+            log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
+            self._start_ingress_for(changed)
+
+
+def halt(ingest: Ingest, queries: list[Any]) -> None:
+    """On losing the lease: stop taking messages and writing at once, another instance takes over."""
+    ingest.stop_event.set()
+    for query in queries:
+        if query.isActive:
+            query.stop()

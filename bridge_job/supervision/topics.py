@@ -1,0 +1,33 @@
+"""Destination topics, checked before the bridge starts and after every route change."""
+
+from __future__ import annotations
+
+from confluent_kafka.admin import AdminClient
+
+from bridge_job.config import JobConfig, is_topic_pattern
+from bridge_job.errors import BridgeStopped
+from bridge_job.kafka.clients import client_config
+from bridge_job.routing.replies import reply_topics
+
+
+def destination_topics(config: JobConfig) -> list[str]:
+    """The topics the routes write and read by name, reply topics included (not a kafkaToJms pattern)."""
+    named = {r.spec.kafka_topic for r in config.routes if not is_topic_pattern(r.spec.kafka_topic)}
+    topics = named | set(reply_topics(config))
+    if config.bridge.routing.dead_letter_topic:
+        topics.add(config.bridge.routing.dead_letter_topic)
+    return sorted(topics)
+
+
+def check_topics(config: JobConfig) -> None:
+    """Stop before starting when a destination topic is missing: a hard failure (docs/egress.md, Failures)."""
+    topics = destination_topics(config)
+    if not topics:
+        return
+    metadata = AdminClient(client_config(config.bridge.kafka)).list_topics(timeout=30)
+    missing = [t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None]
+    if missing:
+        raise BridgeStopped(
+            f"topic{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'do' if len(missing) > 1 else 'does'} not exist: create them or fix the routes"
+        )

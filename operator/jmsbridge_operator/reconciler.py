@@ -1,0 +1,302 @@
+"""The reconciler: observe a bridge, plan (pure), write what changed, post Events.
+
+Every trigger (the bridge changed, a route changed, a SparkApplication changed state, the resync timer)
+ends here, and a reconciliation always starts from a fresh look at the cluster, so it does not matter which
+trigger came first or how many came at once (level-triggered). Triggers for one bridge are coalesced: while
+a reconciliation of a bridge runs, further requests for it only mark it dirty, and the running one goes
+round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
+ones.
+
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), the job's
+health ConfigMap while an application runs, and with a standby its Lease and its checkpoint's
+PersistentVolumeClaim. Routes come from kopf's in-memory index of
+`JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
+again. Writes happen only when the plan says an object changes.
+
+A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
+its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
+a short timer, reconciles the bridge then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import kopf
+
+from bridge_job.config import health_config_map_name
+from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
+from jmsbridge_operator import metrics, naming
+from jmsbridge_operator.acceptance import judge_routes, route_name
+from jmsbridge_operator.drift import stored_spec_hash
+from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
+from jmsbridge_operator.lease_status import observed_lease
+from jmsbridge_operator.planning import Observed, Plan, Write, plan
+from jmsbridge_operator.status import (
+    ACCEPTED,
+    ApplicationState,
+    Transition,
+    find_condition,
+    route_status,
+    status_patch,
+)
+
+logger = logging.getLogger("jmsbridge_operator")
+
+BRIDGES = Resource(*naming.BRIDGE_RESOURCE)
+ROUTES = Resource(*naming.ROUTE_RESOURCE)
+APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
+CLAIMS = Resource("", "v1", "persistentvolumeclaims")
+
+RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
+
+
+class EventSink(Protocol):
+    def __call__(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+def post_event(obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+    """A Kubernetes Event on `obj`, posted by kopf in the background."""
+    raw: Any = dict(obj)
+    kopf.event(kopf.Body(raw), type=type, reason=reason, message=message)
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def resource_of(kind: str) -> Resource:
+    return {"ConfigMap": CONFIG_MAPS, naming.SPARK_KIND: APPLICATIONS}[kind]
+
+
+@dataclasses.dataclass
+class _Slot:
+    pending: bool = False
+
+
+class Reconciler:
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        gate: Gate = open_gate,
+        events: EventSink = post_event,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self.kube = kube
+        self.gate = gate
+        self.events = events
+        self.clock = clock
+        self._guard = threading.Lock()
+        self._running: dict[tuple[str, str], _Slot] = {}
+        self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
+        self._recheck: dict[tuple[str, str], datetime.datetime] = {}
+
+    # -----------------------------------------------------------------------------------------------
+    # Triggers
+
+    def reconcile(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge now, or, when that is already under way, once more right after it."""
+        key = (namespace, name)
+        with self._guard:
+            if key in self._running:
+                self._running[key].pending = True
+                return
+            slot = self._running[key] = _Slot()
+        try:
+            while True:
+                with metrics.measured("bridge"):
+                    self._reconcile_once(namespace, name, routes)
+                with self._guard:
+                    if not slot.pending:
+                        del self._running[key]
+                        return
+                    slot.pending = False
+        except BaseException:
+            with self._guard:
+                self._running.pop(key, None)
+            raise
+
+    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge whose status was due to change with time (see the module docstring)."""
+        due = self._recheck.get((namespace, name))
+        if due is not None and datetime.datetime.now(datetime.UTC) >= due:
+            self.reconcile(namespace, name, routes)
+
+    # -----------------------------------------------------------------------------------------------
+
+    def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        route_bodies = [self._freshest(namespace, body) for body in routes(namespace, name)]
+        bridge = self.kube.get(BRIDGES, namespace, name)
+        if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
+            self.publish_orphans(namespace, name, route_bodies)
+            return
+        config_map = self.kube.get(CONFIG_MAPS, namespace, naming.config_map_name(name))
+        applications = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
+        lease = claim = None
+        if (elected := observed_lease(bridge, None)) is not None:
+            lease = self.kube.get(LEASES, namespace, elected.name)
+            claimed = (((bridge.get("spec") or {}).get("spark") or {}).get("checkpoint") or {}).get(
+                "persistentVolumeClaim"
+            )
+            claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
+        health = None
+        if any(ApplicationState.observe("", "", app).running for app in applications):
+            bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
+            health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
+        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
+        decided = plan(observed, self.gate, self.clock())
+        self._apply(namespace, bridge, decided)
+        key = (namespace, name)
+        if decided.recheck_at is None:
+            self._recheck.pop(key, None)
+        else:
+            self._recheck[key] = decided.recheck_at
+
+    def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The route with the status we last wrote, when the index has not caught up with it yet."""
+        written = self._written_route_status.get((namespace, route_name(body)))
+        if written is None or body.get("status") == written:
+            return body
+        return {**body, "status": written}
+
+    def _apply(self, namespace: str, bridge: Mapping[str, Any], decided: Plan) -> None:
+        name = str(bridge["metadata"]["name"])
+        for write in decided.writes:
+            self._write(namespace, write)
+            self.events(bridge, "Normal", write.reason, write.message)
+            if write.kind == "ConfigMap" and write.verb != "delete":  # what the spec waived is now stored
+                for warning in decided.validation.warnings:
+                    self.events(bridge, "Warning", warning.reason, warning.message)
+        patch = status_patch(decided.previous_status, decided.status)
+        if patch is not None:
+            self.kube.patch_status(BRIDGES, namespace, name, patch)
+            metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
+        if decided.failover is not None:
+            self._announce(bridge, decided.failover)
+        if decided.transition is not None:
+            self._announce(bridge, decided.transition)
+        for update in decided.routes:
+            self._publish_route(
+                namespace, update.name, update.status, update.previous, update.transition, update.body
+            )
+
+    def _write(self, namespace: str, write: Write) -> None:
+        resource = resource_of(write.kind)
+        logger.info("%s %s %s/%s", write.verb, write.kind, namespace, write.name)
+        try:
+            if write.verb == "create":
+                stored = self.kube.create(resource, namespace, write.body)
+            elif write.verb == "replace":
+                stored = self.kube.replace(resource, namespace, write.body)
+            else:
+                self.kube.delete(resource, namespace, write.name)
+                stored = None
+        except ApiError as error:
+            if error.conflict:
+                # Someone (often our own earlier write, not yet seen) was faster: look again shortly.
+                raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
+            raise
+        metrics.WRITES.labels(write.kind, write.verb).inc()
+        if stored is not None and write.kind == naming.SPARK_KIND:
+            self._record_stored_spec(namespace, stored)
+
+    def _record_stored_spec(self, namespace: str, stored: Mapping[str, Any]) -> None:
+        """Note the spec as the API server stored it, defaults included: a later difference is drift.
+
+        An update of metadata only: the spark-operator restarts nothing for it. Should it fail (the
+        object changed meanwhile), the next reconciliation finds a spec that differs from the note and
+        writes it again, which changes nothing that runs.
+        """
+        body = {key: value for key, value in stored.items() if key != "status"}
+        body["metadata"] = {k: v for k, v in (stored.get("metadata") or {}).items() if k != "managedFields"}
+        annotations = dict(body["metadata"].get("annotations") or {})
+        annotations[naming.ANNOTATION_STORED_SPEC_HASH] = stored_spec_hash(stored)
+        body["metadata"]["annotations"] = annotations
+        try:
+            self.kube.replace(APPLICATIONS, namespace, body)
+        except ApiError as error:
+            if not (error.conflict or error.not_found):
+                raise
+            name = body["metadata"].get("name")
+            logger.info("SparkApplication %s/%s changed before its spec was noted", namespace, name)
+
+    def _announce(self, obj: Mapping[str, Any], transition: Transition) -> None:
+        self.events(obj, transition.type, transition.reason, transition.message)
+
+    def _publish_route(
+        self,
+        namespace: str,
+        name: str,
+        status: dict[str, Any],
+        previous: Mapping[str, Any] | None,
+        transition: Transition | None,
+        body: Mapping[str, Any] | None = None,
+    ) -> None:
+        key = (namespace, name)
+        if self._written_route_status.get(key) == status:
+            return  # our last write; the index has not seen it yet
+        patch = status_patch(previous, status)
+        if patch is None:
+            return
+        try:
+            self.kube.patch_status(ROUTES, namespace, name, patch)
+        except ApiError as error:
+            if error.not_found:
+                return  # deleted meanwhile
+            raise
+        metrics.WRITES.labels(naming.ROUTE_PLURAL, "status").inc()
+        self._written_route_status[key] = status
+        if transition is not None:
+            ref = body or {
+                "apiVersion": naming.BRIDGE_API_VERSION,
+                "kind": "JmsBridgeRoute",
+                "metadata": {"name": name, "namespace": namespace},
+            }
+            self.events(ref, transition.type, transition.reason, transition.message)
+
+    def bridge_deleted(self, body: Mapping[str, Any], routes: RoutesLookup) -> None:
+        """Stop and remove the applications and the ConfigMap; the routes say their bridge is gone."""
+        self.delete_children(body)
+        namespace = str(body["metadata"].get("namespace") or "")
+        name = str(body["metadata"]["name"])
+        self.publish_orphans(namespace, name, list(routes(namespace, name)))
+
+    def publish_orphans(
+        self, namespace: str, bridge_name: str, route_bodies: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Routes whose bridge does not exist (any more) say so."""
+        judgement = judge_routes(bridge_name, None, route_bodies, namespace=namespace)
+        now = self.clock()
+        for body in route_bodies:
+            name = route_name(body)
+            verdict = judgement.verdicts[name]
+            previous = body.get("status")
+            status = route_status(verdict, (body.get("metadata") or {}).get("generation"), previous, now)
+            old = find_condition(previous, ACCEPTED)
+            transition = None
+            if old is None or old.get("reason") != verdict.reason:
+                transition = Transition("Warning", verdict.reason, verdict.message)
+            self._publish_route(namespace, name, status, previous, transition, body)
+
+    def forget_route(self, namespace: str, name: str) -> None:
+        self._written_route_status.pop((namespace, name), None)
+
+    # -----------------------------------------------------------------------------------------------
+
+    def delete_children(self, bridge: Mapping[str, Any]) -> None:
+        """Remove what a deleted bridge created (the garbage collector would, later; we do it now)."""
+        namespace = str(bridge["metadata"].get("namespace") or "")
+        name = str(bridge["metadata"]["name"])
+        for app in self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name)):
+            app_name = str(app["metadata"]["name"])
+            if self.kube.delete(APPLICATIONS, namespace, app_name):
+                metrics.WRITES.labels(naming.SPARK_KIND, "delete").inc()
+                self.events(bridge, "Normal", "ApplicationDeleted", f"Deleted SparkApplication {app_name}")
+        if self.kube.delete(CONFIG_MAPS, namespace, naming.config_map_name(name)):
+            metrics.WRITES.labels("ConfigMap", "delete").inc()

@@ -1,0 +1,45 @@
+"""Failover under load (tests/support/failover_scenario.py): an active/standby pair of real jobs, the active
+killed 5 times and then frozen into a zombie while a steady JMS load flows (20,000 messages at least).
+
+Nothing acknowledged by ActiveMQ may be lost in either mode, nor duplicated with `exactlyOnce`. The
+frozen instance must exit with EXIT_LEADERSHIP_LOST once it runs again, and must have written nothing
+to the journal after the new active took over; nor to the destination topic with `exactlyOnce`. With
+`atLeastOnce` the zombie's writes to the destination topic are printed, and may only repeat messages the
+topic held already.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
+from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.kubeapi.client import KubeApi
+from tests.support.failover_scenario import Failover, FailoverPlan
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
+def test_failover_under_load_loses_nothing_and_fences_the_zombie(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, kube_api: KubeApi, tmp_path: Path, delivery: str
+) -> None:
+    plan = FailoverPlan(delivery=delivery)
+    outcome = Failover(plan, activemq, kafka, kube_api, tmp_path, note=print).run()
+    figures = outcome.figures()
+    print(f"\nfailover ({delivery}): {figures}")
+
+    assert figures["kills"] == plan.kills
+    assert outcome.acknowledged >= plan.messages
+    assert not outcome.lost, f"{len(outcome.lost)} acknowledged messages never arrived: {outcome.lost[:10]}"
+    if delivery == "exactlyOnce":
+        assert outcome.duplicates == 0, f"{outcome.duplicates} duplicates despite exactlyOnce"
+    zombie = outcome.zombie
+    assert zombie is not None
+    assert zombie.exit_code == EXIT_LEADERSHIP_LOST
+    assert zombie.journal_writes == 0, f"the zombie wrote {zombie.journal_writes} journal records"
+    assert zombie.output_new_messages == [], "the zombie wrote messages the topic did not hold"
+    if delivery == "exactlyOnce":
+        assert zombie.output_writes == 0, f"the zombie wrote {zombie.output_writes} records"

@@ -1,0 +1,185 @@
+"""Request/reply across the bridge, on real brokers: JMS requesters with temporary queues, a Kafka service.
+
+The requesters use the ActiveMQ client's own javax.jms API (through JPype, as any JMS application
+would): each has its connection and its TemporaryQueue, sets JMSReplyTo and JMSCorrelationID. The
+service is a confluent-kafka consumer and producer that answers each request record with a reply record
+carrying the request's `jms.JMSReplyTo` and `jms.JMSCorrelationID` headers, as docs/ingress.md says.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import cast
+
+import jpype
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from bridge_job.jms import start_jvm
+from jmsbridge.local import BridgeJob, JmsRequester
+from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
+from tests.support.harness import bridge_document, read_topics, route_document, write_yaml
+
+pytestmark = pytest.mark.e2e
+
+REPLY_HEADERS = ("jms.JMSReplyTo", "jms.JMSCorrelationID")
+Headers = list[tuple[str, str | bytes | None]]  # as confluent-kafka takes them
+
+
+@contextmanager
+def kafka_service(kafka: KafkaBroker, requests: str, replies: str) -> Iterator[None]:
+    """Answers every request record with `re: <value>` on `replies`, until the block ends."""
+    stop = threading.Event()
+
+    def serve() -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": kafka.bootstrap,
+                "group.id": f"svc-{uuid.uuid4().hex}",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        producer = Producer({"bootstrap.servers": kafka.bootstrap})
+        consumer.subscribe([requests])
+        try:
+            while not stop.is_set():
+                for request in consumer.consume(100, timeout=0.2):
+                    if request.error() is not None:
+                        continue
+                    pairs = cast(list[tuple[str, bytes]], request.headers() or [])
+                    headers: Headers = [(k, v) for k, v in pairs if k in REPLY_HEADERS]
+                    producer.produce(replies, b"re: " + (request.value() or b""), headers=headers)
+                producer.flush(10)
+        finally:
+            consumer.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
+
+
+def test_jms_requesters_get_their_replies_from_a_kafka_service(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    n = uuid.uuid4().hex[:8]
+    requests_queue, requests, replies, bridge = (
+        f"svc.{n}.in",
+        f"svc-{n}-requests",
+        f"svc-{n}-replies",
+        f"rr-{n}",
+    )
+    kafka.create_topics(requests, replies)
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(bridge, activemq, kafka, [{"queue": requests_queue}]),
+            route_document("requests", bridge, requests, match={"address": requests_queue}),
+            route_document(
+                "replies",
+                bridge,
+                replies,
+                direction="kafkaToJms",
+                jmsDestination={"fromHeader": "jms.JMSReplyTo"},
+                startingOffsets="earliest",
+            ),
+        )
+    ]
+    requesters = [JmsRequester(activemq, requests_queue) for _ in range(3)]
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        with kafka_service(kafka, requests, replies):
+            for number, requester in enumerate(requesters):
+                for i in range(4):
+                    requester.request(f"q{number}.{i}", f"r{number}-{i}")
+            answers = [sorted(r.reply() for _ in range(4)) for r in requesters]
+    finally:
+        job.stop()
+        for requester in requesters:
+            requester.close()
+    for number, got in enumerate(answers):
+        assert got == [(f"r{number}-{i}", f"re: q{number}.{i}") for i in range(4)]
+
+
+def answer_requests(activemq: ActiveMqBroker, queue: str, count: int) -> None:
+    """A JMS service: answers `count` requests on `queue` to their JMSReplyTo, copying JMSCorrelationID."""
+    start_jvm(activemq_classpath())
+    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
+    connection = factory.createConnection()
+    try:
+        connection.start()
+        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(queue))
+        producer = session.createProducer(None)
+        for _ in range(count):
+            request = consumer.receive(120_000)
+            assert request is not None, f"no request on {queue} within 120 s"
+            answer = session.createTextMessage(f"re: {request.getText()}")
+            answer.setJMSCorrelationID(request.getJMSCorrelationID())
+            producer.send(request.getJMSReplyTo(), answer)
+    finally:
+        connection.close()
+
+
+def test_kafka_requesters_get_their_replies_from_a_jms_service(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    n = uuid.uuid4().hex[:8]
+    requests, service, reply_queue, bridge = f"req-{n}", f"svc.{n}", f"replies.{n}", f"kr-{n}"
+    replies_a, replies_b, elsewhere, dlq = f"ra-{n}", f"rb-{n}", f"other-{n}", f"dlq-{n}"
+    kafka.create_topics(requests, replies_a, replies_b, elsewhere, dlq)
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(
+                bridge,
+                activemq,
+                kafka,
+                [{"queue": reply_queue}],
+                jms={"replyQueue": reply_queue},
+                routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
+            ),
+            route_document(
+                "requests",
+                bridge,
+                requests,
+                direction="kafkaToJms",
+                jmsDestination={"queue": service},
+                reply={"topics": [replies_a, replies_b]},
+                startingOffsets="earliest",
+            ),
+        )
+    ]
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(3):  # requester a names its correlation id in a header, requester b by the key
+        to_a: Headers = [
+            ("jmsbridge.replyTopic", replies_a.encode()),
+            ("jms.JMSCorrelationID", f"a-{i}".encode()),
+        ]
+        producer.produce(requests, f"a{i}".encode(), headers=to_a)
+        to_b: Headers = [("jmsbridge.replyTopic", replies_b.encode())]
+        producer.produce(requests, f"b{i}".encode(), f"b-{i}".encode(), headers=to_b)
+    producer.produce(requests, b"x", b"x-0", headers=[("jmsbridge.replyTopic", elsewhere.encode())])
+    assert producer.flush(30) == 0
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        answer_requests(activemq, service, 6)
+        got_a = read_topics(kafka, [replies_a], 3)
+        got_b = read_topics(kafka, [replies_b], 3)
+        (letter,) = read_topics(kafka, [dlq], 1)
+    finally:
+        job.stop()
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got_a) == [
+        (f"a-{i}".encode(), f"re: a{i}".encode(), f"a-{i}".encode()) for i in range(3)
+    ]
+    assert sorted((r.key, r.value) for r in got_b) == [
+        (f"b-{i}".encode(), f"re: b{i}".encode()) for i in range(3)
+    ]
+    assert letter.value == b"x" and letter.header("jmsbridge.deadletter.reason") == b"ReplyTopicRefused"

@@ -1,0 +1,141 @@
+"""Poison messages at ingest never stop the bridge unless its policy says so: the real ingest in-process,
+on real ActiveMQ and Kafka (noida-db), with messages a JMS producer really sends.
+
+Each test sends good messages around poison ones and checks what a user observes: the journal (what the
+egress will route), the dead-letter topic, the queue (nothing left behind after a commit; the poison one
+still there under `fail`) and the stop message.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bridge_job.config import JmsBridge, JmsSource, JobConfig, job_config
+from bridge_job.errors import BridgeStopped
+from bridge_job.jms import JmsConnection, start_jvm
+from bridge_job.jms_to_journal.ingest import Ingest
+from bridge_job.journal.entries import EPOCH_HEADER, Epoch
+from bridge_job.journal.topic import ensure_journal_topic
+from bridge_job.journal.writer import JournalWriter
+from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
+from tests.jms.helpers import factory_spec, receive, send_built
+from tests.support.harness import Received, bridge_document, read_topics
+from tests.support.poison_messages import LARGE_BODY_CHARS, POISON, good
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jvm() -> None:
+    start_jvm(activemq_classpath())
+
+
+def poison_config(activemq: ActiveMqBroker, kafka: KafkaBroker, policy: str) -> tuple[JobConfig, str, str]:
+    """A bridge on a new queue with the given onSoftFailure; (config, queue, dead-letter topic)."""
+    n = uuid.uuid4().hex[:8]
+    queue, dead_letters = f"poison.{n}", f"dlq-{n}"
+    kafka.create_topics(dead_letters)
+    routing = {"onSoftFailure": policy, "deadLetterTopic": dead_letters}
+    document = bridge_document(f"poison-{n}", activemq, kafka, [{"queue": queue}], routing=routing)
+    return job_config(JmsBridge.model_validate(document), []), queue, dead_letters
+
+
+@pytest.fixture
+def running() -> Iterator[list[Ingest]]:
+    started: list[Ingest] = []
+    yield started
+    for ingest in started:
+        ingest.stop()
+
+
+def start(config: JobConfig, running: list[Ingest]) -> Ingest:
+    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)))
+    running.append(ingest)
+    return ingest.start(Epoch("test/pod", "test"))
+
+
+def journal_messages(kafka: KafkaBroker, config: JobConfig, count: int) -> list[Received]:
+    """The `count` messages in the (one-partition) journal, after the ingest's epoch marker."""
+    records = read_topics(kafka, [config.journal_topic], count + 1, settle=1.0)
+    assert records[0].header(EPOCH_HEADER) == b"test/pod", "the ingest writes its epoch marker first"
+    return records[1:]
+
+
+def left_on(activemq: ActiveMqBroker, queue: str, count: int) -> list[Any]:
+    """Exactly `count` messages still on `queue` (taken off it), and no more within a second."""
+    with (
+        JmsConnection(factory_spec(activemq.url)) as connection,
+        connection.consumer(JmsSource(queue=queue)) as c,
+    ):
+        messages = receive(c, count) if count else []
+        assert c.receive_batch(1, 1000) == [], "more messages left on the queue than expected"
+        c.commit()
+    return messages
+
+
+def test_poison_is_dead_lettered_with_what_can_be_kept(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, running: list[Ingest]
+) -> None:
+    config, queue, dead_letters = poison_config(activemq, kafka, "deadLetter")
+    builders = [good(0)]
+    for build, _ in POISON.values():
+        builders.append(build)
+        builders.append(good(len(builders)))
+    ids = send_built(activemq.url, queue, builders)
+    ingest = start(config, running)
+
+    journal = journal_messages(kafka, config, len(POISON) + 1)
+    letters = read_topics(kafka, [dead_letters], len(POISON), settle=1.0)
+    assert ingest.failure is None
+    assert sorted(r.header("jms.seq") or b"" for r in journal) == [str(i).encode() for i in range(0, 9, 2)]
+    reasons = {
+        (r.key or b"").decode(): (r.header("jmsbridge.deadletter.reason") or b"").decode() for r in letters
+    }
+    assert reasons == {ids[i]: reason for i, (_, reason) in zip(range(1, 9, 2), POISON.values(), strict=True)}
+    by_reason = {r.header("jmsbridge.deadletter.reason"): r for r in letters}
+    large = by_reason[b"MessageTooLarge"]
+    assert (
+        large.value is None
+        and large.header("jmsbridge.deadletter.bodySize") == str(LARGE_BODY_CHARS).encode()
+    )
+    assert b"journal topic" in (large.header("jmsbridge.deadletter.error") or b"")
+    invalid_type = next(r for r in letters if r.key == ids[3].encode())
+    assert invalid_type.value == b"a fine body"  # only the header was invalid: the body is kept
+    assert invalid_type.header("jms.JMSType") == "type \ufffd".encode()
+    unmappable = by_reason[b"UnmappableProperty"]
+    assert unmappable.header("jms.a,b") == b"1" and unmappable.value == b"a fine body"
+    assert all(r.header("jmsbridge.deadletter.source") == f"queue://{queue}".encode() for r in letters)
+    ingest.stop()
+    left_on(activemq, queue, 0)  # every batch committed: nothing waits behind the poison
+
+
+def test_skip_drops_poison_and_carries_on(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, running: list[Ingest]
+) -> None:
+    config, queue, dead_letters = poison_config(activemq, kafka, "skip")
+    lone_body, _ = POISON["lone surrogate in the body"]
+    send_built(activemq.url, queue, [lone_body, good(1)])
+    start(config, running)
+    journal = journal_messages(kafka, config, 1)
+    assert [r.value for r in journal] == [b"good 1"]
+    assert read_topics(kafka, [dead_letters], 0, settle=0.5) == []
+
+
+def test_fail_stops_naming_the_message_and_leaves_it_on_the_queue(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, running: list[Ingest]
+) -> None:
+    config, queue, _ = poison_config(activemq, kafka, "fail")
+    too_large, _ = POISON["5 MB text"]
+    (poison_id, _) = send_built(activemq.url, queue, [too_large, good(1)])
+    ingest = start(config, running)
+    wait_until(lambda: ingest.failure is not None, 60, "the ingest to stop")
+    assert isinstance(ingest.failure, BridgeStopped)
+    assert ingest.failure.reason.startswith(f"message {poison_id} from queue://{queue}: MessageTooLarge: ")
+    assert "raise the limits (topic " in ingest.failure.reason
+    assert "message.max.bytes=1000000" in ingest.failure.reason
+    assert ingest.failure.reason.endswith("or set routing.onSoftFailure to skip or deadLetter")
+    ingest.stop()
+    left = left_on(activemq, queue, 2)  # rolled back: the broker still has both
+    assert len(left[0].body) == LARGE_BODY_CHARS

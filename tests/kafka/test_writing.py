@@ -1,0 +1,67 @@
+"""Kafka writes of an egress task across a broker restart, on a real broker of the test's own (noida-db),
+without Spark: the broker is stopped and started while the task's producer is kept, as in a Spark worker."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import TopicPartition
+
+from bridge_job.errors import BridgeStopped
+from bridge_job.formats import KafkaRecord
+from bridge_job.journal.reading import journal_consumer
+from bridge_job.journal_to_kafka import task as egress_task
+from bridge_job.kafka.clients import producer_config
+from bridge_job.kafka.reading import close_consumers
+from bridge_job.kafka.writing import close_producers, write_transaction
+from tests.brokers import KafkaBroker
+from tests.support.harness import read_topics
+from tests.support.journal import journal, journalled_bridge, order
+
+
+@pytest.fixture
+def own_kafka() -> Iterator[KafkaBroker]:
+    broker = KafkaBroker().start()
+    yield broker
+    close_consumers()
+    close_producers()
+    broker.cleanup()
+
+
+def test_exactly_once_carries_on_after_the_broker_restarted(own_kafka: KafkaBroker, tmp_path: Path) -> None:
+    """Once its only broker was gone, librdkafka's default re-bootstrap left `send_offsets_to_transaction`
+    hanging past its timeout after the broker came back; the task runs in a thread so that a hang fails."""
+    job, path, topic = journalled_bridge(own_kafka, tmp_path, delivery="exactlyOnce")
+    journal(own_kafka, job, *(order(seq) for seq in range(4)))
+    egress_task.run(path, job.journal_topic, 0, 0, 2)
+    own_kafka.stop()  # stopped, not killed: noida-db loses what it had not written to disk when killed
+    own_kafka.start()
+    after = threading.Thread(target=egress_task.run, args=(path, job.journal_topic, 0, 2, 4), daemon=True)
+    after.start()
+    after.join(timeout=90)
+    assert not after.is_alive(), "the transaction after the restart never completed"
+    assert [r.key for r in read_topics(own_kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]
+
+
+def test_a_transaction_that_never_returns_is_a_hard_failure_not_a_stall(
+    own_kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """A stuck librdkafka call, made real with the re-bootstrap that egress turns off: the write gives up
+    after its deadline with a stop that says so, and nothing of the stuck transaction is visible."""
+    job, _, topic = journalled_bridge(own_kafka, tmp_path, delivery="exactlyOnce")
+    settings = producer_config(job.bridge.kafka) | {"transactional.id": f"{topic}-stuck"}
+    reader = journal_consumer(job)
+
+    def write(seq: int) -> None:
+        record = (topic, KafkaRecord(b"v", [], str(seq).encode()))
+        write_transaction(settings, [record], reader, TopicPartition(job.journal_topic, 0, seq + 1), 10)
+
+    write(0)
+    own_kafka.stop()
+    own_kafka.start()
+    with pytest.raises(BridgeStopped, match=r"up to journal offset 2 did not finish within 10s: the Kafka"):
+        write(1)
+    assert [r.key for r in read_topics(own_kafka, [topic], 1, settle=1.0)] == [b"0"]

@@ -1,0 +1,72 @@
+"""The job's JMS health report: outages of the ingest's sources, written to the bridge's health ConfigMap
+on the API emulator (the operator's side is tested in tests/operator)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bridge_job.jms.link import Outage
+from bridge_job.kube.api import Kube
+from bridge_job.kube.health import CONNECTED, RECONNECTING, HealthConfigMap, JmsHealth
+from tests.brokers import wait_until
+from tests.kubeapi.client import KubeApi
+from tests.support.builders import config
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_reconnecting_while_any_source_fails_then_connected() -> None:
+    published: list[dict[str, Any]] = []
+    health = JmsHealth(published.append, window_seconds=300)
+    clock = Clock()
+    orders = Outage("JMS source orders", 300, clock, listener=health)
+    audit = Outage("JMS source audit", 300, clock, listener=health)
+
+    health.back("JMS")  # connected at start
+    orders.failed(ConnectionError("broker tcp://jms:61616?jms.password=s3cret gone"))
+    clock.now = 5
+    orders.failed(ConnectionError("still gone"))  # the same outage: nothing new to say
+    audit.failed(ConnectionError("gone too"))
+    orders.clear()  # one source back, the other still failing
+    audit.clear()
+
+    assert [p["jms"]["state"] for p in published] == [CONNECTED, RECONNECTING, CONNECTED]
+    reconnecting = published[1]["jms"]
+    assert reconnecting["windowSeconds"] == 300
+    assert "gone" in reconnecting["error"] and "s3cret" not in reconnecting["error"]
+
+
+def test_each_instance_writes_its_own_key_of_the_bridge_config_map(kube_api: KubeApi) -> None:
+    job = config(name="orders")
+    primary = HealthConfigMap(Kube.connect(), "apps", job.bridge_id, "primary")
+    secondary = HealthConfigMap(Kube.connect(), "apps", job.bridge_id, "secondary")
+    try:
+        primary({"jms": {"state": RECONNECTING}})
+        secondary({"jms": {"state": CONNECTED}})
+
+        def reported() -> dict[str, Any] | None:
+            found = kube_api.get("v1", "ConfigMap", f"{job.bridge_id}-jms-bridge-health", "apps")
+            data = (found or {}).get("data") or {}
+            return {k: json.loads(v) for k, v in data.items()} if len(data) == 2 else None
+
+        wait_until(lambda: reported() is not None, 30, "both instances' reports")
+        assert reported() == {
+            "primary": {"jms": {"state": RECONNECTING}},
+            "secondary": {"jms": {"state": CONNECTED}},
+        }
+        primary({"jms": {"state": CONNECTED}})
+        wait_until(lambda: (reported() or {}).get("primary") == {"jms": {"state": CONNECTED}}, 30, "update")
+    finally:
+        primary.stop()
+        secondary.stop()
+
+
+def test_no_report_outside_a_cluster() -> None:
+    assert HealthConfigMap.for_job(config(name="orders"), "a") is None

@@ -1,0 +1,485 @@
+"""The active/standby election over a Kubernetes Lease, against the API emulator (no Spark, no brokers).
+
+Durations are 2 s (renewals every 2/3 s); every wait is on a condition with a deadline. Where a test is
+about expiry (a lease not renewed for its duration, renewals failing until their deadline), the
+contenders share a `Clock` that only the test moves, so expiry happens exactly when the test says and
+never by the test's own slowness.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
+from bridge_job.errors import BridgeStopped
+from bridge_job.kube.api import ApiError
+from bridge_job.kube.leadership import (
+    EXIT_LEADERSHIP_LOST,
+    KubernetesLeases,
+    Leadership,
+    LeadershipLost,
+    LeaseStore,
+)
+from jmsbridge.cli import parser
+from jmsbridge.local import BridgeJob
+from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.kubeapi.client import KubeApi
+from tests.support.builders import config
+
+LEASES = "coordination.k8s.io/v1"
+NAMESPACE = "apps"
+LEASE = lease_name("orders")
+DURATION = 2
+
+
+def identity(instance: str) -> str:
+    return lease_holder_identity(instance, f"orders-{instance}-driver")
+
+
+class Clock:
+    """The contenders' lease clock, moved only by the test (their polls and renewals still run in time)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def leadership(
+    instance: str, store: LeaseStore | None = None, clock: Callable[[], float] = time.monotonic
+) -> Leadership:
+    store = store or KubernetesLeases(NAMESPACE, LEASE)
+    return Leadership(store, identity(instance), DURATION, clock=clock)
+
+
+def lease_spec(kube: KubeApi) -> dict[str, Any]:
+    lease = kube.get(LEASES, "Lease", LEASE, NAMESPACE)
+    assert lease is not None
+    spec: dict[str, Any] = lease["spec"]
+    return spec
+
+
+def holders(kube: KubeApi) -> list[str | None]:
+    """The holder of every stored version of the lease, oldest first."""
+    return [
+        (version.get("spec") or {}).get("holderIdentity") if version else None
+        for version in kube.history(LEASES, "Lease", LEASE, NAMESPACE)
+    ]
+
+
+class Contender:
+    """An instance standing by in a thread until it holds the lease, as the job does before it runs."""
+
+    def __init__(self, instance: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.leadership = leadership(instance, clock=clock)
+        self.identity = self.leadership.identity
+        self.stopping = threading.Event()
+        self.leading_since: float | None = None
+        self.thread = threading.Thread(target=self._stand_by, name=f"contender-{instance}", daemon=True)
+        self.thread.start()
+
+    def _stand_by(self) -> None:
+        if self.leadership.acquire(self.stopping):
+            self.leading_since = time.monotonic()
+
+    @property
+    def leads(self) -> bool:
+        return self.leading_since is not None and self.leadership.is_leader
+
+    def stop(self, release: bool = True) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=10)
+        self.leadership.stop(release=release)
+
+
+Start = Callable[..., Contender]
+
+
+@pytest.fixture()
+def start(kube_api: KubeApi) -> Iterator[Start]:
+    """Start contenders (`start("a", clock)`); all stop renewing before the emulator goes away."""
+    started: list[Contender] = []
+
+    def starter(instance: str, clock: Callable[[], float] = time.monotonic) -> Contender:
+        started.append(Contender(instance, clock))
+        return started[-1]
+
+    yield starter
+    for contender in started:
+        contender.stop()
+
+
+def wait_until_seen(kube: KubeApi, standby: Contender, holder: Contender) -> None:
+    """Until the standby has read the lease as held by `holder` (it measures expiry from then)."""
+    kube.wait_for(lambda: standby.leadership.holder == holder.identity, timeout=10, what="standby saw it")
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_two_contenders_one_leader(kube_api: KubeApi, start: Start) -> None:
+    a, b = start("a"), start("b")
+    leader = kube_api.wait_for(
+        lambda: next((c for c in (a, b) if c.leads), None), timeout=10, what="a leader"
+    )
+    other = b if leader is a else a
+    # Renewals for longer than a lease duration: the other one never takes over.
+    renewals: set[str] = set()
+
+    def renewed_four_times() -> bool:
+        renewals.add(lease_spec(kube_api)["renewTime"])
+        return len(renewals) >= 4
+
+    kube_api.wait_for(renewed_four_times, timeout=10, what="renewals")
+    assert other.leading_since is None and not other.leadership.is_leader
+    assert other.leadership.holder == leader.identity
+    assert set(holders(kube_api)) == {leader.identity}  # every version of the lease: one holder
+    assert lease_spec(kube_api)["leaseTransitions"] == 0
+    assert lease_spec(kube_api)["leaseDurationSeconds"] == DURATION
+
+
+def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start: Start) -> None:
+    clock = Clock()
+    a = start("a", clock)
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    b = leadership("b", clock=clock)
+    a.stop(release=False)  # a crash: renewals stop, nothing is released
+    assert not b.try_acquire()  # b sees a's last record
+
+    clock.advance(DURATION - 0.01)
+    assert not b.try_acquire()  # not a moment too early: unchanged for less than a full duration
+    clock.advance(0.01)
+    try:
+        assert b.try_acquire()
+        spec = lease_spec(kube_api)
+        assert spec["holderIdentity"] == b.identity and spec["leaseTransitions"] == 1
+        assert holders(kube_api)[-2:] == [a.identity, b.identity]
+    finally:
+        b.stop()
+
+
+def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Start) -> None:
+    clock = Clock()  # it never moves here: nothing can expire
+    a = start("a", clock)
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    b = leadership("b", clock=clock)
+    assert not b.try_acquire()
+    a.stop()  # releases
+
+    try:
+        assert b.try_acquire()  # at its next look, without waiting for anything to expire
+        assert holders(kube_api)[-3:] == [a.identity, None, b.identity]
+        assert lease_spec(kube_api)["leaseTransitions"] == 1
+    finally:
+        b.stop()
+
+
+@pytest.mark.parametrize(
+    "thief",
+    [{"holderIdentity": "thief/pod"}, {"acquireTime": "2030-01-01T00:00:00.000000Z"}],
+    ids=["other-holder", "same-identity-other-tenure"],
+)
+def test_a_stolen_lease_is_noticed_within_one_renew_period(
+    kube_api: KubeApi, start: Start, thief: dict[str, str]
+) -> None:
+    a = start("a")
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    reasons: list[str] = []
+    a.leadership.on_lost(reasons.append)
+
+    kube_api.patch(LEASES, "Lease", LEASE, NAMESPACE, {"spec": thief})
+    stolen = time.monotonic()
+    kube_api.wait_for(a.leadership.lost.is_set, timeout=a.leadership.renew_period + 1, what="loss")
+    assert time.monotonic() - stolen <= a.leadership.renew_period + 0.5
+    holder = thief.get("holderIdentity", a.identity)
+    assert reasons == [a.leadership.loss_reason] and f"held by {holder}" in reasons[0]
+    assert not a.leadership.is_leader
+    with pytest.raises(LeadershipLost, match="held by"):
+        a.leadership.check()
+    late: list[str] = []
+    a.leadership.on_lost(late.append)  # registered after the fact: called at once
+    assert late == reasons
+    a.stop()  # must not release what is not its own any more
+    assert lease_spec(kube_api) | thief == lease_spec(kube_api)
+    assert not a.leadership.try_acquire()  # never again in this process: it restarts as the standby
+
+
+class Intercepted:
+    """The Lease on the emulator, with a hook the test sets before each request (`write`: create, replace)."""
+
+    def __init__(self, store: KubernetesLeases) -> None:
+        self.store = store
+        self.namespace, self.name = store.namespace, store.name
+
+    def before(self, write: bool) -> None:
+        pass
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        self.before(write=False)
+        return self.store.read(timeout)
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self.before(write=True)
+        return self.store.create(body, timeout)
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self.before(write=True)
+        return self.store.replace(body, timeout)
+
+
+class Unreachable(Intercepted):
+    """A store that stops answering when `down` is set (the API server cut off)."""
+
+    def __init__(self, store: KubernetesLeases) -> None:
+        super().__init__(store)
+        self.down = threading.Event()
+        self.attempts = 0
+
+    def before(self, write: bool) -> None:
+        self.attempts += 1
+        if self.down.is_set():
+            raise ApiError(0, "ConnectionRefusedError", "[Errno 111] Connection refused")
+
+
+def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: KubeApi) -> None:
+    clock = Clock()
+    store = Unreachable(KubernetesLeases(NAMESPACE, LEASE))
+    a, b = leadership("a", store, clock), leadership("b", clock=clock)
+    assert a.try_acquire()
+    reasons: list[str] = []
+    a.on_lost(reasons.append)
+    try:
+        kube_api.wait_for(lambda: lease_spec(kube_api)["renewTime"] != lease_spec(kube_api)["acquireTime"])
+        store.down.set()
+        assert not b.try_acquire()  # b has seen a's last renewal
+
+        # a's renewals fail; it holds on until its renew deadline (2/3 of the duration) has passed.
+        clock.advance(a.renew_deadline - 0.2)
+        attempts = store.attempts
+        kube_api.wait_for(lambda: store.attempts > attempts + 1, timeout=5, what="failed renewals")
+        assert a.is_leader and not a.lost.is_set()
+        clock.advance(0.2)
+        assert not a.is_leader
+        kube_api.wait_for(a.lost.is_set, timeout=a.retry_period + 1, what="a gives up")
+        assert reasons == [a.loss_reason] and "no renewal succeeded" in reasons[0]
+
+        # b may take over only a full duration after it saw that record: a gave up D/3 before.
+        clock.advance(DURATION - a.renew_deadline - 0.01)
+        assert not b.try_acquire()
+        assert lease_spec(kube_api)["holderIdentity"] == a.identity  # a left it to run out
+        clock.advance(0.01)
+        assert b.try_acquire()
+    finally:
+        a.stop()
+        b.stop()
+
+
+class Interleaved(Intercepted):
+    """A store that lets another contender write first, between this one's read and its write."""
+
+    def __init__(self, store: KubernetesLeases, before_write: Callable[[], object]) -> None:
+        super().__init__(store)
+        self.before_write: Callable[[], object] | None = before_write
+
+    def before(self, write: bool) -> None:
+        if write and self.before_write is not None:
+            before, self.before_write = self.before_write, None
+            before()
+
+
+@pytest.mark.parametrize("lease_exists", [False, True], ids=["create", "replace"])
+def test_a_race_has_one_winner(kube_api: KubeApi, lease_exists: bool) -> None:
+    if lease_exists:  # free: no holder, so both contenders go for it at once
+        kube_api.create(
+            {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": LEASE, "namespace": NAMESPACE}}
+        )
+    b = leadership("b")
+    a = leadership("a", Interleaved(KubernetesLeases(NAMESPACE, LEASE), b.try_acquire))
+    try:
+        assert not a.try_acquire()  # read the lease, then b wrote first: 409 for a
+        assert b.is_leader and not a.is_leader
+        assert lease_spec(kube_api)["holderIdentity"] == b.identity
+        assert holders(kube_api)[-1] == b.identity and a.identity not in holders(kube_api)
+    finally:
+        a.stop()
+        b.stop()
+
+
+# ---------------------------------------------------------------------------------------------------
+# When the election applies
+
+
+def standby_config(**failover: Any) -> JobConfig:
+    return config(failover={"standby": True, **failover}).model_copy(update={"namespace": NAMESPACE})
+
+
+def test_local_runs_and_single_instances_run_alone() -> None:
+    assert Leadership.for_job(config(failover={"standby": True}), "a") is None  # no namespace: local
+    single = config().model_copy(update={"namespace": NAMESPACE})
+    assert Leadership.for_job(single, "a") is None
+    args = parser().parse_args(["job", "-f", "bridge.yaml", "--no-lease"])
+    assert args.lease is False
+    assert parser().parse_args(["job", "-f", "bridge.yaml"]).lease is True
+
+
+def test_the_job_holds_the_bridge_lease_as_instance_and_pod(
+    kube_api: KubeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOSTNAME", "orders-secondary-driver")
+    election = Leadership.for_job(standby_config(leaseDurationSeconds=5), "secondary")
+    assert election is not None
+    assert election.lease == "apps/orders-jms-bridge"
+    assert election.identity == "secondary/orders-secondary-driver"
+    assert (election.duration_seconds, election.renew_period) == (5, 5 / 3)
+    try:
+        assert election.acquire()
+        assert lease_spec(kube_api)["holderIdentity"] == "secondary/orders-secondary-driver"
+    finally:
+        election.stop()
+    assert "holderIdentity" not in lease_spec(kube_api)
+
+
+def test_no_cluster_is_a_hard_failure_that_names_the_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    with pytest.raises(BridgeStopped, match="--no-lease"):
+        Leadership.for_job(standby_config(), "a")
+
+
+class Forbidden:
+    """A store whose service account may not touch leases."""
+
+    namespace, name = NAMESPACE, LEASE
+    error = ApiError(403, "Forbidden", f'leases.coordination.k8s.io "{LEASE}" is forbidden')
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        raise self.error
+
+    def create(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise self.error
+
+    def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        raise self.error
+
+
+def test_missing_rbac_is_a_hard_failure() -> None:
+    with pytest.raises(BridgeStopped, match="needs get, create and update on leases in namespace apps"):
+        leadership("a", Forbidden()).acquire()
+
+
+# ---------------------------------------------------------------------------------------------------
+# What runs the election in a cluster
+
+
+def test_the_rendered_service_account_may_hold_the_lease() -> None:
+    """The SparkApplications run as the chart's job service account, whose Role allows the election."""
+    from jmsbridge_operator import naming
+    from jmsbridge_operator.render import render
+
+    from tests.operator.helpers import CHART_DIR, bridge
+
+    body = bridge(spark={})  # no spark.serviceAccount
+    model = JmsBridge.model_validate(body)
+    for app in render(model, job_config(model, [])).applications.values():
+        assert app["spec"]["driver"]["serviceAccount"] == naming.JOB_SERVICE_ACCOUNT
+
+    helm = shutil.which("helm")
+    if helm is None:
+        pytest.skip("helm is not installed (scripts/install-helm.sh installs it)")
+    args = [helm, "template", "bridge", str(CHART_DIR), "-n", "ops", "--set", "watchNamespaces={apps}"]
+    output = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
+    documents = [d for d in yaml.safe_load_all(output) if d]
+    ours = {
+        (d["kind"], d["metadata"]["namespace"]): d
+        for d in documents
+        if d["metadata"]["name"] == naming.JOB_SERVICE_ACCOUNT
+    }
+    assert set(ours) == {("ServiceAccount", "apps"), ("Role", "apps"), ("RoleBinding", "apps")}
+    binding = ours[("RoleBinding", "apps")]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": naming.JOB_SERVICE_ACCOUNT, "namespace": "apps"}
+    ]
+    assert binding["roleRef"]["name"] == ours[("Role", "apps")]["metadata"]["name"]
+    leases = [r for r in ours[("Role", "apps")]["rules"] if "leases" in r["resources"]]
+    assert leases == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
+
+
+@pytest.mark.e2e
+def test_two_jobs_run_as_an_active_standby_pair(
+    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    from bridge_job.message import Destination, DestinationKind, JmsMessage
+    from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
+
+    n = uuid.uuid4().hex[:8]
+    name, source, topic = f"pair-{n}", f"pair.{n}", f"pair-{n}"
+    kafka.create_topics(topic)
+    bridge = bridge_document(name, activemq, kafka, [{"queue": source}])
+    bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": 4}
+    route = route_document("all", name, topic)
+    for document in (bridge, route):
+        document["metadata"]["namespace"] = NAMESPACE
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    destination = Destination(DestinationKind.QUEUE, source)
+
+    def messages(first: int) -> list[JmsMessage]:
+        return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
+
+    def instance(name: str) -> BridgeJob:
+        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
+
+    a = instance("a").start()
+    b: BridgeJob | None = None
+    try:
+        a.wait_running(180)
+        b = instance("b").start()
+        b.wait_log("standby: waiting for lease", 180)
+        assert "standby: warm (" in b.log()  # before it holds the lease
+        send(activemq, messages(0))
+        assert len(read_topics(kafka, [topic], 10)) == 10
+        assert " running: " not in b.log()
+        assert lease_spec_of(kube_api, name)["holderIdentity"] == "a/pod-a"
+
+        assert a.process is not None
+        a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over at once
+        assert a.wait_exit(120) == 0
+        b.wait_running(120)
+        assert lease_spec_of(kube_api, name)["holderIdentity"] == "b/pod-b"
+        send(activemq, messages(10))
+        assert len(read_topics(kafka, [topic], 20)) == 20
+
+        kube_api.patch(
+            LEASES, "Lease", lease_name(name), NAMESPACE, {"spec": {"holderIdentity": "thief/pod"}}
+        )
+        assert b.wait_exit(120) == EXIT_LEADERSHIP_LOST
+        assert "lost the lease" in b.log()
+    finally:
+        a.kill()
+        if b is not None:
+            b.kill()
+
+
+def lease_spec_of(kube: KubeApi, bridge_id: str) -> dict[str, Any]:
+    lease = kube.get(LEASES, "Lease", lease_name(bridge_id), NAMESPACE)
+    assert lease is not None
+    spec: dict[str, Any] = lease["spec"]
+    return spec

@@ -1,0 +1,286 @@
+"""The Kafka checks against a real Kafka-protocol broker (noida-db), through `check_bridge`.
+
+noida-db has no authorizer, so here every operation is allowed and the checks must
+say that no authorizer was found; refused permissions are tested with controlled answers in
+`test_kafka_checks.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
+from jmsbridge_operator.kafka_checks.evaluation import (
+    CheckResult,
+    CheckSettings,
+    CheckState,
+    Operation,
+    Reason,
+)
+from jmsbridge_operator.kafka_checks.probe import _operations, check_bridge, probe_configs
+
+from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, JobConfig
+from bridge_job.kafka.clients import LOGGING, KafkaCredentials, client_config, producer_config
+from tests.brokers import KafkaBroker, port_open, wait_until
+from tests.operator.kafka_checks.bridges import bridge_config
+
+NO_AUTHORIZER = "no authorizer found: all operations allowed"
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def check(
+    config: JobConfig,
+    state: CheckState | None = None,
+    settings: CheckSettings | None = None,
+    credentials: KafkaCredentials | None = None,
+) -> CheckResult:
+    return asyncio.run(check_bridge(config, credentials, now=time.time(), state=state, settings=settings))
+
+
+def topic_names(bootstrap: str) -> set[str]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    return set(admin.list_topics(timeout=10).topics)
+
+
+@pytest.fixture
+def journal(kafka: KafkaBroker) -> str:
+    name = unique("journal")
+    kafka.create_topics(name)
+    return name
+
+
+def test_missing_topic_then_created_then_deleted(kafka: KafkaBroker, journal: str) -> None:
+    topic = unique("orders")
+    config = bridge_config(kafka.bootstrap, writes=[topic], journal=journal)
+
+    missing = check(config)
+    assert missing.stalled
+    assert missing.condition.reason == "TopicNotFound"
+    assert missing.condition.message == (
+        f"topic {topic}: does not exist (destination of route to-kafka-{topic}); {NO_AUTHORIZER}"
+    )
+    assert topic not in topic_names(kafka.bootstrap)  # the check never creates a topic by accident
+
+    kafka.create_topics(topic)
+    created = check(config)
+    assert created.ready
+    assert created.condition.status == "True"
+    assert created.notes == (NO_AUTHORIZER,)
+    assert NO_AUTHORIZER in created.condition.message
+
+    kafka.delete_topics(topic)
+    deleted = check(config, state=created.state)
+    assert deleted.stalled
+    assert deleted.condition.reason == "TopicNotFound"
+    assert topic in deleted.condition.message
+
+
+def test_every_missing_topic_is_named(kafka: KafkaBroker) -> None:
+    orders, dlq, replies, journal = unique("orders"), unique("dlq"), unique("replies"), unique("journal")
+    config = bridge_config(
+        kafka.bootstrap, writes=[orders], reads=[replies], dead_letter=dlq, journal=journal
+    )
+
+    result = check(config)
+
+    assert result.condition.reason == "TopicNotFound"
+    assert {p.subject for p in result.problems} == {orders, dlq, replies, journal}
+    for name in (orders, dlq, replies, journal):
+        assert f"topic {name}: does not exist" in result.condition.message
+    assert not {orders, dlq, replies, journal} & topic_names(kafka.bootstrap)
+
+
+def test_journal_topic_created_when_asked_with_its_documented_config(kafka: KafkaBroker) -> None:
+    topic, journal = unique("orders"), unique("journal")
+    kafka.create_topics(topic)
+    config = bridge_config(
+        kafka.bootstrap, writes=[topic], journal=journal, create_journal=True, journal_partitions=3
+    )
+
+    first = check(config)
+    assert first.ready, first.condition
+    assert f"created topic {journal} (journal)" in first.notes
+
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    description = admin.list_topics(journal, timeout=10).topics[journal]
+    assert len(description.partitions) == 3
+    resource = ConfigResource(ResourceType.TOPIC, journal)
+    entries = admin.describe_configs([resource], request_timeout=10)[resource].result(timeout=30)
+    assert {name: entries[name].value for name in journal_config_names()} == {
+        "cleanup.policy": "delete",
+        "retention.ms": "604800000",
+        "min.insync.replicas": "1",  # one broker: one replica
+        "unclean.leader.election.enable": "false",
+    }
+
+    again = check(config)  # idempotent: exists now, nothing created
+    assert again.ready
+    assert again.notes == (NO_AUTHORIZER,)
+
+
+def journal_config_names() -> tuple[str, ...]:
+    return ("cleanup.policy", "retention.ms", "min.insync.replicas", "unclean.leader.election.enable")
+
+
+def test_journal_topic_not_created_unless_asked(kafka: KafkaBroker) -> None:
+    journal = unique("journal")
+    config = bridge_config(kafka.bootstrap, writes=[], journal=journal)
+
+    result = check(config)
+
+    assert result.condition.reason == "TopicNotFound"
+    assert result.condition.message.startswith(f"topic {journal}: does not exist (journal)")
+    assert journal not in topic_names(kafka.bootstrap)
+
+
+def test_exactly_once_initialises_the_probe_transactional_id(kafka: KafkaBroker, journal: str) -> None:
+    topic = unique("orders")
+    kafka.create_topics(topic)
+    config = bridge_config(kafka.bootstrap, writes=[topic], journal=journal, exactly_once=True)
+
+    result = check(config)
+
+    assert result.ready, result.condition
+    assert result.notes == (NO_AUTHORIZER,)  # nothing left unverified
+    assert "transactional ids orders.jms-bridge.*" in result.condition.message
+
+
+def test_sasl_credentials_are_used_and_never_shown(
+    kafka: KafkaBroker, journal: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    password = f"pw-{uuid.uuid4().hex}"
+    credentials = KafkaCredentials("bridge", password)
+    topic = unique("orders")
+    config = bridge_config(kafka.bootstrap, writes=[topic], journal=journal, sasl_secret="bridge-kafka")
+    caplog.set_level(logging.DEBUG)
+
+    missing = check(config, credentials=credentials)  # noida-db accepts any SASL/PLAIN password
+    kafka.create_topics(topic)
+    ready = check(config, credentials=credentials)
+    without = check(config)
+
+    assert missing.condition.reason == "TopicNotFound"
+    assert ready.ready
+    assert without.condition.reason == "InvalidSpec"
+    assert "sasl.credentialsSecretRef bridge-kafka" in without.condition.message
+    shown = repr([credentials, missing, ready, without]) + caplog.text
+    assert password not in shown
+
+
+def test_broker_stopped_is_transient_then_a_hard_failure_after_the_grace_period() -> None:
+    broker = KafkaBroker().start()
+    try:
+        topic, journal = unique("orders"), unique("journal")
+        broker.create_topics(topic, journal)
+        config = bridge_config(broker.bootstrap, writes=[topic], journal=journal)
+        settings = CheckSettings(grace_seconds=1.5, retry_seconds=0.2, probe_deadline_seconds=3)
+        assert check(config, settings=settings).ready
+
+        broker.stop()
+        # stop() returns when noida-db's launcher exits; the server itself closes its port a moment later.
+        wait_until(lambda: not port_open(broker.port), 20, "noida-db to close its port")
+        first = check(config, settings=settings)
+        assert first.reconciling
+        assert first.condition.status == "Unknown"
+        assert first.condition.reason == "KafkaUnreachable"
+        assert first.condition.message.startswith(f"Kafka at {broker.bootstrap} did not answer: ")
+
+        result, deadline = first, time.monotonic() + 20
+        while result.reconciling and time.monotonic() < deadline:
+            time.sleep(result.retry_after)  # the retry delay the check asks for
+            result = check(config, state=result.state, settings=settings)
+        assert result.stalled
+        assert result.condition.reason == Reason.KAFKA_UNREACHABLE
+        assert "(grace period 1.5s)" in result.condition.message
+        assert result.state.unreachable_since == first.state.unreachable_since
+
+        broker.start()
+        back = check(config, state=result.state, settings=settings)
+        assert back.ready
+        assert back.state == CheckState()
+    finally:
+        broker.cleanup()
+
+
+@pytest.fixture
+def silent_broker() -> Iterator[str]:
+    """A port that accepts connections (the kernel does) and never answers a request."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_silent_broker_cannot_stall_the_check_or_other_bridges(
+    kafka: KafkaBroker, journal: str, silent_broker: str
+) -> None:
+    topic = unique("orders")
+    kafka.create_topics(topic)
+    healthy = bridge_config(kafka.bootstrap, writes=[topic], journal=journal)
+    stuck = bridge_config(silent_broker, writes=[topic], journal=journal, bridge_id="stuck")
+    settings = CheckSettings(probe_deadline_seconds=2, call_timeout_seconds=1.5)
+    finished: dict[str, float] = {}
+
+    async def timed(name: str, config: JobConfig) -> CheckResult:
+        result = await check_bridge(config, None, now=time.time(), state=None, settings=settings)
+        finished[name] = time.monotonic() - start
+        return result
+
+    async def both() -> list[CheckResult]:
+        return await asyncio.gather(
+            *(timed(f"stuck-{i}", stuck) for i in range(4)), timed("healthy", healthy)
+        )
+
+    start = time.monotonic()
+    *stuck_results, healthy_result = asyncio.run(both())
+
+    assert healthy_result.ready
+    assert finished["healthy"] < 1.0
+    for result in stuck_results:
+        assert result.reconciling
+        assert result.condition.reason == "KafkaUnreachable"
+        assert "no answer within" in result.condition.message
+    assert max(finished.values()) < settings.probe_deadline_seconds + 1
+
+
+def test_authorized_operations_are_read_by_name() -> None:
+    """noida-db reports no authorized operations, so the conversion of a reported set is shown here."""
+    reported = [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.IDEMPOTENT_WRITE, AclOperation.UNKNOWN]
+    expected = frozenset({Operation.READ, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE})
+    assert _operations(reported) == expected
+    assert _operations(None) is None
+
+
+def test_the_probe_connects_with_the_settings_of_the_jobs_clients() -> None:
+    """Same bridge, same Secret: the operator's probe and the job hand librdkafka the same settings."""
+    config = bridge_config("kafka-0:9092,kafka-1:9092", sasl_secret="bridge-kafka")
+    properties = {
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "linger.ms": "20",  # a producer default: the user's value wins
+        "bootstrap.servers": "elsewhere:9092",  # set by spec.kafka.bootstrapServers: the spec wins
+        "allow.auto.create.topics": "true",  # a write never creates a topic, whatever is set here
+    }
+    kafka = config.bridge.kafka.model_copy(update={"properties": properties})
+    environment = {ENV_KAFKA_USERNAME: "bridge", ENV_KAFKA_PASSWORD: "from-the-secret"}
+
+    admin, producer = probe_configs(kafka, KafkaCredentials("bridge", "from-the-secret"))
+
+    # The job's clients add only where librdkafka logs to (rate-limited Python logging).
+    assert admin | LOGGING == client_config(kafka, environment)
+    assert producer | LOGGING == producer_config(kafka, environment)
+    assert admin["ssl.ca.location"] == "/etc/kafka/ca.pem"
+    assert (admin["bootstrap.servers"], admin["allow.auto.create.topics"]) == (
+        "kafka-0:9092,kafka-1:9092",
+        "false",
+    )
+    assert (producer["linger.ms"], producer["acks"]) == ("20", "all")
+    assert (admin["sasl.username"], admin["sasl.password"]) == ("bridge", "from-the-secret")

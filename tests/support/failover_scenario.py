@@ -1,0 +1,382 @@
+"""Failover under load: an active/standby pair of real jobs, killed and frozen while JMS messages flow.
+
+The chaos test (tests/e2e/test_failover.py) and the benchmark (bench/failover.py) run this scenario:
+
+- Two instances of one bridge (`jmsbridge job --instance a|b`, local Spark) share a checkpoint directory,
+  as a shared volume gives them, and compete for the bridge's Lease on the Kubernetes API emulator. Real
+  ActiveMQ (persistent) and noida-db; the route keys every record by the message's `seq`.
+- A steady load (`JmsLoad`) sends persistent messages at `rate` from start to end.
+- `kills` times: once the active has written `steady_records` since it took over and the standby stands by,
+  SIGKILL the active's whole process group and start it again at once (as Kubernetes restarts a pod): it
+  comes back as the next standby. The takeover gap is the time between the CreateTime of the last record
+  in the destination topic before the kill and that of the first record after it (the new active's).
+- Then once more the active is frozen (SIGSTOP of its process group) until the standby has taken over
+  and writes. The load pauses; every acknowledged message must reach the topic (the frozen instance's
+  unacknowledged JMS messages come back once ActiveMQ drops its silent connection, after about 30 s).
+  The end offsets of the journal and the destination topic are noted, the frozen instance resumes
+  (SIGCONT) and must notice that it lost the lease and exit. Whatever was committed to either topic after
+  those offsets is a zombie write: the new active had nothing left to write (an epoch marker of the new
+  active, should its journal producer be replaced meanwhile, does not count). The load resumes until at
+  least `messages` were sent.
+- At the end every acknowledged message must be in the topic: `lost` counts those that are not,
+  `duplicates` the records beyond one per message.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from bridge_job.config import lease_holder_identity, lease_name
+from bridge_job.journal.entries import EPOCH_HEADER
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, wait_until
+from tests.kubeapi.client import KubeApi
+from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.jms_load import JmsLoad
+from tests.support.topic_log import LoggedRecord, TopicLog
+
+NAMESPACE = "apps"
+LEASES = "coordination.k8s.io/v1"
+STANDING_BY = "standby: waiting for lease"
+MAX_UNPLANNED_EXITS = 3
+SETTLE_SECONDS = 3.0  # topics unchanged this long after the zombie exited: nothing more is coming
+
+
+@dataclass(frozen=True)
+class FailoverPlan:
+    delivery: str = "atLeastOnce"
+    cold_standby: bool = False
+    messages: int = 20_000  # sent at least
+    rate: float = 250.0  # messages per second
+    kills: int = 5
+    freeze: bool = True
+    lease_seconds: int = 10
+    steady_records: int = 1000  # written by an active before it is killed or frozen
+    trigger_ms: int | None = 100  # None: the bridge's default
+    master: str = "local[2]"
+    timeout: float = 300.0  # for each wait
+
+
+@dataclass(frozen=True)
+class Takeover:
+    how: str  # "kill" or "freeze"
+    gap_s: float  # last record before -> first record after, by their CreateTime
+    after_signal_s: float  # the signal -> the new active's first record
+
+
+@dataclass
+class Zombie:
+    exit_code: int
+    journal_writes: int
+    output_writes: int
+    output_new_messages: list[int]  # seqs a zombie write brought that the topic did not hold before
+
+
+@dataclass
+class Outcome:
+    plan: FailoverPlan
+    acknowledged: int = 0
+    received: int = 0
+    lost: list[int] = field(default_factory=list)
+    duplicates: int = 0
+    takeovers: list[Takeover] = field(default_factory=list)
+    zombie: Zombie | None = None
+    epoch_markers: int = 0
+    unplanned_exits: list[str] = field(default_factory=list)  # instances that failed and were restarted
+
+    def gaps(self, how: str = "kill") -> list[float]:
+        return [t.gap_s for t in self.takeovers if t.how == how]
+
+    def figures(self) -> dict[str, Any]:
+        gaps = self.gaps()
+        return {
+            "standby": "cold" if self.plan.cold_standby else "warm",
+            "acknowledged": self.acknowledged,
+            "received": self.received,
+            "lost": len(self.lost),
+            "duplicates": self.duplicates,
+            "kills": len(gaps),
+            "gap_p50_s": round(statistics.median(gaps), 2) if gaps else None,
+            "gap_max_s": round(max(gaps), 2) if gaps else None,
+            "gaps_s": [round(g, 2) for g in gaps],
+            "kill_to_first_record_s": [round(t.after_signal_s, 2) for t in self.takeovers if t.how == "kill"],
+            "freeze_gap_s": next((round(g, 2) for g in self.gaps("freeze")), None),
+            "zombie": asdict(self.zombie) if self.zombie is not None else None,
+            "epoch_markers": self.epoch_markers,
+            "unplanned_exits": self.unplanned_exits,
+        }
+
+
+def seq(record: LoggedRecord) -> int:
+    return int(record.key or b"-1")
+
+
+class Instance:
+    """One instance of the pair: a job process, restarted as Kubernetes restarts a pod."""
+
+    def __init__(self, name: str, files: list[Path], work: Path, plan: FailoverPlan, kube: KubeApi) -> None:
+        self.name = name
+        self.identity = lease_holder_identity(name, f"pod-{name}")
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(kube.kubeconfig)}
+        args = ["--cold-standby"] if plan.cold_standby else []
+        self.job = BridgeJob(files, work, instance=name, master=plan.master, env=env, args=args)
+
+    @property
+    def pid(self) -> int:
+        assert self.job.process is not None
+        return self.job.process.pid
+
+    def exited(self) -> int | None:
+        """Its exit status, or None while it runs."""
+        process = self.job.process
+        return None if process is None else process.poll()
+
+    def stop_line(self) -> str:
+        """Its last `jmsbridge stopped:` line, else the last line of its log."""
+        lines = self.job.log().splitlines() or [""]
+        return next((line for line in reversed(lines) if "jmsbridge stopped:" in line), lines[-1])
+
+    def signal_group(self, signum: signal.Signals) -> None:
+        os.killpg(self.pid, signum)
+
+    def stop(self) -> None:
+        process = self.job.process
+        if process is not None and process.poll() is None:
+            self.signal_group(signal.SIGCONT)  # a frozen process cannot handle SIGTERM
+        self.job.stop()
+
+    def group_gone(self) -> bool:
+        """No live process is left in its process group (Spark's JVM, Python workers)."""
+        for process in psutil.process_iter(["status"]):
+            try:
+                if os.getpgid(process.pid) == self.pid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                    return False
+            except (ProcessLookupError, psutil.Error):
+                continue
+        return True
+
+
+class Failover:
+    def __init__(
+        self,
+        plan: FailoverPlan,
+        activemq: ActiveMqBroker,
+        kafka: KafkaBroker,
+        kube: KubeApi,
+        work: Path,
+        note: Callable[[str], None] = lambda text: None,
+    ) -> None:
+        self.plan = plan
+        self.activemq, self.kafka, self.kube = activemq, kafka, kube
+        self.note = note
+        n = uuid.uuid4().hex[:8]
+        self.bridge_id, self.queue, self.topic = f"failover-{n}", f"failover.{n}", f"failover-{n}"
+        work = work / self.bridge_id
+        work.mkdir(parents=True)
+        files = self._files(work)
+        self.active = Instance("a", files, work, plan, kube)
+        self.standby = Instance("b", files, work, plan, kube)
+        self.load = JmsLoad(activemq, self.queue, plan.rate)
+        self.output = TopicLog(kafka.bootstrap, self.topic)
+        self.journal: TopicLog | None = None  # the job creates the journal topic
+        self.outcome = Outcome(plan)
+        self.tenure_start = 0  # the topic's end offset when the current active took over
+        self.zombie: Instance | None = None  # once frozen: not restarted when it exits
+
+    def _files(self, work: Path) -> list[Path]:
+        plan = self.plan
+        self.kafka.create_topics(self.topic)
+        spec: dict[str, Any] = {"delivery": plan.delivery}
+        bridge = bridge_document(self.bridge_id, self.activemq, self.kafka, [{"queue": self.queue}], **spec)
+        bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": plan.lease_seconds}
+        bridge["spec"]["spark"].pop("triggerIntervalMs")
+        if plan.trigger_ms is not None:
+            bridge["spec"]["spark"]["triggerIntervalMs"] = plan.trigger_ms
+        route = route_document("all", self.bridge_id, self.topic, key={"property": "seq"})
+        for document in (bridge, route):
+            document["metadata"]["namespace"] = NAMESPACE
+        return [write_yaml(work / "bridge.yaml", bridge), write_yaml(work / "routes.yaml", route)]
+
+    def run(self) -> Outcome:
+        try:
+            self._start()
+            for kill in range(1, self.plan.kills + 1):
+                self._kill(kill)
+            if self.plan.freeze:
+                self._freeze()
+            self.load.finish(self.plan.messages, self.plan.timeout + self.plan.messages / self.plan.rate)
+            self._count()
+        finally:
+            self.load.stop()
+            for instance in (self.active, self.standby):
+                instance.stop()
+            self.output.close()
+            if self.journal is not None:
+                self.journal.close()
+        return self.outcome
+
+    # --- the steps ---
+
+    def _start(self) -> None:
+        self.active.job.start()
+        self.active.job.wait_log("active: holding lease", self.plan.timeout)
+        self.standby.job.start()  # while the active starts its queries: they both take a while
+        self.active.job.wait_running(self.plan.timeout)
+        self.standby.job.wait_log(STANDING_BY, self.plan.timeout)
+        self.journal = TopicLog(self.kafka.bootstrap, f"{self.bridge_id}.jms-bridge.journal")
+        self.note(f"{self.bridge_id}: {self.active.identity} active, {self.standby.identity} standing by")
+        self.load.start()
+
+    def _steady(self, since: int) -> None:
+        """Until the active has caught up (every message acknowledged so far is in the topic) and written
+        `steady_records` since `since`, and the standby stands by: a failure in the steady state."""
+        acknowledged = set(self.load.acknowledged)
+
+        def ready() -> bool:
+            self._supervise()
+            self.output.catch_up()
+            if len(self.output.since(since)) < self.plan.steady_records:
+                return False
+            caught_up = acknowledged <= {seq(r) for r in self.output.records}
+            return caught_up and STANDING_BY in self.standby.job.log()
+
+        wait_until(ready, self.plan.timeout, f"{self.plan.steady_records} records and a standby", 0.5)
+
+    def _kill(self, kill: int) -> None:
+        self._steady(self.tenure_start)
+        tenure = self.lease().get("acquireTime")
+        self.active.job.kill()
+        killed = time.time()
+        mark = self.output.high_watermark()
+        self.active.job.start()  # back as the next standby, as Kubernetes restarts the pod
+        self._take_over("kill", tenure, mark, killed)
+        self.note(f"kill {kill}: gap {self.outcome.takeovers[-1].gap_s:.1f} s")
+
+    def _freeze(self) -> None:
+        self._steady(self.tenure_start)
+        zombie = self.zombie = self.active
+        tenure = self.lease().get("acquireTime")
+        zombie.signal_group(signal.SIGSTOP)
+        frozen = time.time()
+        self._take_over("freeze", tenure, self.output.high_watermark(), frozen)
+        self.load.pause()
+        self._all_in()
+        assert self.journal is not None
+        output_mark, journal_mark = self.output.high_watermark(), self.journal.high_watermark()
+        before = {seq(r) for r in self.output.records}
+        zombie.signal_group(signal.SIGCONT)
+        exit_code = zombie.job.wait_exit(self.plan.timeout)
+        wait_until(zombie.group_gone, self.plan.timeout, "the zombie's processes to end", 0.2)
+        self._settle()
+        written = self.output.since(output_mark)
+        # Anything but a marker of another instance (a journal producer replaced): the zombie's, or
+        # written for it (its records after a marker of the new active would mean the fencing failed).
+        others = {self.active.identity.encode()}
+        journalled = [r for r in self.journal.since(journal_mark) if r.header(EPOCH_HEADER) not in others]
+        self.outcome.zombie = Zombie(
+            exit_code=exit_code,
+            journal_writes=len(journalled),
+            output_writes=len(written),
+            output_new_messages=sorted({seq(r) for r in written} - before),
+        )
+        self.note(f"zombie: {self.outcome.zombie}")
+        self.load.resume()
+
+    def _settle(self) -> None:
+        """Until neither topic nor how far they were read has changed for SETTLE_SECONDS (everything in
+        flight has landed and was read)."""
+        assert self.journal is not None
+        logs = (self.output, self.journal)
+        last: list[Any] = [None, 0.0]
+
+        def settled() -> bool:
+            for log in logs:
+                log.catch_up()
+            state = [(log.high_watermark(), log.position) for log in logs]
+            if state != last[0]:
+                last[:] = [state, time.monotonic()]
+            return bool(time.monotonic() - last[1] >= SETTLE_SECONDS)
+
+        wait_until(settled, self.plan.timeout, "the topics to settle", 0.5)
+
+    def _take_over(self, how: str, tenure: str | None, mark: int, signalled: float) -> None:
+        """Until another tenure of the lease began (after `tenure`) and the topic has a record from
+        `mark` on; its holder is the active from then on (the standby, unless that one failed)."""
+
+        def first_record() -> tuple[LoggedRecord, str] | None:
+            self._supervise()
+            self.output.catch_up()
+            spec = self.lease()
+            holder, written = spec.get("holderIdentity"), self.output.since(mark)
+            if holder is None or spec.get("acquireTime") == tenure or not written:
+                return None
+            return written[0], holder
+
+        first, holder = self.kube.wait_for(first_record, self.plan.timeout, f"a takeover ({how})")
+        last = self.output.last_before(mark)
+        gap = (first.timestamp_ms - last.timestamp_ms) / 1000 if last is not None else float("nan")
+        self.outcome.takeovers.append(Takeover(how, gap, first.timestamp_ms / 1000 - signalled))
+        if self.active.identity == holder:  # the standby failed, and the killed one came back first
+            self.note(f"{how}: the restarted {holder} took over")
+        else:
+            self.active, self.standby = self.standby, self.active
+        self.tenure_start = mark
+
+    def lease(self) -> dict[str, Any]:
+        lease = self.kube.get(LEASES, "Lease", lease_name(self.bridge_id), NAMESPACE)
+        spec: dict[str, Any] = (lease or {}).get("spec") or {}
+        return spec
+
+    def _supervise(self) -> None:
+        """Start again an instance that exited unasked, as Kubernetes restarts a failed pod (the exits are
+        reported); fail on a crash loop, or when the load failed."""
+        self.load.check()
+        for instance in (self.active, self.standby):
+            code = instance.exited()
+            if code is None or instance is self.zombie:
+                continue
+            failure = f"{instance.name} exited with {code}: {instance.stop_line()}"
+            self.outcome.unplanned_exits.append(failure)
+            self.note(f"unplanned exit, restarted: {failure}")
+            if len(self.outcome.unplanned_exits) > MAX_UNPLANNED_EXITS:
+                tail = instance.job.log()[-4000:]
+                raise AssertionError(f"a crash loop: {self.outcome.unplanned_exits}\n{tail}")
+            instance.job.start()
+
+    def _all_in(self) -> None:
+        """Until every acknowledged message is in the topic, or the timeout passed (then some are lost)."""
+        acknowledged = set(self.load.acknowledged)
+
+        def all_in() -> bool:
+            self._supervise()
+            self.output.catch_up()
+            return acknowledged <= {seq(r) for r in self.output.records}
+
+        try:
+            wait_until(all_in, self.plan.timeout, "every acknowledged message in the topic", 0.5)
+        except TimeoutError:
+            self.note(f"not every acknowledged message arrived within {self.plan.timeout:.0f} s")
+
+    def _count(self) -> None:
+        self._all_in()
+        acknowledged = set(self.load.acknowledged)
+        self._settle()
+        seqs = Counter(seq(r) for r in self.output.records)
+        assert self.journal is not None
+        self.outcome.acknowledged = len(acknowledged)
+        self.outcome.received = len(self.output.records)
+        self.outcome.lost = sorted(acknowledged - set(seqs))
+        self.outcome.duplicates = sum(count - 1 for count in seqs.values())
+        self.outcome.epoch_markers = sum(
+            1 for r in self.journal.records if r.header(EPOCH_HEADER) is not None
+        )

@@ -1,4 +1,5 @@
-"""The ingest's JMS connection, replaced when it fails, and how long failing is tolerated.
+"""A JMS connection of the job (the ingest's or an ingress task's), replaced when it fails, and how long
+failing is tolerated.
 
 `JmsLink` holds the one connection that every source thread of the ingest takes its consumer from. A
 JMS call that fails (`JmsError`) is one of two things:

@@ -1,4 +1,4 @@
-"""How large a record a Kafka topic takes, learned once per topic, and how large a record is.
+"""How large a record a Kafka topic takes, learned once per topic (a record's own size: routing/failures.py).
 
 Two limits apply to every record the bridge writes: the producer's `message.max.bytes` (librdkafka
 refuses a larger record before sending it) and the topic's `max.message.bytes` (the broker refuses a

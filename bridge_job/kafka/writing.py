@@ -1,4 +1,4 @@
-"""Writing an egress task's records to Kafka with confluent-kafka, in either delivery mode.
+"""Writing a task's records to Kafka with confluent-kafka, in either delivery mode.
 
 `atLeastOnce`: an idempotent producer (acks=all), flushed before the task reports success, so a batch
 Spark commits is in Kafka. A batch Spark replays after a crash is written again (duplicates, never loss).

@@ -1,4 +1,6 @@
-"""The egress query, top to bottom: journal ranges -> tasks (read, deduplicate, route, convert, write).
+"""The flows' Spark queries, top to bottom: the egress (journal ranges -> tasks) and the ingress.
+
+The egress: journal ranges -> tasks (read, deduplicate, route, convert, write).
 
 Spark does what it is for: it plans each micro-batch as journal offset ranges, checkpoints them, runs one
 task per journal partition on its executors, retries and replays. The records stay inside each task's

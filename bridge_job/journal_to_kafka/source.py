@@ -76,7 +76,7 @@ class EgressReader(RangeReader):
         return low, high
 
     def initialOffset(self) -> Offsets:
-        return self.watermarks()[0]
+        return self.patient_watermarks()[0]
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         low, high = self.latest()

@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
 from bridge_job.config import JobConfig
+from bridge_job.kafka.waiting import patiently
 from bridge_job.spark.offsets import Offsets
 
 
@@ -54,9 +55,15 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._consumer = Consumer(self.consumer_settings())
         return self._consumer
 
+    def patient_watermarks(self) -> tuple[Offsets, Offsets]:
+        """The watermarks, asked again while Kafka does not answer (kafka/waiting.py): a Kafka restart
+        while a batch is planned is waited out, not a stop of the query."""
+        kafka = self.config.bridge.kafka
+        return patiently(lambda timeout: self.watermarks(), kafka, "planning the next batch")
+
     def latest(self) -> tuple[Offsets, Offsets]:
         """The watermarks, remembering the high ones for `reportLatestOffset`."""
-        low, high = self.watermarks()
+        low, high = self.patient_watermarks()
         self._latest = high
         return low, high
 
@@ -64,11 +71,11 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self.watermarks()[1]
+        self._target = self.patient_watermarks()[1]
 
     def reportLatestOffset(self) -> Offsets:
         """For the lag in progress reports: what `latestOffset` saw, without asking again."""
-        return self._latest if self._latest is not None else self.watermarks()[1]
+        return self._latest if self._latest is not None else self.patient_watermarks()[1]
 
     def commit(self, end: Offsets) -> None:
         """Nothing to do: the checkpoint is the source of truth for progress, not Kafka."""

@@ -208,21 +208,58 @@ def load_job_config(paths: Sequence[Path]) -> JobConfig:
         raise ConfigError(describe_validation_error(error, f"JmsBridge {bridge.metadata.name}")) from None
 
 
-class WatchedConfig:
-    """A config file re-read when it changes (a mounted ConfigMap is updated in place by Kubernetes).
+Stamps = tuple[tuple[int, int, int], ...]  # (mtime, size, inode) of each file
 
-    Routes change between micro-batches without restarting the job: every batch asks `current()`.
+
+class WatchedConfig:
+    """Config files re-read when they change (a mounted ConfigMap is updated in place by Kubernetes).
+
+    The one way the job follows its config: routes change between micro-batches without restarting the
+    job (every batch asks `current()`), the driver asks `changed()` for what is new since it last asked,
+    and a reader that must keep what it started with asks `loaded`.
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._stamp: tuple[int, int, int] | None = None
-        self._config: JobConfig | None = None
+    def __init__(self, paths: Path | Sequence[Path]) -> None:
+        self.paths = [paths] if isinstance(paths, Path) else list(paths)
+        self._seen: Stamps | None = None  # the files as last read
+        self._config: JobConfig | None = None  # the last valid config read
+        self._error: ConfigError | None = None  # why the files as last read are not valid
+
+    def _stamps(self) -> Stamps:
+        stats = [path.stat() for path in self.paths]  # follows the ConfigMap's ..data symlink swap
+        return tuple((stat.st_mtime_ns, stat.st_size, stat.st_ino) for stat in stats)
+
+    def _refresh(self) -> bool:
+        """Read the files again when they changed since they were last read (or were invalid then);
+        True when read. ConfigError when they are not valid."""
+        stamps = self._stamps()
+        if stamps == self._seen and self._error is None:
+            return False
+        self._seen = stamps
+        try:
+            self._config, self._error = load_job_config(self.paths), None
+        except ConfigError as error:
+            self._error = error
+            raise
+        return True
 
     def current(self) -> JobConfig:
-        stat = self.path.stat()  # follows the ConfigMap's ..data symlink swap
-        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        if self._config is None or stamp != self._stamp:
-            self._config = load_job_config([self.path])
-            self._stamp = stamp
+        """The config the files hold now; ConfigError while they are not valid."""
+        self._refresh()
+        assert self._config is not None
         return self._config
+
+    def changed(self) -> JobConfig | None:
+        """The new config when the files changed since the last look and now say something else; None
+        otherwise. ConfigError once per change that is not valid."""
+        before = self._config
+        if self._error is not None and self._stamps() == self._seen:
+            return None  # still the invalid change already reported
+        if not self._refresh() or self._config == before:
+            return None
+        return self._config
+
+    @property
+    def loaded(self) -> JobConfig:
+        """The config as last read, read now if never: for a reader that keeps what it started with."""
+        return self._config if self._config is not None else self.current()

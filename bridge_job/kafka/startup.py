@@ -14,11 +14,10 @@ import time
 from collections.abc import Callable
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import KafkaSpec
 from bridge_job.errors import BridgeStopped
-from bridge_job.kafka.clients import client_config, is_hard
+from bridge_job.kafka.clients import admin_client, is_hard
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -35,7 +34,7 @@ def wait_for_kafka(
     """Return once Kafka answers; BridgeStopped when it has not within `kafka.startupTimeoutSeconds`."""
     window = kafka.startup_timeout_seconds
     deadline = clock() + window
-    admin = AdminClient(client_config(kafka))
+    admin = admin_client(kafka)
     wait = FIRST_PAUSE_SECONDS
     while True:
         left = deadline - clock()

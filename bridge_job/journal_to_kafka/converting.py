@@ -144,11 +144,6 @@ class Egress:
         self.reply_queue = replies.reply_queue(config)
         self.reply_topics = replies.reply_topics(config)
 
-    def policy(self, route: Route | None) -> SoftFailurePolicy:
-        if route is not None and route.spec.on_soft_failure is not None:
-            return route.spec.on_soft_failure
-        return self.config.bridge.routing.on_soft_failure
-
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
         try:
@@ -198,7 +193,7 @@ class Egress:
 
     def soft_failure(self, failure: SoftFailure, entry: JournalEntry, route: Route | None) -> Outcome:
         name = None if route is None else route.name
-        policy = self.policy(route)
+        policy = self.config.soft_failure_policy(route)
         if policy is SoftFailurePolicy.SKIP:
             return Outcome(Action.SKIP, route=name, failure=failure)
         if policy is SoftFailurePolicy.DEAD_LETTER:

@@ -252,11 +252,6 @@ class Ingress:
                 return route
         return None
 
-    def policy(self, route: Route | None) -> SoftFailurePolicy:
-        if route is not None and route.spec.on_soft_failure is not None:
-            return route.spec.on_soft_failure
-        return self.config.bridge.routing.on_soft_failure
-
     def handle(self, record: IngressRecord, now_ms: int | None = None) -> IngressOutcome:
         route = self.route(record)
         if route is None:
@@ -275,7 +270,7 @@ class Ingress:
         self, failure: SoftFailure, record: IngressRecord, route: Route | None
     ) -> IngressOutcome:
         name = None if route is None else route.name
-        policy = self.policy(route)
+        policy = self.config.soft_failure_policy(route)
         if policy is SoftFailurePolicy.SKIP:
             return IngressOutcome(IngressAction.SKIP, route=name, failure=failure)
         if policy is SoftFailurePolicy.DEAD_LETTER:

@@ -2,8 +2,9 @@
 
 The same vocabulary for every flow: the ingest (a poison message), the egress (no route, no key, a record
 too large) and the ingress (no destination, a send refused). A flow handles a soft failure by its route's
-policy (else the bridge's): `fail` stops the bridge, `skip` drops the message with a log line,
-`deadLetter` publishes it to the dead-letter topic with headers saying why and where it came from.
+policy, else the bridge's (`JobConfig.soft_failure_policy`, the one rule): `fail` stops the bridge, `skip`
+drops the message with a log line, `deadLetter` publishes it to the dead-letter topic with headers saying
+why and where it came from.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationK
 from bridge_job.routing.failures import DEAD_LETTER_PREFIX, SoftFailure, SoftFailureReason
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
-from bridge_job.routing.routes import address_matches
+from bridge_job.routing.routes import RouteTable
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
@@ -231,26 +231,10 @@ class Ingress:
 
     def __init__(self, config: JobConfig) -> None:
         self.config = config
-        self.routes = config.routes_for(Direction.KAFKA_TO_JMS)
-        self._by_topic: dict[str, tuple[Route, ...]] = {}
-
-    def routes_of(self, topic: str) -> tuple[Route, ...]:
-        """The routes whose `kafkaTopic` (a name or a pattern) takes `topic`, in the order tried."""
-        found = self._by_topic.get(topic)
-        if found is None:
-            found = self._by_topic[topic] = tuple(
-                r for r in self.routes if address_matches(r.spec.kafka_topic, topic)
-            )
-        return found
+        self.table = RouteTable.of(config.routes, Direction.KAFKA_TO_JMS)
 
     def route(self, record: IngressRecord) -> Route | None:
-        for route in self.routes_of(record.source.topic):
-            match = route.spec.match
-            if match.address is not None and not address_matches(match.address, record.source.topic):
-                continue
-            if all(record.text(name) == expected for name, expected in match.headers.items()):
-                return route
-        return None
+        return self.table.route_record(record.source.topic, record.text)
 
     def handle(self, record: IngressRecord, now_ms: int | None = None) -> IngressOutcome:
         route = self.route(record)

@@ -35,7 +35,7 @@ from bridge_job.config import IDENTIFIER_PATTERN, Direction, Format, JobConfig, 
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec, origin
 from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
-from bridge_job.routing.failures import DEAD_LETTER_PREFIX, SoftFailure, SoftFailureReason
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
@@ -214,15 +214,8 @@ def dead_letter(
 ) -> KafkaRecord:
     """The original record, plus headers saying why and where it was read (the egress names, with
     `source` the topic and partition)."""
-    headers = [
-        *original.headers,
-        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
-        (DEAD_LETTER_PREFIX + "error", failure.error.encode()),
-        (DEAD_LETTER_PREFIX + "source", f"{source.topic}/{source.partition}".encode()),
-        (DEAD_LETTER_PREFIX + "offset", str(source.offset).encode()),
-    ]
-    if route is not None:
-        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    where = f"{source.topic}/{source.partition}"
+    headers = [*original.headers, *dead_letter_headers(failure, where, offset=source.offset, route=route)]
     return KafkaRecord(value=original.value, headers=headers, key=original.key)
 
 

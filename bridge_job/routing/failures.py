@@ -73,10 +73,26 @@ def too_large(size: int, limit: int, what: str) -> SoftFailure:
     )
 
 
-def reason_headers(failure: SoftFailure, source: str) -> list[tuple[str, bytes]]:
-    """Why a message was dead-lettered and where it came from (`queue://NAME`)."""
-    return [
+def dead_letter_headers(
+    failure: SoftFailure,
+    source: str,
+    *,
+    journal: str | None = None,
+    offset: int | None = None,
+    route: str | None = None,
+) -> list[tuple[str, bytes]]:
+    """The headers a dead letter of every flow adds: why the message was dead-lettered, where it came from
+    (`source`: `queue://NAME` for a JMS message, `topic/partition` for a Kafka record), and where known its
+    journal partition (`journal`: `topic/partition`), its offset there or in its topic, and its route."""
+    headers = [
         (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
         (DEAD_LETTER_PREFIX + "error", failure.error.encode("utf-8", "replace")),
         (DEAD_LETTER_PREFIX + "source", source.encode("utf-8", "replace")),
     ]
+    if journal is not None:
+        headers.append((DEAD_LETTER_PREFIX + "journal", journal.encode()))
+    if offset is not None:
+        headers.append((DEAD_LETTER_PREFIX + "offset", str(offset).encode()))
+    if route is not None:
+        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    return headers

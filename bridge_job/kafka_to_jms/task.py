@@ -39,8 +39,9 @@ from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.link import JmsLink, Outage
 from bridge_job.jms.settings import jms_classpath, jms_credentials
-from bridge_job.kafka.clients import client_config, producer_config
+from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import consumer_for, read_range
+from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.kafka_to_jms.converting import (
     Ingress,
@@ -103,12 +104,8 @@ def current_ingress(config_path: str) -> Ingress:
 
 
 def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
-    return client_config(config.bridge.kafka) | {
-        "group.id": ingress_group(config.bridge_id),
-        "enable.auto.commit": "false",
-        "enable.auto.offset.store": "false",
-        "isolation.level": "read_committed",
-    }
+    """The ingress group's consumer (kafka/reading.py)."""
+    return kafka_consumer_settings(config.bridge.kafka, ingress_group(config.bridge_id))
 
 
 def jms_link(config: JobConfig) -> JmsLink:

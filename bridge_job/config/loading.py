@@ -6,14 +6,17 @@ and the mounted ConfigMap in a cluster go through one code path. Either way the 
 
 Files are read strictly (`StrictLoader`): UTF-8 only, no key twice in a mapping, no absurd nesting. Every
 problem is one line that names the file (and the line).
+
+Files are followed as they change one way, `WatchedConfig` (the driver, the sources, the tasks), and
+`PerConfig` keeps what a process's tasks build from a config file until the file changes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -40,6 +43,8 @@ from bridge_job.config.validation import (
 )
 
 log = logging.getLogger("jmsbridge.config")
+
+T = TypeVar("T")
 
 MAX_DEPTH = 64  # a bridge's YAML nests about 6 levels; far deeper is a mistake or an attack
 
@@ -263,3 +268,24 @@ class WatchedConfig:
     def loaded(self) -> JobConfig:
         """The config as last read, read now if never: for a reader that keeps what it started with."""
         return self._config if self._config is not None else self.current()
+
+
+class PerConfig(Generic[T]):
+    """What a process builds from a config file (a task's Egress or Ingress), kept per file and rebuilt
+    when the file changes, so that a route edit applies from the next batch on."""
+
+    def __init__(self, build: Callable[[JobConfig], T]) -> None:
+        self._build = build
+        self._watched: dict[str, WatchedConfig] = {}
+        self._built: dict[str, tuple[JobConfig, T]] = {}
+
+    def current(self, config_path: str) -> T:
+        """What `build` makes of the config file as it is now."""
+        watched = self._watched.get(config_path)
+        if watched is None:
+            watched = self._watched[config_path] = WatchedConfig(Path(config_path))
+        config = watched.current()
+        built = self._built.get(config_path)
+        if built is None or built[0] is not config:
+            built = self._built[config_path] = (config, self._build(config))
+        return built[1]

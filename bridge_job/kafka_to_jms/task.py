@@ -28,12 +28,11 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
-from pathlib import Path
 
 import jpype
 
 from bridge_job.config import JobConfig, ingress_group
-from bridge_job.config.loading import WatchedConfig
+from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
@@ -86,8 +85,7 @@ SUMMARY_SCHEMA = (
     "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
 )
 
-_watched: dict[str, WatchedConfig] = {}
-_ingress: dict[str, Ingress] = {}
+_ingresses = PerConfig(Ingress)
 _links: dict[str, JmsLink] = {}  # per bridge id, for this process's tasks
 # Messages per JMS transaction: a consumer sees a range's messages as it goes, not when all of a large
 # batch is sent; a failure resends from the first chunk not committed.
@@ -96,11 +94,7 @@ COMMIT_EVERY = 500
 
 def current_ingress(config_path: str) -> Ingress:
     """The Ingress for the config file as it is now; rebuilt when the file changes."""
-    config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
-    ingress = _ingress.get(config_path)
-    if ingress is None or ingress.config is not config:
-        ingress = _ingress[config_path] = Ingress(config)
-    return ingress
+    return _ingresses.current(config_path)
 
 
 def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:

@@ -56,105 +56,43 @@ of micro-batches, the records they carried and the medians of their duration, re
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import queue
-import re
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cpu import CpuSampler, GroupUse, Root
+from bench.local_run import (
+    BENCH,
+    Child,
+    Collected,
+    Harness,
+    PathUnderTest,
+    Watching,
+    batch_lines,
+    bridge_document,
+    cpu_figures,
+    local_brokers,
+    logged_up_to,
+    median,
+    notes,
+    quantile,
+    ratio,
+)
 from bench.topic_watch import TopicWatch
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import route_document, write_yaml
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
 MESSAGE_BYTES = 1024
 COMMIT_EVERY = 250
 LATENCY_FRACTION = 0.5  # of the baseline's measured throughput
-PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
-BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
 
 
-def note(text: str) -> None:
-    print(f"[egress {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-class Child:
-    """A bench/ helper process speaking the `BENCH ...` line protocol on stdout (see jms_sender.py)."""
-
-    def __init__(self, name: str, argv: list[str]) -> None:
-        self.name = name
-        self.process = subprocess.Popen(
-            [sys.executable, *argv],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            start_new_session=True,  # a Ctrl-C of the benchmark reaches it through stop(), in order
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _read(self, stream: TextIO) -> None:
-        for line in stream:
-            if line.startswith("BENCH "):
-                self._lines.put(line[len("BENCH ") :].strip())
-            else:  # the JMS client's own output: not ours to print on stdout
-                sys.stderr.write(f"[{self.name}] {line}")
-        self._lines.put(None)
-
-    def line(self, timeout: float) -> str:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError(f"{self.name}: nothing said within {timeout:.0f}s") from None
-        if line is None:
-            raise RuntimeError(f"{self.name} exited with {self.process.wait()} before saying anything")
-        return line
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        line = self.line(timeout)
-        if line != "ready":
-            raise RuntimeError(f"{self.name}: expected 'ready', got {line!r}")
-
-    def go(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
-
-    def check(self) -> None:
-        code = self.process.poll()
-        if code is not None and code != 0:
-            raise RuntimeError(f"{self.name} exited with {code}")
-
-    def stop(self, timeout: float = 30) -> None:
-        """Close its stdin (a sender that was not given the go signal exits; one sending finishes)."""
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            with contextlib.suppress(BrokenPipeError):
-                self.process.stdin.close()  # the helpers stop when stdin closes
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=30)
+note = notes("egress")
 
 
 def sender(activemq: ActiveMqBroker, queue_name: str, count: int, run: str, rate: float = 0.0) -> Child:
@@ -201,78 +139,9 @@ class Collector:
         return self.records - len(self.first_seen)
 
 
-@dataclass
-class PathUnderTest:
-    name: str
-    topic: str
-    queue: str
-    tree_pid: int
-    check: Callable[[], None]
-    job_log: Path | None = None  # the bridge job's log, for its batch lines
-
-
-@dataclass
-class Phase:
-    collector: Collector
-    complete: bool = False
-    first_send: float = 0.0  # wall-clock times the sender reported
-    last_send: float = 0.0
-    uses: dict[str, GroupUse] | None = None
-    cpu_seconds: float = 0.0
-
-    def first_seen(self) -> float:
-        return min(self.collector.first_seen.values())
-
-
-def checks(path: PathUnderTest, load: Child) -> Callable[[], None]:
-    def check() -> None:
-        path.check()
-        load.check()
-
-    return check
-
-
-def quantile(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
-
-
-def median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 3) if values else None
-
-
-def batch_lines(log: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
-    """The JSON of the job's `batch {json}` lines between two offsets of its log file."""
-    with open(log, "rb") as f:
-        f.seek(start)
-        data = f.read() if end is None else f.read(max(end - start, 0))
-    batches: list[dict[str, Any]] = []
-    for line in data.decode(errors="replace").splitlines():
-        match = BATCH_LINE.search(line)
-        if match is None:
-            continue
-        try:
-            figures = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(figures, dict):
-            batches.append(figures)
-    return batches
-
-
-def logged_up_to(log: Path, records: int, timeout: float = 15.0) -> int:
-    """The size of the job's log once its batch lines account for `records` records (the driver logs a
-    batch up to a second after its records are in the topic), or after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        size = log.stat().st_size
-        logged = sum(b.get("input_records", 0) for b in batch_lines(log, 0, size))
-        if logged >= records or time.monotonic() > deadline:
-            return size
-        time.sleep(0.2)
+def logged_records(log: Path, start: int, end: int) -> int:
+    """The records the job's egress batch lines between two offsets of its log account for."""
+    return sum(b.get("input_records", 0) for b in batch_lines(log, start, end))
 
 
 def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
@@ -297,70 +166,25 @@ def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def cpu_figures(uses: dict[str, GroupUse], seconds: float, messages: int) -> dict[str, Any]:
-    total = sum(uses[g].cpu_s for g in PATH_GROUPS)
-    load = uses["load_generator"]
-    return {
-        "cpu_s_per_1000": round(total / messages * 1000, 3),
-        "cores_busy": round(total / seconds, 2),
-        "cpu_s": {name: round(use.cpu_s, 2) for name, use in uses.items()},
-        "cpu_share": {g: round(uses[g].cpu_s / total, 3) if total else None for g in PATH_GROUPS},
-        "path_processes_cpu_s": {
-            label: round(s, 2) for label, s in uses["path"].by_label().items() if round(s, 2) > 0
-        },
-        "load_generator_cores_busy": round(load.cpu_s / seconds, 2),
-        "cpu_window_s": round(seconds, 3),
-    }
+class Bench(Harness):
+    name = "egress"
+    load_words = ("sending", "messages")
+    arrivals = "records"
 
-
-class Bench:
     def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
-        self.args = args
-        self.activemq = activemq
-        self.kafka = kafka
+        super().__init__(args, activemq, kafka)
         self.backoff = args.poll_backoff_ms / 1000
 
-    def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
-        assert self.activemq.process is not None and self.kafka.process is not None
-        return {
-            "path": [Root(path.tree_pid)],
-            "activemq": [Root(self.activemq.process.pid)],
-            "noida-db": [Root(self.kafka.process.pid)],
-            # the sender, and this process (the topic's consumer) without its children
-            "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
-        }
+    def load(self, path: PathUnderTest, count: int, run: str, rate: float) -> Child:
+        return sender(self.activemq, path.queue, count, run, rate)
 
-    def send_and_watch(
-        self, path: PathUnderTest, run: str, count: int, rate: float = 0.0, cpu: bool = False
-    ) -> Phase:
-        """Send `count` messages (full speed, or paced at `rate`) and watch the topic until all arrived
-        (or the timeout passed); with `cpu`, sample the process groups over that window."""
-        load = sender(self.activemq, path.queue, count, run, rate)
-        phase = Phase(Collector(run, count))
-        try:
-            watch = TopicWatch(self.kafka.bootstrap, path.topic, self.backoff)  # positions: before the load
-            sampler = CpuSampler(self.groups(path, load)) if cpu else None
-            try:
-                if sampler is not None:
-                    sampler.start()
-                load.go()
-                pace = "at full speed" if rate <= 0 else f"at {rate:.0f} msg/s"
-                note(f"{path.name}: sending {count} messages {pace} ({run})")
-                timeout = self.args.timeout + (count / rate if rate > 0 else 0.0)
-                phase.complete = watch.run(phase.collector.on_records, timeout, checks(path, load))
-            finally:
-                if sampler is not None:
-                    phase.uses, phase.cpu_seconds = sampler.stop(), sampler.seconds
-                watch.close()
-            if phase.complete:
-                sent = json.loads(load.line(timeout=60))
-                phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
-            else:
-                seen = len(phase.collector.first_seen)
-                note(f"{path.name}: only {seen} of {count} records arrived ({run})")
-        finally:
-            load.stop()
-        return phase
+    def collector(self, run: str, count: int) -> Collector:
+        return Collector(run, count)
+
+    def watch(self, path: PathUnderTest, collector: Collected) -> Watching:
+        assert isinstance(collector, Collector)
+        watch = TopicWatch(self.kafka.bootstrap, path.topic, self.backoff)  # positions: before the load
+        return Watching(lambda timeout, check: watch.run(collector.on_records, timeout, check), watch.close)
 
     def throughput(self, path: PathUnderTest) -> dict[str, Any]:
         figures: dict[str, Any] = {}
@@ -376,7 +200,7 @@ class Bench:
             }
         n = self.args.messages
         # Batches of the window: logged after the warm-up's and up to the window's last record.
-        log_start = logged_up_to(path.job_log, warmup) if path.job_log is not None else 0
+        log_start = logged_up_to(path.job_log, warmup, logged_records) if path.job_log is not None else 0
         phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
         if not phase.complete or phase.uses is None:
             raise RuntimeError(f"{path.name}: the {n} messages did not all reach {path.topic}")
@@ -391,7 +215,7 @@ class Bench:
         }
         figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
         if path.job_log is not None:
-            log_end = logged_up_to(path.job_log, warmup + n)
+            log_end = logged_up_to(path.job_log, warmup + n, logged_records)
             figures["batches"] = batch_figures(batch_lines(path.job_log, log_start, log_end))
         note(
             f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
@@ -425,7 +249,7 @@ class Bench:
         topic, queue_name = "egress.baseline", "bench.baseline"
         self.kafka.create_topics(topic, partitions=self.args.journal_partitions)
         # The JMS connection exactly as the bridge makes it (failover: URL and its options).
-        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}])
+        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}], None)
         url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
         argv = [str(BENCH / "baseline_loop.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
         argv += ["--queue", queue_name, "--topic", topic]
@@ -448,14 +272,11 @@ class Bench:
         spark: dict[str, Any] = {}
         if args.max_records_per_batch is not None:
             spark["maxRecordsPerBatch"] = args.max_records_per_batch
+        sources = [{"queue": queue_name}]
         document = bridge_document(
-            "bench", self.activemq, self.kafka, [{"queue": queue_name}], spark=spark, delivery=args.delivery
+            "bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=spark, delivery=args.delivery
         )
         document["spec"]["kafka"]["journalPartitions"] = args.journal_partitions  # `kafka=` is taken
-        # The harness sets a 100 ms trigger for the tests; the benchmark uses the bridge's default.
-        document["spec"]["spark"].pop("triggerIntervalMs", None)
-        if args.trigger_ms is not None:
-            document["spec"]["spark"]["triggerIntervalMs"] = args.trigger_ms
         route = route_document("all", "bench", topic)
         files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
         job = BridgeJob(files, work).start()
@@ -478,10 +299,6 @@ class Bench:
         return figures
 
 
-def ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
@@ -499,25 +316,11 @@ def main() -> None:
 
     stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
     began = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
-    activemq, kafka = ActiveMqBroker(), KafkaBroker()
-    ok = False
-    try:
-        activemq.start()
-        kafka.start()
-        note(f"brokers up: ActiveMQ {activemq.url}, noida-db {kafka.bootstrap}; work dir {work}")
+    with local_brokers(note) as (activemq, kafka, work):
         bench = Bench(args, activemq, kafka)
         baseline = bench.baseline()
         rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
         bridge = bench.bridge(work, rate)
-        ok = True
-    finally:
-        activemq.cleanup()
-        kafka.cleanup()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            note(f"failed: the job's files are kept in {work}")
     result = {
         "benchmark": "egress",
         "messages": args.messages,

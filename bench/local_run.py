@@ -1,8 +1,10 @@
 """The benchmarks' harness: brokers, helper processes, phases of load, and the figures both report.
 
-bench/egress.py and bench/ingress.py measure the same way in opposite directions: a `Harness` runs a
-phase (`send_and_watch`: a load process, a watch of the destination, CPU sampled over the window) and
-the figures of both (quantiles, CPU per message, the job's batch lines) are worked out here.
+bench/egress.py and bench/ingress.py measure the same way in opposite directions: a `Harness` runs the
+baseline loop and then the bridge job (`compare`), each through a warm-up, a throughput window and a
+latency phase (`send_and_watch`: a load process, a watch of the destination, CPU sampled over the
+window); a benchmark says what it sends and watches and how its job's batch lines read. The figures both
+report (quantiles, CPU per message, batch lines, the bridge over the baseline) are worked out here.
 
 `local_brokers()` starts ActiveMQ Classic (persistent store) and noida-db on free ports and a work dir
 for the job's files; on the way out it stops both and removes the work dir, unless the run failed (then
@@ -33,11 +35,12 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TextIO
 
 from bench.cpu import CpuSampler, GroupUse, Root
-from jmsbridge.local import ActiveMqBroker, KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
 from tests.support import harness
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+LATENCY_FRACTION = 0.5  # the latency phase's rate, of the baseline's measured throughput
 PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
 BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
 
@@ -204,7 +207,7 @@ class Harness(ABC):
 
     name: str  # the benchmark, for `note`
     load_words: tuple[str, str]  # how the load is announced: ("sending", "messages")
-    arrivals: str  # what arrives at the destination: "records"
+    arrival: str  # what arrives at the destination: "record"
 
     def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
         self.args = args
@@ -224,6 +227,124 @@ class Harness(ABC):
     @abstractmethod
     def watch(self, path: PathUnderTest, collector: Collected) -> Watching:
         """A watch of the path's destination, placed before the load starts."""
+
+    @abstractmethod
+    def baseline(self) -> dict[str, Any]:
+        """The baseline loop's figures (`run_baseline`)."""
+
+    @abstractmethod
+    def bridge(self, work: Path, rate: float) -> dict[str, Any]:
+        """The bridge job's figures (`run_bridge`), its latency phase at `rate`."""
+
+    def close(self) -> None:  # noqa: B027 (optional: a harness that holds nothing more has nothing to do)
+        """Let go of what the harness holds beyond the phases."""
+
+    def compare(self, work: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """Baseline first, then the bridge at the baseline's latency rate: both figures and that rate."""
+        try:
+            baseline = self.baseline()
+            rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
+            return baseline, self.bridge(work, rate), rate
+        finally:
+            self.close()
+
+    @abstractmethod
+    def destination(self, path: PathUnderTest) -> str:
+        """Where the path delivers (for messages)."""
+
+    @abstractmethod
+    def logged_records(self, log: Path, start: int, end: int) -> int:
+        """The records the job's batch lines of this direction between two offsets of its log carry."""
+
+    @abstractmethod
+    def batch_figures(self, log: Path, start: int, end: int) -> dict[str, Any]:
+        """The figures of the job's batch lines of this direction between two offsets of its log."""
+
+    def window_figures(self, phase: Phase, messages: int) -> dict[str, Any]:
+        """What the throughput window's CPU samples say."""
+        assert phase.uses is not None
+        return cpu_figures(phase.uses, phase.cpu_seconds, messages)
+
+    def throughput(self, path: PathUnderTest) -> dict[str, Any]:
+        """The figures of the warm-up and the throughput window."""
+        figures: dict[str, Any] = {}
+        warmup = self.args.warmup_messages
+        after = f"{self.arrival}_after_s"
+        if warmup > 0:
+            phase = self.send_and_watch(path, f"{path.name}-warmup", warmup)
+            if not phase.complete:
+                raise RuntimeError(f"{path.name}: the warm-up messages did not all arrive")
+            figures["warmup"] = {
+                "messages": warmup,
+                f"first_{after}": round(phase.first_seen() - phase.first_send, 3),
+                f"last_{after}": round(phase.collector.last_seen - phase.first_send, 3),
+            }
+        n = self.args.messages
+        # Batches of the window: logged after the warm-up's and up to the window's last record.
+        log = path.job_log
+        log_start = logged_up_to(log, warmup, self.logged_records) if log is not None else 0
+        phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
+        if not phase.complete or phase.uses is None:
+            raise RuntimeError(f"{path.name}: the {n} messages did not all reach {self.destination(path)}")
+        window = phase.collector.last_seen - phase.first_send
+        figures |= {
+            "messages": n,
+            "window_s": round(window, 3),
+            "throughput_msg_s": round(n / window, 1),
+            "sender_msg_s": round(n / max(phase.last_send - phase.first_send, 1e-3), 1),
+            f"first_{after}": round(phase.first_seen() - phase.first_send, 3),
+            "duplicates": phase.collector.duplicates,
+        }
+        figures |= self.window_figures(phase, n)
+        if log is not None:
+            log_end = logged_up_to(log, warmup + n, self.logged_records)
+            figures["batches"] = self.batch_figures(log, log_start, log_end)
+        self.note(
+            f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
+            f"{figures['cpu_s_per_1000']} CPU s / 1000 msg ({figures['cpu_s']})"
+        )
+        return figures
+
+    @abstractmethod
+    def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
+        """The figures of the latency phase, at `rate`."""
+
+    def run_baseline(self, topic: str, queue_name: str, argv: list[str]) -> dict[str, Any]:
+        """The baseline loop's figures, its latency phase at LATENCY_FRACTION of its own throughput."""
+        loop = Child("baseline loop", argv)
+        try:
+            loop.wait_ready()
+            self.note("baseline: running")
+            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
+            figures = self.throughput(path)
+            throughput = figures["throughput_msg_s"]
+            figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
+        finally:
+            loop.stop()
+        return figures
+
+    def run_bridge(
+        self, work: Path, topic: str, queue_name: str, files: list[Path], rate: float
+    ) -> dict[str, Any]:
+        """The bridge job's figures (from its config `files`), its latency phase at `rate`."""
+        job = BridgeJob(files, work).start()
+        try:
+            assert job.process is not None
+            job.wait_running(timeout=300)
+            self.note("bridge: running")
+            process = job.process
+
+            def check() -> None:
+                if process.poll() is not None:
+                    tail = job.log()[-3000:]
+                    raise RuntimeError(f"the bridge job exited with {process.returncode}:\n{tail}")
+
+            path = PathUnderTest("bridge", topic, queue_name, process.pid, check, job.logs[-1])
+            figures = self.throughput(path)
+            figures |= self.latency(path, rate, figures["throughput_msg_s"])
+        finally:
+            job.stop()
+        return figures
 
     def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
         assert self.activemq.process is not None and self.kafka.process is not None
@@ -263,10 +384,32 @@ class Harness(ABC):
                 phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
             else:
                 seen = len(phase.collector.first_seen)
-                self.note(f"{path.name}: only {seen} of {count} {self.arrivals} arrived ({run})")
+                self.note(f"{path.name}: only {seen} of {count} {self.arrival}s arrived ({run})")
         finally:
             load.stop()
         return phase
+
+
+def harness_options(parser: argparse.ArgumentParser, paced: str) -> None:
+    """The options both benchmarks take; `paced`: what the latency phase sends."""
+    parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
+    parser.add_argument("--latency-seconds", type=float, default=15.0, help=f"seconds of paced {paced}")
+    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
+    parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
+    parser.add_argument(
+        "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
+
+
+def comparison(baseline: dict[str, Any], bridge: dict[str, Any]) -> dict[str, Any]:
+    """The bridge's figures over the baseline's."""
+    return {
+        "throughput_ratio": ratio(bridge["throughput_msg_s"], baseline["throughput_msg_s"]),
+        "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
+        "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
+        "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+    }
 
 
 def quantile(values: list[float], q: int) -> float | None:

@@ -56,105 +56,41 @@ of micro-batches, the records they carried and the medians of their duration, re
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import queue
-import re
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cpu import CpuSampler, GroupUse, Root
+from bench.local_run import (
+    BENCH,
+    Child,
+    Collected,
+    Harness,
+    PathUnderTest,
+    Watching,
+    batch_lines,
+    bridge_document,
+    comparison,
+    harness_options,
+    local_brokers,
+    median,
+    notes,
+    quantile,
+)
 from bench.topic_watch import TopicWatch
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.support.harness import bridge_document, route_document, write_yaml
+from jmsbridge.local import ActiveMqBroker, KafkaBroker
+from tests.support.harness import route_document, write_yaml
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
 MESSAGE_BYTES = 1024
 COMMIT_EVERY = 250
-LATENCY_FRACTION = 0.5  # of the baseline's measured throughput
-PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
-BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
 
 
-def note(text: str) -> None:
-    print(f"[egress {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-class Child:
-    """A bench/ helper process speaking the `BENCH ...` line protocol on stdout (see jms_sender.py)."""
-
-    def __init__(self, name: str, argv: list[str]) -> None:
-        self.name = name
-        self.process = subprocess.Popen(
-            [sys.executable, *argv],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            start_new_session=True,  # a Ctrl-C of the benchmark reaches it through stop(), in order
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _read(self, stream: TextIO) -> None:
-        for line in stream:
-            if line.startswith("BENCH "):
-                self._lines.put(line[len("BENCH ") :].strip())
-            else:  # the JMS client's own output: not ours to print on stdout
-                sys.stderr.write(f"[{self.name}] {line}")
-        self._lines.put(None)
-
-    def line(self, timeout: float) -> str:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError(f"{self.name}: nothing said within {timeout:.0f}s") from None
-        if line is None:
-            raise RuntimeError(f"{self.name} exited with {self.process.wait()} before saying anything")
-        return line
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        line = self.line(timeout)
-        if line != "ready":
-            raise RuntimeError(f"{self.name}: expected 'ready', got {line!r}")
-
-    def go(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
-
-    def check(self) -> None:
-        code = self.process.poll()
-        if code is not None and code != 0:
-            raise RuntimeError(f"{self.name} exited with {code}")
-
-    def stop(self, timeout: float = 30) -> None:
-        """Close its stdin (a sender that was not given the go signal exits; one sending finishes)."""
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            with contextlib.suppress(BrokenPipeError):
-                self.process.stdin.close()  # the helpers stop when stdin closes
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=30)
+note = notes("egress")
 
 
 def sender(activemq: ActiveMqBroker, queue_name: str, count: int, run: str, rate: float = 0.0) -> Child:
@@ -201,80 +137,6 @@ class Collector:
         return self.records - len(self.first_seen)
 
 
-@dataclass
-class PathUnderTest:
-    name: str
-    topic: str
-    queue: str
-    tree_pid: int
-    check: Callable[[], None]
-    job_log: Path | None = None  # the bridge job's log, for its batch lines
-
-
-@dataclass
-class Phase:
-    collector: Collector
-    complete: bool = False
-    first_send: float = 0.0  # wall-clock times the sender reported
-    last_send: float = 0.0
-    uses: dict[str, GroupUse] | None = None
-    cpu_seconds: float = 0.0
-
-    def first_seen(self) -> float:
-        return min(self.collector.first_seen.values())
-
-
-def checks(path: PathUnderTest, load: Child) -> Callable[[], None]:
-    def check() -> None:
-        path.check()
-        load.check()
-
-    return check
-
-
-def quantile(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
-
-
-def median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 3) if values else None
-
-
-def batch_lines(log: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
-    """The JSON of the job's `batch {json}` lines between two offsets of its log file."""
-    with open(log, "rb") as f:
-        f.seek(start)
-        data = f.read() if end is None else f.read(max(end - start, 0))
-    batches: list[dict[str, Any]] = []
-    for line in data.decode(errors="replace").splitlines():
-        match = BATCH_LINE.search(line)
-        if match is None:
-            continue
-        try:
-            figures = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(figures, dict):
-            batches.append(figures)
-    return batches
-
-
-def logged_up_to(log: Path, records: int, timeout: float = 15.0) -> int:
-    """The size of the job's log once its batch lines account for `records` records (the driver logs a
-    batch up to a second after its records are in the topic), or after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        size = log.stat().st_size
-        logged = sum(b.get("input_records", 0) for b in batch_lines(log, 0, size))
-        if logged >= records or time.monotonic() > deadline:
-            return size
-        time.sleep(0.2)
-
-
 def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Count and medians of the micro-batches' figures; fields a batch lacks are left out."""
 
@@ -297,107 +159,34 @@ def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def cpu_figures(uses: dict[str, GroupUse], seconds: float, messages: int) -> dict[str, Any]:
-    total = sum(uses[g].cpu_s for g in PATH_GROUPS)
-    load = uses["load_generator"]
-    return {
-        "cpu_s_per_1000": round(total / messages * 1000, 3),
-        "cores_busy": round(total / seconds, 2),
-        "cpu_s": {name: round(use.cpu_s, 2) for name, use in uses.items()},
-        "cpu_share": {g: round(uses[g].cpu_s / total, 3) if total else None for g in PATH_GROUPS},
-        "path_processes_cpu_s": {
-            label: round(s, 2) for label, s in uses["path"].by_label().items() if round(s, 2) > 0
-        },
-        "load_generator_cores_busy": round(load.cpu_s / seconds, 2),
-        "cpu_window_s": round(seconds, 3),
-    }
+class Bench(Harness):
+    name = "egress"
+    load_words = ("sending", "messages")
+    arrival = "record"
 
-
-class Bench:
     def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
-        self.args = args
-        self.activemq = activemq
-        self.kafka = kafka
+        super().__init__(args, activemq, kafka)
         self.backoff = args.poll_backoff_ms / 1000
 
-    def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
-        assert self.activemq.process is not None and self.kafka.process is not None
-        return {
-            "path": [Root(path.tree_pid)],
-            "activemq": [Root(self.activemq.process.pid)],
-            "noida-db": [Root(self.kafka.process.pid)],
-            # the sender, and this process (the topic's consumer) without its children
-            "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
-        }
+    def destination(self, path: PathUnderTest) -> str:
+        return path.topic
 
-    def send_and_watch(
-        self, path: PathUnderTest, run: str, count: int, rate: float = 0.0, cpu: bool = False
-    ) -> Phase:
-        """Send `count` messages (full speed, or paced at `rate`) and watch the topic until all arrived
-        (or the timeout passed); with `cpu`, sample the process groups over that window."""
-        load = sender(self.activemq, path.queue, count, run, rate)
-        phase = Phase(Collector(run, count))
-        try:
-            watch = TopicWatch(self.kafka.bootstrap, path.topic, self.backoff)  # positions: before the load
-            sampler = CpuSampler(self.groups(path, load)) if cpu else None
-            try:
-                if sampler is not None:
-                    sampler.start()
-                load.go()
-                pace = "at full speed" if rate <= 0 else f"at {rate:.0f} msg/s"
-                note(f"{path.name}: sending {count} messages {pace} ({run})")
-                timeout = self.args.timeout + (count / rate if rate > 0 else 0.0)
-                phase.complete = watch.run(phase.collector.on_records, timeout, checks(path, load))
-            finally:
-                if sampler is not None:
-                    phase.uses, phase.cpu_seconds = sampler.stop(), sampler.seconds
-                watch.close()
-            if phase.complete:
-                sent = json.loads(load.line(timeout=60))
-                phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
-            else:
-                seen = len(phase.collector.first_seen)
-                note(f"{path.name}: only {seen} of {count} records arrived ({run})")
-        finally:
-            load.stop()
-        return phase
+    def logged_records(self, log: Path, start: int, end: int) -> int:
+        return sum(b.get("input_records", 0) for b in batch_lines(log, start, end))
 
-    def throughput(self, path: PathUnderTest) -> dict[str, Any]:
-        figures: dict[str, Any] = {}
-        warmup = self.args.warmup_messages
-        if warmup > 0:
-            phase = self.send_and_watch(path, f"{path.name}-warmup", warmup)
-            if not phase.complete:
-                raise RuntimeError(f"{path.name}: the warm-up messages did not all arrive")
-            figures["warmup"] = {
-                "messages": warmup,
-                "first_record_after_s": round(phase.first_seen() - phase.first_send, 3),
-                "last_record_after_s": round(phase.collector.last_seen - phase.first_send, 3),
-            }
-        n = self.args.messages
-        # Batches of the window: logged after the warm-up's and up to the window's last record.
-        log_start = logged_up_to(path.job_log, warmup) if path.job_log is not None else 0
-        phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
-        if not phase.complete or phase.uses is None:
-            raise RuntimeError(f"{path.name}: the {n} messages did not all reach {path.topic}")
-        window = phase.collector.last_seen - phase.first_send
-        figures |= {
-            "messages": n,
-            "window_s": round(window, 3),
-            "throughput_msg_s": round(n / window, 1),
-            "sender_msg_s": round(n / max(phase.last_send - phase.first_send, 1e-3), 1),
-            "first_record_after_s": round(phase.first_seen() - phase.first_send, 3),
-            "duplicates": phase.collector.duplicates,
-        }
-        figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
-        if path.job_log is not None:
-            log_end = logged_up_to(path.job_log, warmup + n)
-            figures["batches"] = batch_figures(batch_lines(path.job_log, log_start, log_end))
-        note(
-            f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
-            f"{figures['cpu_s_per_1000']} CPU s / 1000 msg ({figures['cpu_s']})"
-        )
-        return figures
+    def batch_figures(self, log: Path, start: int, end: int) -> dict[str, Any]:
+        return batch_figures(batch_lines(log, start, end))
+
+    def load(self, path: PathUnderTest, count: int, run: str, rate: float) -> Child:
+        return sender(self.activemq, path.queue, count, run, rate)
+
+    def collector(self, run: str, count: int) -> Collector:
+        return Collector(run, count)
+
+    def watch(self, path: PathUnderTest, collector: Collected) -> Watching:
+        assert isinstance(collector, Collector)
+        watch = TopicWatch(self.kafka.bootstrap, path.topic, self.backoff)  # positions: before the load
+        return Watching(lambda timeout, check: watch.run(collector.on_records, timeout, check), watch.close)
 
     def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
         count = max(int(rate * self.args.latency_seconds), 20)
@@ -425,21 +214,11 @@ class Bench:
         topic, queue_name = "egress.baseline", "bench.baseline"
         self.kafka.create_topics(topic, partitions=self.args.journal_partitions)
         # The JMS connection exactly as the bridge makes it (failover: URL and its options).
-        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}])
+        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}], None)
         url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
         argv = [str(BENCH / "baseline_loop.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
         argv += ["--queue", queue_name, "--topic", topic]
-        loop = Child("baseline loop", argv)
-        try:
-            loop.wait_ready()
-            note("baseline: running")
-            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
-            figures = self.throughput(path)
-            throughput = figures["throughput_msg_s"]
-            figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
-        finally:
-            loop.stop()
-        return figures
+        return self.run_baseline(topic, queue_name, argv)
 
     def bridge(self, work: Path, rate: float) -> dict[str, Any]:
         args = self.args
@@ -448,76 +227,28 @@ class Bench:
         spark: dict[str, Any] = {}
         if args.max_records_per_batch is not None:
             spark["maxRecordsPerBatch"] = args.max_records_per_batch
+        sources = [{"queue": queue_name}]
         document = bridge_document(
-            "bench", self.activemq, self.kafka, [{"queue": queue_name}], spark=spark, delivery=args.delivery
+            "bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=spark, delivery=args.delivery
         )
         document["spec"]["kafka"]["journalPartitions"] = args.journal_partitions  # `kafka=` is taken
-        # The harness sets a 100 ms trigger for the tests; the benchmark uses the bridge's default.
-        document["spec"]["spark"].pop("triggerIntervalMs", None)
-        if args.trigger_ms is not None:
-            document["spec"]["spark"]["triggerIntervalMs"] = args.trigger_ms
         route = route_document("all", "bench", topic)
         files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
-        job = BridgeJob(files, work).start()
-        try:
-            assert job.process is not None
-            job.wait_running(timeout=300)
-            note("bridge: running")
-            process = job.process
-
-            def check() -> None:
-                if process.poll() is not None:
-                    tail = job.log()[-3000:]
-                    raise RuntimeError(f"the bridge job exited with {process.returncode}:\n{tail}")
-
-            path = PathUnderTest("bridge", topic, queue_name, process.pid, check, job.logs[-1])
-            figures = self.throughput(path)
-            figures |= self.latency(path, rate, figures["throughput_msg_s"])
-        finally:
-            job.stop()
-        return figures
-
-
-def ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
+        return self.run_bridge(work, topic, queue_name, files, rate)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
-    parser.add_argument("--latency-seconds", type=float, default=15.0, help="seconds of paced messages")
+    harness_options(parser, "messages")
     parser.add_argument("--journal-partitions", type=int, default=1, help="also the destination topics'")
     parser.add_argument("--delivery", choices=["atLeastOnce", "exactlyOnce"], default="atLeastOnce")
-    parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
-    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
-    parser.add_argument(
-        "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
-    )
     parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="destination consumer backoff")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
     args = parser.parse_args()
 
     stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
     began = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
-    activemq, kafka = ActiveMqBroker(), KafkaBroker()
-    ok = False
-    try:
-        activemq.start()
-        kafka.start()
-        note(f"brokers up: ActiveMQ {activemq.url}, noida-db {kafka.bootstrap}; work dir {work}")
-        bench = Bench(args, activemq, kafka)
-        baseline = bench.baseline()
-        rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
-        bridge = bench.bridge(work, rate)
-        ok = True
-    finally:
-        activemq.cleanup()
-        kafka.cleanup()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            note(f"failed: the job's files are kept in {work}")
+    with local_brokers(note) as (activemq, kafka, work):
+        baseline, bridge, rate = Bench(args, activemq, kafka).compare(work)
     result = {
         "benchmark": "egress",
         "messages": args.messages,
@@ -531,10 +262,7 @@ def main() -> None:
         "latency_rate_msg_s": round(rate, 1),
         "baseline": baseline,
         "bridge": bridge,
-        "throughput_ratio": ratio(bridge["throughput_msg_s"], baseline["throughput_msg_s"]),
-        "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
-        "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
-        "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+        **comparison(baseline, bridge),
         "elapsed_s": round(time.monotonic() - began, 1),
     }
     print(json.dumps(result), file=stdout, flush=True)

@@ -48,8 +48,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
-from bench.egress import ratio  # noqa: E402
-from bench.local_run import local_brokers  # noqa: E402
+from bench.local_run import local_brokers, ratio  # noqa: E402
 from tests.kubeapi.client import serve_kube_api  # noqa: E402
 from tests.support.failover_scenario import Failover, FailoverPlan  # noqa: E402
 

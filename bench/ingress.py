@@ -58,66 +58,44 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cpu import CpuSampler, GroupUse, Root
-from bench.egress import Child, batch_lines, cpu_figures, median, quantile, ratio
-from bench.local_run import bridge_document, local_brokers
+from bench.local_run import (
+    BENCH,
+    Child,
+    Collected,
+    Harness,
+    PathUnderTest,
+    Phase,
+    Watching,
+    batch_lines,
+    bridge_document,
+    comparison,
+    harness_options,
+    local_brokers,
+    logged_up_to,
+    median,
+    notes,
+    quantile,
+)
 from bench.queue_watch import Collector, QueueWatch
 from bench.raw_jms import connect
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from jmsbridge.local import ActiveMqBroker, KafkaBroker
 from tests.support.harness import route_document, write_yaml
 
-BENCH = Path(__file__).resolve().parent
 MESSAGE_BYTES = 1024
-LATENCY_FRACTION = 0.5  # of the baseline's measured throughput
 
 
-def note(text: str) -> None:
-    print(f"[ingress {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-@dataclass
-class PathUnderTest:
-    name: str
-    topic: str
-    queue: str
-    tree_pid: int
-    check: Callable[[], None]
-    job_log: Path | None = None  # the bridge job's log, for its batch lines
-
-
-@dataclass
-class Phase:
-    collector: Collector
-    complete: bool = False
-    first_send: float = 0.0  # wall-clock times the sender reported
-    last_send: float = 0.0
-    uses: dict[str, GroupUse] | None = None
-    cpu_seconds: float = 0.0
+note = notes("ingress")
 
 
 def ingress_batches(log: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
-    """The job's `ingress batch {json}` lines (bench/egress.py's parser also matches the egress ones,
+    """The job's `ingress batch {json}` lines (local_run.batch_lines also matches the egress ones,
     which carry no `sent`)."""
     return [b for b in batch_lines(log, start, end) if "sent" in b]
-
-
-def logged_up_to(log: Path, records: int, timeout: float = 15.0) -> int:
-    """The size of the job's log once its ingress batch lines account for `records` records (the
-    driver logs a batch after its task committed), or after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        size = log.stat().st_size
-        logged = sum(int(b.get("records", 0)) for b in ingress_batches(log, 0, size))
-        if logged >= records or time.monotonic() > deadline:
-            return size
-        time.sleep(0.2)
 
 
 def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
@@ -137,108 +115,49 @@ def batch_figures(batches: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class Bench:
+class Bench(Harness):
+    name = "ingress"
+    load_words = ("producing", "records")
+    arrival = "message"
+
     def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
-        self.args = args
-        self.activemq = activemq
-        self.kafka = kafka
+        super().__init__(args, activemq, kafka)
         self.connection = connect(activemq.url)  # this process's JMS consumer's
 
     def close(self) -> None:
         self.connection.close()
 
-    def groups(self, path: PathUnderTest, load: Child) -> dict[str, list[Root]]:
-        assert self.activemq.process is not None and self.kafka.process is not None
-        return {
-            "path": [Root(path.tree_pid)],
-            "activemq": [Root(self.activemq.process.pid)],
-            "noida-db": [Root(self.kafka.process.pid)],
-            # the producer, and this process (the queue's consumer) without its children
-            "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
-        }
+    def destination(self, path: PathUnderTest) -> str:
+        return path.queue
 
-    def sender(self, topic: str, count: int, run: str, rate: float = 0.0) -> Child:
-        argv = [str(BENCH / "kafka_sender.py"), "--bootstrap", self.kafka.bootstrap, "--topic", topic]
+    def logged_records(self, log: Path, start: int, end: int) -> int:
+        return sum(int(b.get("records", 0)) for b in ingress_batches(log, start, end))
+
+    def batch_figures(self, log: Path, start: int, end: int) -> dict[str, Any]:
+        return batch_figures(ingress_batches(log, start, end))
+
+    def window_figures(self, phase: Phase, messages: int) -> dict[str, Any]:
+        figures = super().window_figures(phase, messages)
+        assert phase.uses is not None
+        # How many processes of each kind did the work (a task on a fresh Python worker starts a JVM)
+        busy = [p.label for p in phase.uses["path"].processes if p.used >= 0.05]
+        figures["path_processes_busy"] = {label: busy.count(label) for label in sorted(set(busy))}
+        return figures
+
+    def load(self, path: PathUnderTest, count: int, run: str, rate: float) -> Child:
+        argv = [str(BENCH / "kafka_sender.py"), "--bootstrap", self.kafka.bootstrap, "--topic", path.topic]
         argv += ["--count", str(count), "--run", run, "--rate", str(rate)]
         child = Child(f"sender {run}", argv)
         child.wait_ready()
         return child
 
-    def send_and_watch(
-        self, path: PathUnderTest, run: str, count: int, rate: float = 0.0, cpu: bool = False
-    ) -> Phase:
-        """Produce `count` records (full speed, or paced at `rate`) and receive from the queue until all
-        arrived (or the timeout passed); with `cpu`, sample the process groups over that window."""
-        load = self.sender(path.topic, count, run, rate)
-        phase = Phase(Collector(run, count))
+    def collector(self, run: str, count: int) -> Collector:
+        return Collector(run, count)
+
+    def watch(self, path: PathUnderTest, collector: Collected) -> Watching:
+        assert isinstance(collector, Collector)
         watch = QueueWatch(self.connection, path.queue)
-        try:
-            sampler = CpuSampler(self.groups(path, load)) if cpu else None
-            try:
-                if sampler is not None:
-                    sampler.start()
-                load.go()
-                pace = "at full speed" if rate <= 0 else f"at {rate:.0f} msg/s"
-                note(f"{path.name}: producing {count} records {pace} ({run})")
-                timeout = self.args.timeout + (count / rate if rate > 0 else 0.0)
-
-                def check() -> None:
-                    path.check()
-                    load.check()
-
-                phase.complete = watch.run(phase.collector.on_arrival, timeout, check)
-            finally:
-                if sampler is not None:
-                    phase.uses, phase.cpu_seconds = sampler.stop(), sampler.seconds
-            if phase.complete:
-                sent = json.loads(load.line(timeout=60))
-                phase.first_send, phase.last_send = sent["first_send"], sent["last_send"]
-            else:
-                seen = len(phase.collector.first_seen)
-                note(f"{path.name}: only {seen} of {count} messages arrived ({run})")
-        finally:
-            watch.close()
-            load.stop()
-        return phase
-
-    def throughput(self, path: PathUnderTest) -> dict[str, Any]:
-        figures: dict[str, Any] = {}
-        warmup = self.args.warmup_messages
-        if warmup > 0:
-            phase = self.send_and_watch(path, f"{path.name}-warmup", warmup)
-            if not phase.complete:
-                raise RuntimeError(f"{path.name}: the warm-up messages did not all arrive")
-            figures["warmup"] = {
-                "messages": warmup,
-                "first_message_after_s": round(phase.collector.first() - phase.first_send, 3),
-                "last_message_after_s": round(phase.collector.last_seen - phase.first_send, 3),
-            }
-        n = self.args.messages
-        log_start = logged_up_to(path.job_log, warmup) if path.job_log is not None else 0
-        phase = self.send_and_watch(path, f"{path.name}-throughput", n, cpu=True)
-        if not phase.complete or phase.uses is None:
-            raise RuntimeError(f"{path.name}: the {n} messages did not all reach {path.queue}")
-        window = phase.collector.last_seen - phase.first_send
-        figures |= {
-            "messages": n,
-            "window_s": round(window, 3),
-            "throughput_msg_s": round(n / window, 1),
-            "sender_msg_s": round(n / max(phase.last_send - phase.first_send, 1e-3), 1),
-            "first_message_after_s": round(phase.collector.first() - phase.first_send, 3),
-            "duplicates": phase.collector.duplicates,
-        }
-        figures |= cpu_figures(phase.uses, phase.cpu_seconds, n)
-        # How many processes of each kind did the work (a task on a fresh Python worker starts a JVM)
-        busy = [p.label for p in phase.uses["path"].processes if p.used >= 0.05]
-        figures["path_processes_busy"] = {label: busy.count(label) for label in sorted(set(busy))}
-        if path.job_log is not None:
-            log_end = logged_up_to(path.job_log, warmup + n)
-            figures["batches"] = batch_figures(ingress_batches(path.job_log, log_start, log_end))
-        note(
-            f"{path.name}: {figures['throughput_msg_s']} msg/s over {figures['window_s']} s, "
-            f"{figures['cpu_s_per_1000']} CPU s / 1000 msg ({figures['cpu_s']})"
-        )
-        return figures
+        return Watching(lambda timeout, check: watch.run(collector.on_arrival, timeout, check), watch.close)
 
     def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
         count = max(int(rate * self.args.latency_seconds), 20)
@@ -262,8 +181,8 @@ class Bench:
         }
         if path.job_log is not None:
             logged = self.args.warmup_messages + self.args.messages + count
-            log_end = logged_up_to(path.job_log, logged)
-            figures["latency_batches"] = batch_figures(ingress_batches(path.job_log, log_start, log_end))
+            log_end = logged_up_to(path.job_log, logged, self.logged_records)
+            figures["latency_batches"] = self.batch_figures(path.job_log, log_start, log_end)
         note(f"{path.name}: latency p50 {figures['latency_p50_ms']} ms, p99 {figures['latency_p99_ms']} ms")
         return figures
 
@@ -276,17 +195,7 @@ class Bench:
         argv = [str(BENCH / "ingress_baseline.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
         argv += ["--topic", topic, "--queue", queue_name, "--batch", str(self.args.baseline_batch)]
         argv += ["--poll-backoff-ms", str(self.args.poll_backoff_ms)]
-        loop = Child("baseline loop", argv)
-        try:
-            loop.wait_ready()
-            note("baseline: running")
-            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
-            figures = self.throughput(path)
-            throughput = figures["throughput_msg_s"]
-            figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
-        finally:
-            loop.stop()
-        return figures
+        return self.run_baseline(topic, queue_name, argv)
 
     def bridge(self, work: Path, rate: float) -> dict[str, Any]:
         args = self.args
@@ -307,51 +216,21 @@ class Bench:
             send={"deliveryMode": "persistent"},
         )
         files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
-        job = BridgeJob(files, work).start()
-        try:
-            assert job.process is not None
-            job.wait_running(timeout=300)
-            note("bridge: running")
-            process = job.process
-
-            def check() -> None:
-                if process.poll() is not None:
-                    tail = job.log()[-3000:]
-                    raise RuntimeError(f"the bridge job exited with {process.returncode}:\n{tail}")
-
-            path = PathUnderTest("bridge", topic, queue_name, process.pid, check, job.logs[-1])
-            figures = self.throughput(path)
-            figures |= self.latency(path, rate, figures["throughput_msg_s"])
-        finally:
-            job.stop()
-        return figures
+        return self.run_bridge(work, topic, queue_name, files, rate)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
-    parser.add_argument("--latency-seconds", type=float, default=15.0, help="seconds of paced records")
+    harness_options(parser, "records")
     parser.add_argument("--partitions", type=int, default=1, help="the topics' partitions: parallel tasks")
-    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
-    parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
-    parser.add_argument(
-        "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
-    )
     parser.add_argument("--baseline-batch", type=int, default=500, help="messages per baseline JMS commit")
     parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="baseline consumer backoff")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
     args = parser.parse_args()
 
     stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
     began = time.monotonic()
     with local_brokers(note) as (activemq, kafka, work):
-        bench = Bench(args, activemq, kafka)
-        try:
-            baseline = bench.baseline()
-            rate = LATENCY_FRACTION * baseline["throughput_msg_s"]
-            bridge = bench.bridge(work, rate)
-        finally:
-            bench.close()
+        baseline, bridge, rate = Bench(args, activemq, kafka).compare(work)
     result = {
         "benchmark": "ingress",
         "messages": args.messages,
@@ -365,10 +244,7 @@ def main() -> None:
         "latency_rate_msg_s": round(rate, 1),
         "baseline": baseline,
         "bridge": bridge,
-        "throughput_ratio": ratio(bridge["throughput_msg_s"], baseline["throughput_msg_s"]),
-        "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
-        "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
-        "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+        **comparison(baseline, bridge),
         "elapsed_s": round(time.monotonic() - began, 1),
     }
     print(json.dumps(result), file=stdout, flush=True)

@@ -51,8 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from confluent_kafka import Message, Producer
 
-from bench.egress import batch_lines, median, quantile, ratio
-from bench.local_run import bridge_document, local_brokers
+from bench.local_run import batch_lines, bridge_document, local_brokers, median, quantile, ratio
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch

@@ -65,6 +65,13 @@ class JobConfig(CamelModel):
     def routes_for(self, direction: Direction) -> list[Route]:
         return [r for r in self.routes if r.spec.direction is direction]
 
+    def soft_failure_policy(self, route: Route | None) -> SoftFailurePolicy:
+        """How a soft failure on `route` is handled: the route's policy, else the bridge's (also for a
+        message no route took). The one rule every flow and this model's own check apply."""
+        if route is not None and route.spec.on_soft_failure is not None:
+            return route.spec.on_soft_failure
+        return self.bridge.routing.on_soft_failure
+
     @model_validator(mode="after")
     def _routes_runnable(self) -> Self:
         ordered = sorted(self.routes, key=route_sort_key)
@@ -74,8 +81,7 @@ class JobConfig(CamelModel):
         for route in self.routes:
             if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
                 raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
-            policy = route.spec.on_soft_failure or self.bridge.routing.on_soft_failure
-            if policy is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:
+            if self.soft_failure_policy(route) is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:
                 raise ValueError(
                     f"route {route.name!r} dead-letters soft failures but the bridge sets no "
                     "routing.deadLetterTopic"

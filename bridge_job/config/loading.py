@@ -6,14 +6,17 @@ and the mounted ConfigMap in a cluster go through one code path. Either way the 
 
 Files are read strictly (`StrictLoader`): UTF-8 only, no key twice in a mapping, no absurd nesting. Every
 problem is one line that names the file (and the line).
+
+Files are followed as they change one way, `WatchedConfig` (the driver, the sources, the tasks), and
+`PerConfig` keeps what a process's tasks build from a config file until the file changes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -40,6 +43,8 @@ from bridge_job.config.validation import (
 )
 
 log = logging.getLogger("jmsbridge.config")
+
+T = TypeVar("T")
 
 MAX_DEPTH = 64  # a bridge's YAML nests about 6 levels; far deeper is a mistake or an attack
 
@@ -208,21 +213,79 @@ def load_job_config(paths: Sequence[Path]) -> JobConfig:
         raise ConfigError(describe_validation_error(error, f"JmsBridge {bridge.metadata.name}")) from None
 
 
-class WatchedConfig:
-    """A config file re-read when it changes (a mounted ConfigMap is updated in place by Kubernetes).
+Stamps = tuple[tuple[int, int, int], ...]  # (mtime, size, inode) of each file
 
-    Routes change between micro-batches without restarting the job: every batch asks `current()`.
+
+class WatchedConfig:
+    """Config files re-read when they change (a mounted ConfigMap is updated in place by Kubernetes).
+
+    The one way the job follows its config: routes change between micro-batches without restarting the
+    job (every batch asks `current()`), the driver asks `changed()` for what is new since it last asked,
+    and a reader that must keep what it started with asks `loaded`.
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._stamp: tuple[int, int, int] | None = None
-        self._config: JobConfig | None = None
+    def __init__(self, paths: Path | Sequence[Path]) -> None:
+        self.paths = [paths] if isinstance(paths, Path) else list(paths)
+        self._seen: Stamps | None = None  # the files as last read
+        self._config: JobConfig | None = None  # the last valid config read
+        self._error: ConfigError | None = None  # why the files as last read are not valid
+
+    def _stamps(self) -> Stamps:
+        stats = [path.stat() for path in self.paths]  # follows the ConfigMap's ..data symlink swap
+        return tuple((stat.st_mtime_ns, stat.st_size, stat.st_ino) for stat in stats)
+
+    def _refresh(self) -> bool:
+        """Read the files again when they changed since they were last read (or were invalid then);
+        True when read. ConfigError when they are not valid."""
+        stamps = self._stamps()
+        if stamps == self._seen and self._error is None:
+            return False
+        self._seen = stamps
+        try:
+            self._config, self._error = load_job_config(self.paths), None
+        except ConfigError as error:
+            self._error = error
+            raise
+        return True
 
     def current(self) -> JobConfig:
-        stat = self.path.stat()  # follows the ConfigMap's ..data symlink swap
-        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        if self._config is None or stamp != self._stamp:
-            self._config = load_job_config([self.path])
-            self._stamp = stamp
+        """The config the files hold now; ConfigError while they are not valid."""
+        self._refresh()
+        assert self._config is not None
         return self._config
+
+    def changed(self) -> JobConfig | None:
+        """The new config when the files changed since the last look and now say something else; None
+        otherwise. ConfigError once per change that is not valid."""
+        before = self._config
+        if self._error is not None and self._stamps() == self._seen:
+            return None  # still the invalid change already reported
+        if not self._refresh() or self._config == before:
+            return None
+        return self._config
+
+    @property
+    def loaded(self) -> JobConfig:
+        """The config as last read, read now if never: for a reader that keeps what it started with."""
+        return self._config if self._config is not None else self.current()
+
+
+class PerConfig(Generic[T]):
+    """What a process builds from a config file (a task's Egress or Ingress), kept per file and rebuilt
+    when the file changes, so that a route edit applies from the next batch on."""
+
+    def __init__(self, build: Callable[[JobConfig], T]) -> None:
+        self._build = build
+        self._watched: dict[str, WatchedConfig] = {}
+        self._built: dict[str, tuple[JobConfig, T]] = {}
+
+    def current(self, config_path: str) -> T:
+        """What `build` makes of the config file as it is now."""
+        watched = self._watched.get(config_path)
+        if watched is None:
+            watched = self._watched[config_path] = WatchedConfig(Path(config_path))
+        config = watched.current()
+        built = self._built.get(config_path)
+        if built is None or built[0] is not config:
+            built = self._built[config_path] = (config, self._build(config))
+        return built[1]

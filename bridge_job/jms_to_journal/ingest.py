@@ -203,20 +203,21 @@ class Ingest:
         """What to write for a batch: journal records, and dead letters for poison messages."""
         topic = self.config.journal_topic
         routing = self.config.bridge.routing
+        policy = self.config.soft_failure_policy(None)  # no route yet: the bridge's
         limit = self.limits.limit(topic)
         written: list[Written] = []
         for message in batch:
             outcome = journal_or_failure(message, limit, topic)
             if isinstance(outcome, KafkaRecord):
                 written.append((topic, outcome, journal_partition(message, self.partitions)))
-            elif routing.on_soft_failure is SoftFailurePolicy.DEAD_LETTER:
+            elif policy is SoftFailurePolicy.DEAD_LETTER:
                 assert routing.dead_letter_topic is not None  # JobConfig validates that
                 letter = ingest_dead_letter(message, outcome, self.limits.limit(routing.dead_letter_topic))
                 written.append((routing.dead_letter_topic, letter, None))
                 log.warning(
                     "dead-lettered %s: %s: %s", describe(message), outcome.reason.value, outcome.error
                 )
-            elif routing.on_soft_failure is SoftFailurePolicy.SKIP:
+            elif policy is SoftFailurePolicy.SKIP:
                 log.warning("skipped %s: %s: %s", describe(message), outcome.reason.value, outcome.error)
             else:
                 raise BridgeStopped(poison_stop(message, outcome, self.limits.describe(topic)))

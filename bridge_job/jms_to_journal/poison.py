@@ -28,7 +28,7 @@ from bridge_job.routing.failures import (
     BODY_SIZE_HEADER,
     SoftFailure,
     SoftFailureReason,
-    reason_headers,
+    dead_letter_headers,
     record_size,
     too_large,
 )
@@ -72,7 +72,7 @@ def ingest_dead_letter(message: JmsMessage, failure: SoftFailure, limit: int) ->
     except FormatError:  # the property check of `_cleaned` mirrors native's; never trust a mirror
         kept = dataclasses.replace(kept, properties={})
         record = native.encode(kept)
-    headers = record.headers + reason_headers(failure, message.destination.uri())
+    headers = record.headers + dead_letter_headers(failure, message.destination.uri())
     key = None if kept.message_id is None else kept.message_id.encode()
     letter = KafkaRecord(value=record.value, headers=headers, key=key)
     if keep_body and record_size(letter) > limit:

@@ -12,7 +12,6 @@ from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.kafka import reading as kafka_reading
-from bridge_job.kafka.clients import client_config
 from bridge_job.kafka.reading import close_consumers
 
 __all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
@@ -22,13 +21,9 @@ LOOKBACK_MAX_CHUNK = 64_000
 
 
 def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
-    return client_config(config.bridge.kafka) | {
-        "group.id": journal_reader_group(config.bridge_id),
-        "enable.auto.commit": "false",
-        "enable.auto.offset.store": "false",
-        "isolation.level": "read_committed",
-        "fetch.max.bytes": str(64 * 1024 * 1024),
-    }
+    """The journal reader group's consumer, fetching up to 64 MiB at a time."""
+    settings = kafka_reading.consumer_settings(config.bridge.kafka, journal_reader_group(config.bridge_id))
+    return settings | {"fetch.max.bytes": str(64 * 1024 * 1024)}
 
 
 def journal_consumer(config: JobConfig) -> Consumer:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import journal_topic
-from bridge_job.kafka.clients import client_config
+from bridge_job.kafka.clients import admin_client
 
 
 def ensure_journal_topic(config: JobConfig) -> int:
     """The journal's partition count; creates the topic first when the spec asks for it."""
     kafka = config.bridge.kafka
-    admin = AdminClient(client_config(kafka))
+    admin = admin_client(kafka)
     topic = config.journal_topic
     metadata = admin.list_topics(timeout=30)
     if topic not in metadata.topics and kafka.create_journal_topic:

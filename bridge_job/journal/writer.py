@@ -10,8 +10,10 @@ active/standby pair: the instance that takes over the lease initialises the prod
 active that was frozen or cut off (a zombie) can neither commit its batch in flight nor write another;
 its JMS session never commits, and the broker redelivers those messages to the new active. Each start of
 the producer then writes an epoch marker to every journal partition (journal/entries.py), in its own
-
 transaction.
+
+Its settings are the egress's transactional ones (kafka/writing.py `transactional_settings`), with a
+shorter timeout: no re-bootstrapping after every broker was down, which would hang the next transaction.
 
 A producer is (re)initialised only while `still_active` says so: a zombie whose lease ran out must not
 take the transactional id back from the instance that fenced it.
@@ -38,6 +40,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.entries import Epoch
 from bridge_job.kafka.clients import delivery_failure, is_hard, producer_config
+from bridge_job.kafka.writing import transactional_settings
 from bridge_job.kube.leadership import LeadershipLost
 
 log = logging.getLogger("jmsbridge.ingest")
@@ -86,10 +89,9 @@ class JournalWriter:
         self.epoch: Epoch | None = None  # whose journal it is, from `open` on
         self.still_active = still_active
         self.transactional_id = journal_transactional_id(config.bridge_id)
-        self.settings = producer_config(config.bridge.kafka) | {
-            "transactional.id": self.transactional_id,
-            "transaction.timeout.ms": str(TRANSACTION_TIMEOUT_MS),
-        }
+        self.settings = transactional_settings(
+            producer_config(config.bridge.kafka), self.transactional_id, TRANSACTION_TIMEOUT_MS / 1000
+        )
         self._lock = threading.Lock()  # one transaction at a time
         self.producer = Producer(self.settings)  # connects now; fences nobody before `open`
         self._ready = False

@@ -26,12 +26,11 @@ from bridge_job.message import BodyType, PropertyType
 from bridge_job.routing import replies
 from bridge_job.routing.failures import (
     BODY_SIZE_HEADER,
-    DEAD_LETTER_PREFIX,
     Limits,
     SoftFailure,
     SoftFailureReason,
+    dead_letter_headers,
     no_limits,
-    reason_headers,
     record_size,
     too_large,
 )
@@ -119,14 +118,13 @@ def dead_letter(
 ) -> KafkaRecord:
     """The original body and headers, plus headers saying why and where the message came from; without
     the body (its size in a header instead) when the message was too large."""
-    headers = list(original.headers)
-    headers += reason_headers(failure, source.destination)
-    headers += [
-        (DEAD_LETTER_PREFIX + "journal", f"{source.journal_topic}/{source.journal_partition}".encode()),
-        (DEAD_LETTER_PREFIX + "offset", str(source.journal_offset).encode()),
+    journal = f"{source.journal_topic}/{source.journal_partition}"
+    headers = [
+        *original.headers,
+        *dead_letter_headers(
+            failure, source.destination, journal=journal, offset=source.journal_offset, route=route
+        ),
     ]
-    if route is not None:
-        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
     value = original.value
     if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
         headers.append((BODY_SIZE_HEADER, str(len(value or b"")).encode()))
@@ -143,11 +141,6 @@ class Egress:
         self.limits = limits
         self.reply_queue = replies.reply_queue(config)
         self.reply_topics = replies.reply_topics(config)
-
-    def policy(self, route: Route | None) -> SoftFailurePolicy:
-        if route is not None and route.spec.on_soft_failure is not None:
-            return route.spec.on_soft_failure
-        return self.config.bridge.routing.on_soft_failure
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -198,7 +191,7 @@ class Egress:
 
     def soft_failure(self, failure: SoftFailure, entry: JournalEntry, route: Route | None) -> Outcome:
         name = None if route is None else route.name
-        policy = self.policy(route)
+        policy = self.config.soft_failure_policy(route)
         if policy is SoftFailurePolicy.SKIP:
             return Outcome(Action.SKIP, route=name, failure=failure)
         if policy is SoftFailurePolicy.DEAD_LETTER:

@@ -21,7 +21,7 @@ from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
-from bridge_job.config.loading import load_job_config
+from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.journal_to_kafka import task as egress_task
@@ -43,13 +43,11 @@ class EgressReader(RangeReader):
 
     def __init__(self, config_path: str) -> None:
         super().__init__(config_path)
-        self._config: JobConfig | None = None
+        self._watched = WatchedConfig(Path(config_path))
 
     @property
     def config(self) -> JobConfig:
-        if self._config is None:
-            self._config = load_job_config([Path(self.config_path)])
-        return self._config
+        return self._watched.loaded  # the journal a query reads is fixed when it starts
 
     @property
     def topic(self) -> str:

@@ -20,12 +20,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
-from pathlib import Path
 
 from confluent_kafka import TopicPartition
 
 from bridge_job.config import Delivery
-from bridge_job.config.loading import WatchedConfig
+from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
@@ -75,18 +74,13 @@ SUMMARY_SCHEMA = (
     "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
 )
 
-_watched: dict[str, WatchedConfig] = {}
-_egress: dict[str, Egress] = {}
+_egresses = PerConfig(lambda config: Egress(config, TopicLimits(config.bridge.kafka).limit))
 
 
 def current_egress(config_path: str) -> Egress:
     """The Egress for the config file as it is now; kept per process, rebuilt when the file changes,
     so that a route edit applies from the next batch on. It learns each topic's size limit once."""
-    config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
-    egress = _egress.get(config_path)
-    if egress is None or egress.config is not config:
-        egress = _egress[config_path] = Egress(config, TopicLimits(config.bridge.kafka).limit)
-    return egress
+    return _egresses.current(config_path)
 
 
 def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSummary) -> list[Addressed]:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from confluent_kafka.admin import AdminClient
+
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
 from bridge_job.errors import BridgeStopped
 
@@ -92,6 +94,11 @@ def environment_credentials(
 def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:
     """A client of the job (credentials from the environment, logs through `jmsbridge.kafka`)."""
     return client_settings(kafka, environment_credentials(kafka, environ)) | LOGGING
+
+
+def admin_client(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> AdminClient:
+    """An admin client of the job (topic metadata, topic configs, creating the journal)."""
+    return AdminClient(client_config(kafka, environ))
 
 
 def producer_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:

@@ -15,7 +15,7 @@ import threading
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
 from bridge_job.config import KafkaSpec
-from bridge_job.kafka.clients import client_config, producer_config
+from bridge_job.kafka.clients import admin_client, producer_config
 
 log = logging.getLogger("jmsbridge.limits")
 
@@ -55,7 +55,7 @@ class TopicLimits:
 
     def _describe(self, topic: str) -> int | None:
         if self._admin is None:
-            self._admin = AdminClient(client_config(self._kafka))
+            self._admin = admin_client(self._kafka)
         admin = self._admin
         resource = ConfigResource("topic", topic)
         try:

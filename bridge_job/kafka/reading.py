@@ -1,4 +1,4 @@
-"""Reading a range of one Kafka topic partition, as the tasks of both directions do.
+"""Reading a range of one Kafka topic partition, as the tasks of both directions do, and their consumers.
 
 A task reads exactly the offsets its batch planned, so a replayed batch reads the same records
 (`read_committed`: a record of an aborted transaction is never seen). Consumers are kept per Python
@@ -13,8 +13,10 @@ from typing import TypeVar
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from bridge_job.config import KafkaSpec
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
+from bridge_job.kafka.clients import client_config
 
 READ_STALL_SECONDS = 60.0
 
@@ -22,6 +24,17 @@ T = TypeVar("T")
 Settings = Mapping[str, str | int | float | bool]
 
 _consumers: dict[tuple[tuple[str, object], ...], Consumer] = {}
+
+
+def consumer_settings(kafka: KafkaSpec, group: str) -> dict[str, str | int | float | bool]:
+    """The settings of a consumer of the job in `group`: committed records only, and no offset committed
+    or stored but by the job itself (in a transaction, or never)."""
+    return client_config(kafka) | {
+        "group.id": group,
+        "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",
+        "isolation.level": "read_committed",
+    }
 
 
 def consumer_for(settings: Settings) -> Consumer:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from confluent_kafka.admin import AdminClient
-
 from bridge_job.config import KafkaSpec
-from bridge_job.kafka.clients import client_config
+from bridge_job.kafka.clients import admin_client
 from bridge_job.kafka.waiting import patiently
 
 ASK_SECONDS = 5.0  # the longest one metadata request may take
@@ -27,7 +25,7 @@ def wait_for_kafka(
     pause: Callable[[float], None] = time.sleep,
 ) -> None:
     """Return once Kafka answers; BridgeStopped when it has not within `kafka.startupTimeoutSeconds`."""
-    admin = AdminClient(client_config(kafka))
+    admin = admin_client(kafka)
 
     def ask(timeout: float) -> None:
         try:

@@ -75,8 +75,11 @@ def egress_transactional_id(bridge_id: str, journal_partition: int) -> str:
     return f"{transactional_id_prefix(bridge_id)}egress-{journal_partition}"
 
 
-def transactional_settings(producer: KafkaConfig, transactional_id: str) -> KafkaConfig:
-    """`producer`'s settings for writing in transactions of `transactional_id`.
+def transactional_settings(
+    producer: KafkaConfig, transactional_id: str, timeout_seconds: float = TRANSACTION_TIMEOUT_SECONDS
+) -> KafkaConfig:
+    """`producer`'s settings for writing in transactions of `transactional_id` (the journal's and the
+    egress's alike), each aborted by the broker after `timeout_seconds`.
 
     Without re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
     it learnt and starts over from the bootstrap servers, and after that the offsets step of
@@ -86,7 +89,7 @@ def transactional_settings(producer: KafkaConfig, transactional_id: str) -> Kafk
     """
     return producer | {
         "transactional.id": transactional_id,
-        "transaction.timeout.ms": str(int(TRANSACTION_TIMEOUT_SECONDS * 1000)),
+        "transaction.timeout.ms": str(int(timeout_seconds * 1000)),
         "metadata.recovery.strategy": "none",
     }
 

@@ -35,10 +35,10 @@ from bridge_job.config import IDENTIFIER_PATTERN, Direction, Format, JobConfig, 
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec, origin
 from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
-from bridge_job.routing.failures import DEAD_LETTER_PREFIX, SoftFailure, SoftFailureReason
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
-from bridge_job.routing.routes import address_matches
+from bridge_job.routing.routes import RouteTable
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
@@ -214,15 +214,8 @@ def dead_letter(
 ) -> KafkaRecord:
     """The original record, plus headers saying why and where it was read (the egress names, with
     `source` the topic and partition)."""
-    headers = [
-        *original.headers,
-        (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
-        (DEAD_LETTER_PREFIX + "error", failure.error.encode()),
-        (DEAD_LETTER_PREFIX + "source", f"{source.topic}/{source.partition}".encode()),
-        (DEAD_LETTER_PREFIX + "offset", str(source.offset).encode()),
-    ]
-    if route is not None:
-        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    where = f"{source.topic}/{source.partition}"
+    headers = [*original.headers, *dead_letter_headers(failure, where, offset=source.offset, route=route)]
     return KafkaRecord(value=original.value, headers=headers, key=original.key)
 
 
@@ -231,31 +224,10 @@ class Ingress:
 
     def __init__(self, config: JobConfig) -> None:
         self.config = config
-        self.routes = config.routes_for(Direction.KAFKA_TO_JMS)
-        self._by_topic: dict[str, tuple[Route, ...]] = {}
-
-    def routes_of(self, topic: str) -> tuple[Route, ...]:
-        """The routes whose `kafkaTopic` (a name or a pattern) takes `topic`, in the order tried."""
-        found = self._by_topic.get(topic)
-        if found is None:
-            found = self._by_topic[topic] = tuple(
-                r for r in self.routes if address_matches(r.spec.kafka_topic, topic)
-            )
-        return found
+        self.table = RouteTable.of(config.routes, Direction.KAFKA_TO_JMS)
 
     def route(self, record: IngressRecord) -> Route | None:
-        for route in self.routes_of(record.source.topic):
-            match = route.spec.match
-            if match.address is not None and not address_matches(match.address, record.source.topic):
-                continue
-            if all(record.text(name) == expected for name, expected in match.headers.items()):
-                return route
-        return None
-
-    def policy(self, route: Route | None) -> SoftFailurePolicy:
-        if route is not None and route.spec.on_soft_failure is not None:
-            return route.spec.on_soft_failure
-        return self.config.bridge.routing.on_soft_failure
+        return self.table.route_record(record.source.topic, record.text)
 
     def handle(self, record: IngressRecord, now_ms: int | None = None) -> IngressOutcome:
         route = self.route(record)
@@ -275,7 +247,7 @@ class Ingress:
         self, failure: SoftFailure, record: IngressRecord, route: Route | None
     ) -> IngressOutcome:
         name = None if route is None else route.name
-        policy = self.policy(route)
+        policy = self.config.soft_failure_policy(route)
         if policy is SoftFailurePolicy.SKIP:
             return IngressOutcome(IngressAction.SKIP, route=name, failure=failure)
         if policy is SoftFailurePolicy.DEAD_LETTER:

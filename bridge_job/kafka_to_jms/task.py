@@ -28,19 +28,19 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
-from pathlib import Path
 
 import jpype
 
 from bridge_job.config import JobConfig, ingress_group
-from bridge_job.config.loading import WatchedConfig
+from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.link import JmsLink, Outage
 from bridge_job.jms.settings import jms_classpath, jms_credentials
-from bridge_job.kafka.clients import client_config, producer_config
+from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import consumer_for, read_range
+from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.kafka_to_jms.converting import (
     Ingress,
@@ -85,8 +85,7 @@ SUMMARY_SCHEMA = (
     "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
 )
 
-_watched: dict[str, WatchedConfig] = {}
-_ingress: dict[str, Ingress] = {}
+_ingresses = PerConfig(Ingress)
 _links: dict[str, JmsLink] = {}  # per bridge id, for this process's tasks
 # Messages per JMS transaction: a consumer sees a range's messages as it goes, not when all of a large
 # batch is sent; a failure resends from the first chunk not committed.
@@ -95,20 +94,12 @@ COMMIT_EVERY = 500
 
 def current_ingress(config_path: str) -> Ingress:
     """The Ingress for the config file as it is now; rebuilt when the file changes."""
-    config = _watched.setdefault(config_path, WatchedConfig(Path(config_path))).current()
-    ingress = _ingress.get(config_path)
-    if ingress is None or ingress.config is not config:
-        ingress = _ingress[config_path] = Ingress(config)
-    return ingress
+    return _ingresses.current(config_path)
 
 
 def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
-    return client_config(config.bridge.kafka) | {
-        "group.id": ingress_group(config.bridge_id),
-        "enable.auto.commit": "false",
-        "enable.auto.offset.store": "false",
-        "isolation.level": "read_committed",
-    }
+    """The ingress group's consumer (kafka/reading.py)."""
+    return kafka_consumer_settings(config.bridge.kafka, ingress_group(config.bridge_id))
 
 
 def jms_link(config: JobConfig) -> JmsLink:

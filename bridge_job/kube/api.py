@@ -2,7 +2,8 @@
 
 kopf talks to the API for the operator's own needs (watching, finalizers, its annotations); the operator's
 writes of child objects and statuses, its reads of Secrets, and the job's Lease (`kube/leadership.py`) go
-through `Kube`, on the official `kubernetes` client's transport.
+through `Kube`, on the official `kubernetes` client's transport. A job process has one client
+(`Kube.shared`), for its Lease and its health reports alike.
 
 - Configuration: loaded when a client is first made, not at import: in a pod from its service account
   (in-cluster), elsewhere from `$KUBECONFIG` as it is *then* (the client computes its default path at
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -119,6 +121,21 @@ class Kube:
 
         return cls(client.ApiClient(load_configuration()))
 
+    @classmethod
+    def shared(cls) -> Kube:
+        """This process's client for the cluster configured now, made once: the job's Lease and its health
+        reports share one connection pool. `NotConfigured` if no cluster is."""
+        from kubernetes import client
+
+        configuration = load_configuration()
+        cluster = (configuration.host, configuration.cert_file, configuration.key_file)
+        key = (*cluster, configuration.ssl_ca_cert, repr(configuration.api_key))
+        with _shared_lock:
+            kube = _shared.get(key)
+            if kube is None:
+                kube = _shared[key] = cls(client.ApiClient(configuration))
+        return kube
+
     def close(self) -> None:
         self._api.close()
 
@@ -213,6 +230,10 @@ class Kube:
                 return False
             raise
         return True
+
+
+_shared: dict[tuple[object, ...], Kube] = {}  # per cluster and credentials, see `Kube.shared`
+_shared_lock = threading.Lock()
 
 
 def _api_error(status: int, reason: str, data: bytes | None) -> ApiError:

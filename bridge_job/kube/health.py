@@ -98,7 +98,7 @@ class HealthConfigMap:
         if config.namespace is None:
             return None
         try:
-            kube = Kube.connect()
+            kube = Kube.shared()
         except NotConfigured:
             return None
         return cls(kube, config.namespace, config.bridge_id, instance)

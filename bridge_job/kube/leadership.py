@@ -111,7 +111,7 @@ class KubernetesLeases:
 
 def _connect() -> Kube:
     try:
-        return Kube.connect()
+        return Kube.shared()
     except NotConfigured as error:
         raise BridgeStopped(
             f"failover.standby needs the Kubernetes API for its lease, and none is configured ({error}); "

@@ -2,8 +2,9 @@
 
 The same vocabulary for every flow: the ingest (a poison message), the egress (no route, no key, a record
 too large) and the ingress (no destination, a send refused). A flow handles a soft failure by its route's
-policy (else the bridge's): `fail` stops the bridge, `skip` drops the message with a log line,
-`deadLetter` publishes it to the dead-letter topic with headers saying why and where it came from.
+policy, else the bridge's (`JobConfig.soft_failure_policy`, the one rule): `fail` stops the bridge, `skip`
+drops the message with a log line, `deadLetter` publishes it to the dead-letter topic with headers saying
+why and where it came from.
 """
 
 from __future__ import annotations
@@ -72,10 +73,26 @@ def too_large(size: int, limit: int, what: str) -> SoftFailure:
     )
 
 
-def reason_headers(failure: SoftFailure, source: str) -> list[tuple[str, bytes]]:
-    """Why a message was dead-lettered and where it came from (`queue://NAME`)."""
-    return [
+def dead_letter_headers(
+    failure: SoftFailure,
+    source: str,
+    *,
+    journal: str | None = None,
+    offset: int | None = None,
+    route: str | None = None,
+) -> list[tuple[str, bytes]]:
+    """The headers a dead letter of every flow adds: why the message was dead-lettered, where it came from
+    (`source`: `queue://NAME` for a JMS message, `topic/partition` for a Kafka record), and where known its
+    journal partition (`journal`: `topic/partition`), its offset there or in its topic, and its route."""
+    headers = [
         (DEAD_LETTER_PREFIX + "reason", failure.reason.value.encode()),
         (DEAD_LETTER_PREFIX + "error", failure.error.encode("utf-8", "replace")),
         (DEAD_LETTER_PREFIX + "source", source.encode("utf-8", "replace")),
     ]
+    if journal is not None:
+        headers.append((DEAD_LETTER_PREFIX + "journal", journal.encode()))
+    if offset is not None:
+        headers.append((DEAD_LETTER_PREFIX + "offset", str(offset).encode()))
+    if route is not None:
+        headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
+    return headers

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from confluent_kafka.admin import AdminClient
-
 from bridge_job.config import JobConfig, is_topic_pattern
 from bridge_job.errors import BridgeStopped
-from bridge_job.kafka.clients import client_config
+from bridge_job.kafka.clients import admin_client
 from bridge_job.routing.replies import reply_topics
 
 
@@ -24,7 +22,7 @@ def check_topics(config: JobConfig) -> None:
     topics = destination_topics(config)
     if not topics:
         return
-    metadata = AdminClient(client_config(config.bridge.kafka)).list_topics(timeout=30)
+    metadata = admin_client(config.bridge.kafka).list_topics(timeout=30)
     missing = [t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None]
     if missing:
         raise BridgeStopped(

@@ -117,3 +117,12 @@ def test_a_refused_transactional_id_is_a_hard_failure_that_says_what_to_grant() 
         "transactions): grant WRITE and DESCRIBE on transactional ids with the prefix orders.jms-bridge. to "
         "the bridge's principal"
     )
+
+
+def test_the_journal_producer_is_transactional_without_re_bootstrapping() -> None:
+    """As the egress's (kafka/writing.py `transactional_settings`): after every broker was down, a producer
+    that re-bootstraps never sends the offsets of its next transaction, and the call hangs."""
+    settings = JournalWriter(config(name="orders"), partitions=1).settings
+    assert settings["metadata.recovery.strategy"] == "none"
+    assert settings["transactional.id"] == "orders.jms-bridge.journal"
+    assert settings["transaction.timeout.ms"] == "60000"

@@ -242,5 +242,5 @@ def test_a_pattern_reads_every_topic_it_matches() -> None:
         read_topics(cfg, ["ev.a"])
     ingress = Ingress(cfg)
     record = IngressRecord(KafkaRecord(b"x"), KafkaSource("ev.b", 0, 0, NOW))
-    assert Ingress(cfg).route(record) is not None and ingress.routes_of("ev.b")[0].name == "events"
-    assert ingress.routes_of("ev.a.deep") == ()
+    assert Ingress(cfg).route(record) is not None and ingress.table.routes_of("ev.b")[0].name == "events"
+    assert ingress.table.routes_of("ev.a.deep") == ()

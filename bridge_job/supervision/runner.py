@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from bridge_job.config import ConfigError, Direction, JobConfig, lease_holder_identity
+from bridge_job.config import ConfigError, Delivery, Direction, JobConfig, lease_holder_identity
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings
 from bridge_job.errors import BridgeStopped
@@ -94,6 +94,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
     checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+    log.info("checkpoint: %s", checkpoint.absolute())
     stopping = threading.Event()
     _stop_on_signals(stopping)  # a standby stops cleanly too
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
@@ -102,9 +103,12 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
+    check_checkpoints(config, checkpoint)  # before the ingest takes a JMS message it could not deliver
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop
+    if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
+        check_checkpoints(config, checkpoint)
 
     ingest.start(job_epoch(leadership, options.instance))
 
@@ -148,6 +152,47 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
+
+
+def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
+    """The egress and ingress checkpoints still index the topics they were taken on (spark/binding.py):
+    checked before the ingest starts, so that a mismatch stops the bridge before it takes any JMS message."""
+    from confluent_kafka import Consumer
+
+    from bridge_job.journal.reading import consumer_settings
+    from bridge_job.kafka_to_jms import task as ingress_task
+    from bridge_job.kafka_to_jms.source import PATTERN_MARK, topic_partition
+    from bridge_job.spark import binding
+
+    journal = config.journal_topic
+
+    def journal_partition(key: str) -> tuple[str, int]:
+        return journal, int(key)
+
+    def ingress_partition(key: str) -> tuple[str, int] | None:
+        return None if key.startswith(PATTERN_MARK) else topic_partition(key)
+
+    checks = [
+        (checkpoint, consumer_settings(config), journal_partition),
+        (checkpoint / "ingress", ingress_task.consumer_settings(config), ingress_partition),
+    ]
+    for where, settings, locate in checks:
+        consumer = Consumer(settings)
+        try:
+            mismatch = binding.verify(consumer, settings, where, locate)
+        finally:
+            consumer.close()
+        if mismatch is not None:
+            raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
+    if config.bridge.delivery is Delivery.EXACTLY_ONCE:  # its tasks skip what the reader group committed
+        settings = consumer_settings(config)
+        consumer = Consumer(settings)
+        try:
+            mismatch = binding.committed_beyond(consumer, journal, str(settings["group.id"]))
+        finally:
+            consumer.close()
+        if mismatch is not None:
+            raise BridgeStopped(binding.describe(mismatch, config.bridge_id, checkpoint))
 
 
 @contextlib.contextmanager

@@ -98,9 +98,9 @@ class EgressReader(RangeReader):
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
         return [
-            JournalRange(self.topic, int(p), start.get(p, 0), end[p], self.config_path)
+            JournalRange(self.topic, int(p), self.floor(p, start.get(p, 0)), end[p], self.config_path)
             for p in sorted(end, key=int)
-            if end[p] > start.get(p, 0)
+            if end[p] > self.floor(p, start.get(p, 0))
         ]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:

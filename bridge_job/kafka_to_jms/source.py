@@ -154,7 +154,7 @@ class IngressReader(RangeReader):
         self.check_range(start, low, high)  # another topic, or records lost to retention: stop
         self.refresh_binding(start, low)
         placed = place_new(start, low, high, starting_from_earliest(self.config))
-        reading = {k: start[k] for k in high if k in start}
+        reading = {k: max(start[k], low[k]) for k in high if k in start}  # past lost records, if skipped
         latest = dict(high)
         if self._target is not None:  # nothing written after the query started
             latest = {k: max(reading.get(k, 0), min(high[k], self._target.get(k, 0))) for k in high}
@@ -166,9 +166,10 @@ class IngressReader(RangeReader):
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
         ranges = []
         for k in sorted(end):
-            if k in start and end[k] > start[k] and not k.startswith(PATTERN_MARK):
+            if k in start and not k.startswith(PATTERN_MARK) and end[k] > self.floor(k, start[k]):
                 topic, partition = topic_partition(k)
-                ranges.append(TopicRange(topic, partition, start[k], end[k], self.config_path))
+                begin = self.floor(k, start[k])
+                ranges.append(TopicRange(topic, partition, begin, end[k], self.config_path))
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:

@@ -71,7 +71,7 @@ class Mismatch:
     topic: str
     found: str
     expected: str
-    lost: bool = False  # below the low watermark: records gone to retention, not another topic
+    lost: int = 0  # records below the low watermark: gone to retention, not another topic
 
 
 def by_topic(offsets: Mapping[str, int], locate: Locate) -> dict[str, dict[int, int]]:
@@ -99,7 +99,8 @@ def out_of_range(
     if behind:
         found = ", ".join(f"partition {p} starts at {low[p]}" for p in sorted(behind))
         expected = ", ".join(f"offsets {o}..{low[p] - 1} of partition {p}" for p, o in sorted(behind.items()))
-        return Mismatch(topic, found, expected + " still unread", lost=True)
+        count = sum(low[p] - o for p, o in behind.items())
+        return Mismatch(topic, found, expected + " still unread", lost=count)
     return None
 
 
@@ -258,12 +259,13 @@ def topic_state(consumer: Consumer, topic: str, bound: TopicBinding | None) -> T
 
 def verify(
     consumer: Consumer, settings: Mapping[str, Any], checkpoint: Path, locate: Locate
-) -> Mismatch | None:
-    """Whether the checkpoint's last offsets and its binding fit the topics as they are now."""
+) -> list[Mismatch]:
+    """Where the checkpoint's last offsets and its binding do not fit the topics as they are now."""
     offsets = spark_offsets(checkpoint)
     binding = load_binding(checkpoint) or {}
     if offsets is None:
-        return None
+        return []
+    found: list[Mismatch] = []
     per_topic = by_topic(offsets, locate)
     ids = topic_ids(settings, [t for t in per_topic if binding.get(t) and binding[t].topic_id])
     for topic, partitions in sorted(per_topic.items()):
@@ -272,8 +274,8 @@ def verify(
         state = TopicState(state.exists, ids.get(topic), state.low, state.high, state.records)
         mismatch = check_topic(topic, bound, partitions, state)
         if mismatch is not None:
-            return mismatch
-    return None
+            found.append(mismatch)
+    return found
 
 
 def fingerprint_all(

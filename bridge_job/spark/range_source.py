@@ -11,6 +11,7 @@ With the `availableNow` trigger the source fixes the end offsets when the query 
 
 from __future__ import annotations
 
+import logging
 import time
 from abc import abstractmethod
 from pathlib import Path
@@ -24,6 +25,8 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.spark import binding
 from bridge_job.spark.offsets import Offsets
 
+log = logging.getLogger("jmsbridge.checkpoint")
+
 
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks."""
@@ -36,6 +39,7 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._bound: set[tuple[str, int] | None] = set()  # the partitions with a record in the binding
         self._consumer: Consumer | None = None
         self._latest: Offsets | None = None  # what the last `latestOffset` saw
+        self._low: Offsets | None = None  # the low watermarks it saw
         self._target: Offsets | None = None  # availableNow: where to stop
 
     def __getstate__(self) -> dict[str, str]:
@@ -54,9 +58,9 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._checked or self.checkpoint is None:
             return
         settings = self.consumer_settings()
-        mismatch = binding.verify(self.consumer, settings, self.checkpoint, self.locate)
-        if mismatch is not None:
-            raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, self.checkpoint))
+        for mismatch in binding.verify(self.consumer, settings, self.checkpoint, self.locate):
+            if not (mismatch.lost and self.config.bridge.spark.on_data_loss == "skip"):  # else: planning
+                raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, self.checkpoint))
         self._checked = True
 
     def refresh_binding(self, start: Offsets, low: Offsets) -> None:
@@ -82,6 +86,15 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if not highs:
                 continue  # not read now (a route removed): it keeps its position
             mismatch = binding.out_of_range(topic, offsets, lows, highs)
+            if mismatch is not None and mismatch.lost and self.config.bridge.spark.on_data_loss == "skip":
+                log.warning(
+                    "topic %s: %d records left before the bridge read them (%s), skipped "
+                    "(spark.onDataLoss: skip)",
+                    topic,
+                    mismatch.lost,
+                    mismatch.expected,
+                )
+                continue
             if mismatch is not None:
                 where = self.checkpoint or Path("(no checkpoint)")
                 raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, where))
@@ -111,8 +124,14 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latest(self) -> tuple[Offsets, Offsets]:
         """The watermarks, remembering the high ones for `reportLatestOffset`."""
         low, high = self.watermarks()
-        self._latest = high
+        self._latest, self._low = high, low
         return low, high
+
+    def floor(self, key: str, offset: int) -> int:
+        """A range's start, past records that left the topic (`spark.onDataLoss: skip`)."""
+        if self._low is None:
+            self._low = self.watermarks()[0]
+        return max(offset, self._low.get(key, offset))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)

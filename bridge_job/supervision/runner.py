@@ -14,7 +14,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -103,12 +103,13 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
-    check_checkpoints(config, checkpoint)  # before the ingest takes a JMS message it could not deliver
+    # Before the ingest takes a JMS message it could not deliver:
+    check_checkpoints(config, checkpoint, metrics.record_lost)
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop
     if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
-        check_checkpoints(config, checkpoint)
+        check_checkpoints(config, checkpoint, metrics.record_lost)
 
     ingest.start(job_epoch(leadership, options.instance))
 
@@ -154,7 +155,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             spark.stop()
 
 
-def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
+def check_checkpoints(config: JobConfig, checkpoint: Path, lost: Callable[[str, int], None]) -> None:
     """The egress and ingress checkpoints still index the topics they were taken on (spark/binding.py):
     checked before the ingest starts, so that a mismatch stops the bridge before it takes any JMS message."""
     from confluent_kafka import Consumer
@@ -179,20 +180,30 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
     for where, settings, locate in checks:
         consumer = Consumer(settings)
         try:
-            mismatch = binding.verify(consumer, settings, where, locate)
+            mismatches = binding.verify(consumer, settings, where, locate)
         finally:
             consumer.close()
-        if mismatch is not None:
-            raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
+        for mismatch in mismatches:
+            if mismatch.lost and config.bridge.spark.on_data_loss == "skip":
+                log.warning(
+                    "topic %s: %d records left before the bridge read them (%s), skipped "
+                    "(spark.onDataLoss: skip)",
+                    mismatch.topic,
+                    mismatch.lost,
+                    mismatch.expected,
+                )
+                lost(mismatch.topic, mismatch.lost)
+            else:
+                raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
     if config.bridge.delivery is Delivery.EXACTLY_ONCE:  # its tasks skip what the reader group committed
         settings = consumer_settings(config)
         consumer = Consumer(settings)
         try:
-            mismatch = binding.committed_beyond(consumer, journal, str(settings["group.id"]))
+            ahead = binding.committed_beyond(consumer, journal, str(settings["group.id"]))
         finally:
             consumer.close()
-        if mismatch is not None:
-            raise BridgeStopped(binding.describe(mismatch, config.bridge_id, checkpoint))
+        if ahead is not None:
+            raise BridgeStopped(binding.describe(ahead, config.bridge_id, checkpoint))
 
 
 @contextlib.contextmanager

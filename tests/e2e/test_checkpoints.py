@@ -146,7 +146,7 @@ def test_recreated_journal_stops_before_taking_jms_messages_and_reset_delivers_t
     job.stop()
 
 
-def test_recreated_source_topic_and_journal_records_lost_stop_with_one_line(
+def test_journal_records_lost_and_recreated_source_topic_stop_with_one_line(
     tmp_path: Path, kafka: KafkaBroker, activemq: ActiveMqBroker
 ) -> None:
     n = uuid.uuid4().hex[:8]
@@ -183,23 +183,29 @@ def test_recreated_source_topic_and_journal_records_lost_stop_with_one_line(
     assert keys(read_topics(kafka, [topic], 3)) == {0, 1, 2}
     job.stop()
 
-    # the source topic recreated, shorter: the ingress checkpoint's offsets lie beyond its end
-    recreate(kafka, source)
-    produce(kafka, source, 2, prefix="new")
-    line = run_to_stop(job)
-    assert f"checkpoint mismatch on topic {source}: checkpoint {checkpoint / 'ingress'}" in line, line
-
-    # records deleted from the journal before egress read them: stopped by default, named
+    # while it is stopped: records deleted from the journal before egress read them, and the source
+    # topic recreated, shorter (the ingress checkpoint's offsets lie beyond its end)
     produce(kafka, journal, 5, prefix="unread")
-    consumer_admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
     probe = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": f"probe-{n}"})
     _, high = probe.get_watermark_offsets(TopicPartition(journal, 0), timeout=30, cached=False)
     probe.close()
-    for future in consumer_admin.delete_records([TopicPartition(journal, 0, high)]).values():
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    for future in admin.delete_records([TopicPartition(journal, 0, high)]).values():
         future.result(timeout=30)
+    recreate(kafka, source)
+    produce(kafka, source, 2, prefix="new")
+
+    # the journal's loss stops the bridge by default, named
     line = run_to_stop(job)
-    assert f"topic {journal} lost records before the bridge read them" in line, line
+    assert f"bridge {name}: topic {journal} lost records before the bridge read them" in line, line
     assert "spark.onDataLoss: skip" in line
+
+    # with spark.onDataLoss: skip the loss is counted and logged; the recreated source topic still stops it
+    bridge["spec"]["spark"]["onDataLoss"] = "skip"
+    write_yaml(files[0], bridge)
+    line = run_to_stop(job)
+    assert f"checkpoint mismatch on topic {source}: checkpoint {checkpoint / 'ingress'}" in line, line
+    assert f"topic {journal}: 5 records left before the bridge read them" in job.log(), job.log()[-3000:]
 
     # reset to latest: what the topics hold now is skipped, the bridge runs on
     printed = reset(files, checkpoint, "latest")

@@ -36,7 +36,11 @@ def register(commands: Any) -> None:
         "-f", "--file", "--config", dest="files", action="append", type=Path, required=True,
         help="the bridge's YAML (JmsBridge and JmsBridgeRoutes) or its rendered job config",
     )  # fmt: skip
-    reset.add_argument("--checkpoint", type=Path, help="checkpoint directory (default: as `jmsbridge job`)")
+    reset.add_argument(
+        "--checkpoint", type=Path,
+        help="checkpoint directory (default: as `jmsbridge job` with the same --work-dir)",
+    )  # fmt: skip
+    reset.add_argument("--work-dir", type=Path, help="the work dir `jmsbridge job` was given, if any")
     reset.add_argument("--to", dest="position", choices=POSITIONS, required=True, help="where to start")
     reset.set_defaults(run=run)
 
@@ -67,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"invalid configuration:\n{error}")
         return 1
-    checkpoint: Path = args.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+    from jmsbridge.job_cli import local_checkpoints
+
+    checkpoints = local_checkpoints(args) or Path(config.bridge.spark.checkpoint.path)
+    checkpoint: Path = args.checkpoint or checkpoints / config.bridge_id
     position: str = args.position
     old_egress = binding.spark_offsets(checkpoint) or {}
     old_ingress = binding.spark_offsets(checkpoint / "ingress") or {}

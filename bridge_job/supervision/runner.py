@@ -42,6 +42,7 @@ class JobOptions:
     config_paths: Sequence[Path]
     master: str | None = None
     checkpoint: Path | None = None
+    checkpoints_dir: Path | None = None  # without `checkpoint`: `<checkpoints_dir>/<bridgeId>` (local runs)
     work_dir: Path | None = None
     instance: str = "a"
     available_now: bool = False
@@ -93,7 +94,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     partitions = ensure_journal_topic(config)
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
-    checkpoint = options.checkpoint or Path(config.bridge.spark.checkpoint.path) / config.bridge_id
+    checkpoints = options.checkpoints_dir or Path(config.bridge.spark.checkpoint.path)
+    checkpoint = options.checkpoint or checkpoints / config.bridge_id
     log.info("checkpoint: %s", checkpoint.absolute())
     stopping = threading.Event()
     _stop_on_signals(stopping)  # a standby stops cleanly too

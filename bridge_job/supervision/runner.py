@@ -20,10 +20,17 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from bridge_job.config import ConfigError, Delivery, Direction, JobConfig, lease_holder_identity
+from bridge_job.config import (
+    CHECKPOINT_MISMATCH,
+    ConfigError,
+    Delivery,
+    Direction,
+    JobConfig,
+    lease_holder_identity,
+)
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings
-from bridge_job.errors import BridgeStopped
+from bridge_job.errors import BridgeStopped, CheckpointMismatch
 from bridge_job.journal.entries import Epoch
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.redaction import redact_logs
@@ -33,6 +40,7 @@ from bridge_job.supervision.topics import check_topics
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.kube.health import HealthConfigMap
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -106,12 +114,12 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
     # Before the ingest takes a JMS message it could not deliver:
-    check_checkpoints(config, checkpoint, metrics.record_lost)
+    _reporting_mismatch(report, lambda: check_checkpoints(config, checkpoint, metrics.record_lost))
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop
     if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
-        check_checkpoints(config, checkpoint, metrics.record_lost)
+        _reporting_mismatch(report, lambda: check_checkpoints(config, checkpoint, metrics.record_lost))
 
     ingest.start(job_epoch(leadership, options.instance))
 
@@ -157,6 +165,17 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             spark.stop()
 
 
+def _reporting_mismatch(report: HealthConfigMap | None, check: Callable[[], None]) -> None:
+    """A checkpoint mismatch is said in the health ConfigMap before the job exits: the operator shows it
+    as Stalled, reason CheckpointMismatch, with the job's line."""
+    try:
+        check()
+    except CheckpointMismatch as error:
+        if report is not None:
+            report.report_stop(CHECKPOINT_MISMATCH, error.reason)
+        raise
+
+
 def check_checkpoints(config: JobConfig, checkpoint: Path, lost: Callable[[str, int], None]) -> None:
     """The egress and ingress checkpoints still index the topics they were taken on (spark/binding.py):
     checked before the ingest starts, so that a mismatch stops the bridge before it takes any JMS message."""
@@ -195,8 +214,10 @@ def check_checkpoints(config: JobConfig, checkpoint: Path, lost: Callable[[str, 
                     mismatch.expected,
                 )
                 lost(mismatch.topic, mismatch.lost)
-            else:
+            elif mismatch.lost:
                 raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
+            else:
+                raise CheckpointMismatch(binding.describe(mismatch, config.bridge_id, where))
     if config.bridge.delivery is Delivery.EXACTLY_ONCE:  # its tasks skip what the reader group committed
         settings = consumer_settings(config)
         consumer = Consumer(settings)
@@ -205,7 +226,7 @@ def check_checkpoints(config: JobConfig, checkpoint: Path, lost: Callable[[str, 
         finally:
             consumer.close()
         if ahead is not None:
-            raise BridgeStopped(binding.describe(ahead, config.bridge_id, checkpoint))
+            raise CheckpointMismatch(binding.describe(ahead, config.bridge_id, checkpoint))
 
 
 @contextlib.contextmanager

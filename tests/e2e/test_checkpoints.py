@@ -91,14 +91,15 @@ def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: floa
     return messages
 
 
+@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
 def test_recreated_journal_stops_before_taking_jms_messages_and_reset_delivers_them(
-    tmp_path: Path, kafka: KafkaBroker, activemq: ActiveMqBroker
+    tmp_path: Path, kafka: KafkaBroker, activemq: ActiveMqBroker, delivery: str
 ) -> None:
     n = uuid.uuid4().hex[:8]
     name, queue, topic = f"ckpt-{n}", f"ckpt.{n}", f"ckpt-{n}"
     journal = f"{name}.jms-bridge.journal"
     kafka.create_topics(topic)
-    bridge = bridge_document(name, activemq, kafka, [{"queue": queue}])
+    bridge = bridge_document(name, activemq, kafka, [{"queue": queue}], delivery=delivery)
     route = route_document("all", name, topic, key={"property": "seq"})
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
     checkpoint = tmp_path / "checkpoint"

@@ -19,3 +19,7 @@ class BridgeStopped(Exception):
         reason = redact(message)  # Spark's JVM logs the text of a task's failure, beyond our log handlers
         super().__init__(self.PREFIX + reason)
         self.reason = reason
+
+
+class CheckpointMismatch(BridgeStopped):
+    """A checkpoint taken on other topics than those there now (bridge_job/spark/binding.py)."""

@@ -10,13 +10,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from jmsbridge import codec_cli, demo, job_cli, operator_cli
+from jmsbridge import checkpoint_cli, codec_cli, demo, job_cli, operator_cli
 
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="jmsbridge", description=__doc__.splitlines()[0])
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (job_cli, demo, operator_cli, codec_cli):
+    for module in (job_cli, checkpoint_cli, demo, operator_cli, codec_cli):
         module.register(commands)
     return root
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,11 @@ def register(commands: Any) -> None:
         help="a YAML file with the JmsBridge and its JmsBridgeRoutes, or the rendered job config",
     )  # fmt: skip
     job.add_argument("--master", help="Spark master, e.g. local[2] (default: from spark-submit)")
-    job.add_argument("--checkpoint", type=Path, help="checkpoint directory (default: spark.checkpoint.path)")
+    job.add_argument(
+        "--checkpoint", type=Path,
+        help="checkpoint directory (default: under spark-submit, spark.checkpoint.path/<bridgeId>; run "
+        "locally, checkpoints/<bridgeId> in --work-dir, else next to the first config file)",
+    )  # fmt: skip
     job.add_argument("--work-dir", type=Path, help="where the rendered config is kept (default: a temp dir)")
     job.add_argument("--instance", default="a", help="instance name (active/standby pair member)")
     job.add_argument("--metrics-port", type=int, help="Prometheus port (default: telemetry.port; 0: off)")
@@ -47,6 +52,16 @@ def spark_setting(text: str) -> tuple[str, str]:
     return key, value
 
 
+def local_checkpoints(args: argparse.Namespace) -> Path | None:
+    """Where a local run keeps its checkpoints, in sight of the user: in its work dir, else next to its
+    config, never a machine-wide directory that every later run of a bridge with that id would share.
+    Under spark-submit (the operator's SparkApplications) the config's spark.checkpoint.path applies."""
+    if args.checkpoint is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return None
+    base: Path = args.work_dir if args.work_dir is not None else args.files[0].parent
+    return base.absolute() / "checkpoints"
+
+
 def run(args: argparse.Namespace) -> int:
     from bridge_job.supervision.runner import JobOptions
     from bridge_job.supervision.runner import run as run_job
@@ -56,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             config_paths=args.files,
             master=args.master,
             checkpoint=args.checkpoint,
+            checkpoints_dir=local_checkpoints(args),
             work_dir=args.work_dir,
             instance=args.instance,
             available_now=args.available_now,

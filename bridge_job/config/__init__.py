@@ -60,6 +60,7 @@ from bridge_job.config.job import (
     route_sort_key,
 )
 from bridge_job.config.names import (
+    CHECKPOINT_MISMATCH,
     CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
     ENV_JMS_PASSWORD,
@@ -126,6 +127,7 @@ __all__ = [
     "API_VERSION",
     "BRIDGE_ID_PATTERN",
     "BRIDGE_KIND",
+    "CHECKPOINT_MISMATCH",
     "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
     "DESTINATION_PATTERN",

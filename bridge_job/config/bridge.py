@@ -378,6 +378,12 @@ class SparkSpec(CamelModel):
         default=600,
         description="How far back (by journal time) a redelivered JMS message is looked for in the journal.",
     )
+    on_data_loss: Literal["fail", "skip"] = Field(
+        default="fail",
+        description="Records that left the journal or a kafkaToJms topic (retention, deleted records) "
+        "before the bridge read them: fail stops the bridge; skip counts them (jmsbridge_records_lost) "
+        "and goes on from what is left.",
+    )
     spark_conf: Annotated[dict[str, str], Field(max_length=64)] | None = Field(
         default=None,
         description="Spark settings added to the job's own; extraJavaOptions are appended to the job's, "

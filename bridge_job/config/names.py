@@ -67,6 +67,9 @@ JMS_RECONNECTING = "Reconnecting"
 
 JMS_CONNECTED = "Connected"
 
+# Why the job stopped, when it says (`{"stopped": {"reason": ..., "message": ...}}`): the operator's reason.
+CHECKPOINT_MISMATCH = "CheckpointMismatch"
+
 
 def lease_holder_identity(instance: str, pod: str) -> str:
     """The Lease's `holderIdentity`: `<instance>/<pod>`, so a reader sees which instance is active."""

@@ -41,8 +41,8 @@ class JournalRange(InputPartition):
 class EgressReader(RangeReader):
     """The journal's partitions, one range each."""
 
-    def __init__(self, config_path: str) -> None:
-        super().__init__(config_path)
+    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
+        super().__init__(config_path, checkpoint)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -73,29 +73,32 @@ class EgressReader(RangeReader):
             low[str(partition)], high[str(partition)] = lo, hi
         return low, high
 
+    def locate(self, key: str) -> tuple[str, int]:
+        return self.topic, int(key)
+
     def initialOffset(self) -> Offsets:
-        return self.patient_watermarks()[0]
+        low, high = self.patient_watermarks()
+        reset = self.start_offsets()  # `jmsbridge reset-checkpoint`: clamped to what the journal holds
+        if reset is not None:
+            return {p: min(max(reset.get(p, low[p]), low[p]), high[p]) for p in low}
+        return low
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        self.check_binding(start)
         low, high = self.latest()
+        self.check_range(start, low, high)  # another journal, or records lost to retention: stop
+        self.refresh_binding(start, low)
         begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
         if self._target is not None:  # nothing written after the query started (a new partition: none)
             high = {p: max(begin[p], min(high[p], self._target.get(p, begin[p]))) for p in high}
-        lost = {p: (start[p], low[p]) for p in start if p in low and start[p] < low[p]}
-        if lost:
-            ranges = ", ".join(f"partition {p} offsets {a}..{b - 1}" for p, (a, b) in sorted(lost.items()))
-            raise BridgeStopped(
-                f"journal topic {self.topic} lost records before the bridge read them ({ranges}): "
-                "raise its retention"
-            )
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return plan_batch(begin, high, max_rows)
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
         return [
-            JournalRange(self.topic, int(p), start.get(p, 0), end[p], self.config_path)
+            JournalRange(self.topic, int(p), self.floor(p, start.get(p, 0)), end[p], self.config_path)
             for p in sorted(end, key=int)
-            if end[p] > start.get(p, 0)
+            if end[p] > self.floor(p, start.get(p, 0))
         ]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:
@@ -115,4 +118,4 @@ class EgressSource(DataSource):
         return egress_task.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> EgressReader:
-        return EgressReader(self.options["config"])
+        return EgressReader(self.options["config"], self.options.get("checkpoint"))

@@ -114,8 +114,8 @@ class TopicRange(InputPartition):
 class IngressReader(RangeReader):
     """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
-    def __init__(self, config_path: str) -> None:
-        super().__init__(config_path)
+    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
+        super().__init__(config_path, checkpoint)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -141,19 +141,20 @@ class IngressReader(RangeReader):
                 low[key(topic, partition)], high[key(topic, partition)] = lo, hi
         return low, high
 
+    def locate(self, key: str) -> tuple[str, int] | None:
+        return None if key.startswith(PATTERN_MARK) else topic_partition(key)
+
     def initialOffset(self) -> Offsets:
-        return {}
+        reset = self.start_offsets()  # `jmsbridge reset-checkpoint`: the partitions' positions
+        return reset if reset is not None else {}
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        self.check_binding(start)
         low, high = self.latest()
+        self.check_range(start, low, high)  # another topic, or records lost to retention: stop
+        self.refresh_binding(start, low)
         placed = place_new(start, low, high, starting_from_earliest(self.config))
-        lost = {k: (start[k], low[k]) for k in start if k in low and start[k] < low[k]}
-        if lost:
-            ranges = ", ".join(f"{k} offsets {a}..{b - 1}" for k, (a, b) in sorted(lost.items()))
-            raise BridgeStopped(
-                f"records were deleted before the bridge read them ({ranges}): raise the topics' retention"
-            )
-        reading = {k: start[k] for k in high if k in start}
+        reading = {k: max(start[k], low[k]) for k in high if k in start}  # past lost records, if skipped
         latest = dict(high)
         if self._target is not None:  # nothing written after the query started
             latest = {k: max(reading.get(k, 0), min(high[k], self._target.get(k, 0))) for k in high}
@@ -165,9 +166,10 @@ class IngressReader(RangeReader):
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
         ranges = []
         for k in sorted(end):
-            if k in start and end[k] > start[k] and not k.startswith(PATTERN_MARK):
+            if k in start and not k.startswith(PATTERN_MARK) and end[k] > self.floor(k, start[k]):
                 topic, partition = topic_partition(k)
-                ranges.append(TopicRange(topic, partition, start[k], end[k], self.config_path))
+                begin = self.floor(k, start[k])
+                ranges.append(TopicRange(topic, partition, begin, end[k], self.config_path))
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
@@ -187,4 +189,4 @@ class IngressSource(DataSource):
         return ingress_task.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> IngressReader:
-        return IngressReader(self.options["config"])
+        return IngressReader(self.options["config"], self.options.get("checkpoint"))

@@ -108,6 +108,13 @@ class HealthConfigMap:
             self._latest = document
             self._wake.notify()
 
+    def report_stop(self, reason: str, message: str) -> None:
+        """Why the job stops, written now (it is about to exit); a write that fails is only logged."""
+        try:
+            self.write({"stopped": {"reason": reason, "message": redact(message)}, "updated": now()})
+        except ApiError as error:
+            log.warning("cannot report the stop in ConfigMap %s/%s: %s", self.namespace, self.name, error)
+
     def stop(self) -> None:
         with self._wake:
             self._stopping = True

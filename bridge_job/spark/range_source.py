@@ -11,24 +11,36 @@ With the `availableNow` trigger the source fixes the end offsets when the query 
 
 from __future__ import annotations
 
+import logging
+import time
 from abc import abstractmethod
+from pathlib import Path
 
 from confluent_kafka import Consumer
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
 from bridge_job.config import JobConfig
+from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
+from bridge_job.spark import binding
 from bridge_job.spark.offsets import Offsets
+
+log = logging.getLogger("jmsbridge.checkpoint")
 
 
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks."""
 
-    def __init__(self, config_path: str) -> None:
+    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
         self.config_path = config_path
+        self.checkpoint = Path(checkpoint) if checkpoint else None
+        self._checked = False  # the checkpoint's binding, checked when the query starts
+        self._fingerprinted = 0.0  # when the binding's records were last taken
+        self._bound: set[tuple[str, int] | None] = set()  # the partitions with a record in the binding
         self._consumer: Consumer | None = None
         self._latest: Offsets | None = None  # what the last `latestOffset` saw
+        self._low: Offsets | None = None  # the low watermarks it saw
         self._target: Offsets | None = None  # availableNow: where to stop
 
     def __getstate__(self) -> dict[str, str]:
@@ -36,6 +48,61 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __setstate__(self, state: dict[str, str]) -> None:
         type(self).__init__(self, state["config_path"])
+
+    @abstractmethod
+    def locate(self, key: str) -> tuple[str, int] | None:
+        """The topic and partition of an offsets key; None for a key that is no partition."""
+
+    def check_binding(self, start: Offsets) -> None:
+        """Once per query start: the checkpoint still indexes the topics it was taken on
+        (spark/binding.py); a checkpoint without a binding yet gets one."""
+        if self._checked or self.checkpoint is None:
+            return
+        settings = self.consumer_settings()
+        for mismatch in binding.verify(self.consumer, settings, self.checkpoint, self.locate):
+            if not (mismatch.lost and self.config.bridge.spark.on_data_loss == "skip"):  # else: planning
+                raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, self.checkpoint))
+        self._checked = True
+
+    def refresh_binding(self, start: Offsets, low: Offsets) -> None:
+        """Every planning: the binding takes one record of each partition the bridge has passed, when it
+        has none yet for it, and again at most once a minute, so that retention seldom passes them."""
+        if self.checkpoint is None:
+            return
+        passed = {self.locate(k) for k, o in start.items() if k in low and o > low[k]}
+        if passed <= self._bound and time.monotonic() - self._fingerprinted < binding.REFRESH_SECONDS:
+            return
+        settings = self.consumer_settings()
+        taken = binding.fingerprint_all(self.consumer, settings, start, self.locate)
+        binding.save_binding(self.checkpoint, taken)
+        self._bound = {(t, p) for t, b in taken.items() for p in b.records}
+        self._fingerprinted = time.monotonic()
+
+    def check_range(self, start: Offsets, low: Offsets, high: Offsets) -> None:
+        """Every planning: the offsets lie within each partition's [low, high] watermarks."""
+        for topic, offsets in sorted(binding.by_topic(start, self.locate).items()):
+            keys = {self.locate(k): k for k in high}
+            lows = {w[1]: low[k] for w, k in keys.items() if w is not None and w[0] == topic}
+            highs = {w[1]: high[k] for w, k in keys.items() if w is not None and w[0] == topic}
+            if not highs:
+                continue  # not read now (a route removed): it keeps its position
+            mismatch = binding.out_of_range(topic, offsets, lows, highs)
+            if mismatch is not None and mismatch.lost and self.config.bridge.spark.on_data_loss == "skip":
+                log.warning(
+                    "topic %s: %d records left before the bridge read them (%s), skipped "
+                    "(spark.onDataLoss: skip)",
+                    topic,
+                    mismatch.lost,
+                    mismatch.expected,
+                )
+                continue
+            if mismatch is not None:
+                where = self.checkpoint or Path("(no checkpoint)")
+                raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, where))
+
+    def start_offsets(self) -> Offsets | None:
+        """Where a reset (`jmsbridge reset-checkpoint`) said the query begins, if it did."""
+        return binding.load_start(self.checkpoint) if self.checkpoint is not None else None
 
     @property
     @abstractmethod
@@ -64,8 +131,14 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latest(self) -> tuple[Offsets, Offsets]:
         """The watermarks, remembering the high ones for `reportLatestOffset`."""
         low, high = self.patient_watermarks()
-        self._latest = high
+        self._latest, self._low = high, low
         return low, high
+
+    def floor(self, key: str, offset: int) -> int:
+        """A range's start, past records that left the topic (`spark.onDataLoss: skip`)."""
+        if self._low is None:
+            self._low = self.patient_watermarks()[0]
+        return max(offset, self._low.get(key, offset))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.config.bridge.spark.max_records_per_batch)

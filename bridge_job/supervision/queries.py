@@ -65,7 +65,9 @@ def _query(
     checkpoint: str,
     available_now: bool,
 ) -> StreamingQuery:
-    tasks = spark.readStream.format(source).option("config", config_path).load()
+    # The checkpoint too: the source checks that it still indexes the topics it reads (spark/binding.py).
+    reader = spark.readStream.format(source).option("config", config_path)
+    tasks = reader.option("checkpoint", checkpoint).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark
     # generated code per batch, which was a quarter of its CPU when ten of them summed these few rows.
     observed = tasks.observe(observation, F.collect_list(F.struct(*tasks.columns)).alias("tasks"))

@@ -191,6 +191,11 @@ class Metrics:
             registry=self.registry,
         )
         self.ingress_retries = counter("jmsbridge_ingress_retries", "Ranges sent again after a JMS failure")
+        self.records_lost = counter(
+            "jmsbridge_records_lost",
+            "Records that left a topic before the bridge read them, skipped (spark.onDataLoss: skip)",
+            ("topic",),
+        )
 
     def serve(self, port: int) -> None:
         if port:
@@ -232,6 +237,9 @@ class Metrics:
             self.ingress_lag.labels(b, topic, partition).set(lag)
         if figures.records:
             log.info("ingress batch %s", json.dumps(asdict(figures)))
+
+    def record_lost(self, topic: str, records: int) -> None:
+        self.records_lost.labels(self.bridge_id, topic).inc(records)
 
     def record_ingest(self, messages: int) -> None:
         self.ingested.labels(self.bridge_id).inc(messages)

@@ -59,6 +59,27 @@ def jms_reports(data: Mapping[str, Any] | None) -> list[JmsReport]:
     return reports
 
 
+@dataclasses.dataclass(frozen=True)
+class StopReport:
+    """Why an instance's job stopped, when it said so before exiting (a checkpoint mismatch)."""
+
+    instance: str
+    reason: str
+    message: str
+
+
+def stop_reports(data: Mapping[str, Any] | None) -> list[StopReport]:
+    """The instances' stop reports in the ConfigMap's data; a running job's JMS state replaces its own."""
+    reports = []
+    for instance, text in sorted((data or {}).items()):
+        try:
+            stopped = json.loads(text)["stopped"]
+            reports.append(StopReport(instance, str(stopped["reason"]), str(stopped["message"])))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return reports
+
+
 def jms_condition(reports: list[JmsReport], running: Collection[str]) -> Condition | None:
     """The `JmsConnected` condition from the reports of the instances in `running`; None without any."""
     current = [r for r in reports if r.instance in running]

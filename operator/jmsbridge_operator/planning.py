@@ -29,7 +29,7 @@ from jmsbridge_operator.acceptance import Judgement, Validation, route_name, val
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed
-from jmsbridge_operator.job_health import jms_reports
+from jmsbridge_operator.job_health import jms_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
@@ -209,6 +209,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
         jms_reports=tuple(jms_reports((observed.health or {}).get("data"))),
+        stop_reports=tuple(stop_reports((observed.health or {}).get("data"))),
     )
     rendered: Rendered = render(bridge, config)
 

@@ -146,7 +146,8 @@ class Reconciler:
             )
             claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
         health = None
-        if any(ApplicationState.observe("", "", app).running for app in applications):
+        states = [ApplicationState.observe("", "", app) for app in applications]
+        if any(state.running or state.failed for state in states):  # JMS state, or why a job stopped
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge_job.config import CamelModel
+from bridge_job.config import CHECKPOINT_MISMATCH, CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
-from jmsbridge_operator.job_health import JmsReport, jms_condition
+from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
 from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
@@ -161,6 +161,7 @@ class BridgeOutcome:
     lease: BridgeLease | None = None  # with a standby: the Lease that decides the active instance
     extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
     jms_reports: tuple[JmsReport, ...] = ()  # what the running job says of its JMS broker (job_health.py)
+    stop_reports: tuple[StopReport, ...] = ()  # why a job stopped, when it said so (job_health.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,7 +320,7 @@ def _application_conditions(
         return election.ready_conditions()  # the applications run, and no instance of them is active
     failed = [a for a in apps if a.failed]
     if failed:
-        return _failed_conditions(failed, streaks)
+        return _failed_conditions(failed, streaks, outcome.stop_reports)
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
     message = f"Starting: {waiting}."
     return [
@@ -328,8 +329,19 @@ def _application_conditions(
     ]
 
 
-def _failed_conditions(failed: Sequence[ApplicationState], streaks: Mapping[str, _Streak]) -> list[Condition]:
-    """Stalled once no failed application will be restarted or each failed the same way too often."""
+def _failed_conditions(
+    failed: Sequence[ApplicationState], streaks: Mapping[str, _Streak], stops: Sequence[StopReport] = ()
+) -> list[Condition]:
+    """Stalled once no failed application will be restarted or each failed the same way too often; at
+    once when its job stopped on a checkpoint mismatch, which no restart mends (a person resets it)."""
+    instances = {a.instance for a in failed}
+    mismatch = next((s for s in stops if s.reason == CHECKPOINT_MISMATCH and s.instance in instances), None)
+    if mismatch is not None:
+        message = f"{mismatch.message} (instance {mismatch.instance})."
+        return [
+            Condition(READY, "False", CHECKPOINT_MISMATCH, message),
+            Condition(STALLED, "True", CHECKPOINT_MISMATCH, message),
+        ]
 
     def count(app: ApplicationState) -> int:
         return streaks[app.application].failures if app.application in streaks else 0

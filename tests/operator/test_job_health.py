@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jmsbridge_operator.job_health import JmsReport, jms_condition, jms_reports
+from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition, jms_reports, stop_reports
 
 
 def data(**instances: dict[str, object]) -> dict[str, str]:
@@ -43,3 +43,10 @@ def test_no_report_no_condition_and_unreadable_entries_are_ignored() -> None:
     assert jms_condition(jms_reports(None), running={"primary"}) is None
     assert jms_reports({"primary": "not json", "secondary": json.dumps({"other": 1})}) == []
     assert jms_reports(data(primary={"state": "Connected"})) == [JmsReport("primary", "Connected")]
+
+
+def test_a_stop_report_is_read_and_a_jms_state_is_none() -> None:
+    stopped = {"stopped": {"reason": "CheckpointMismatch", "message": "bridge b: checkpoint mismatch"}}
+    reports = stop_reports({"primary": json.dumps(stopped), **data(secondary={"state": "Connected"})})
+    assert reports == [StopReport("primary", "CheckpointMismatch", "bridge b: checkpoint mismatch")]
+    assert jms_reports({"primary": json.dumps(stopped)}) == []

@@ -305,6 +305,27 @@ def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View
         report.stop()
 
 
+def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: View) -> None:
+    """The job's own reporting code says why it stops, as `bridge_job/supervision/runner.py` does."""
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+    line = (
+        "bridge simple: checkpoint mismatch on topic simple.jms-bridge.journal: checkpoint /cp was taken ..."
+    )
+    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    try:
+        report.report_stop("CheckpointMismatch", line)
+    finally:
+        report.stop()
+    view.play_spark("simple-primary", "FAILING", "exit code 2", attempts=2)
+    mismatch = {"Ready": ("False", "CheckpointMismatch"), "Stalled": ("True", "CheckpointMismatch")}
+    bridge = view.wait_conditions("JmsBridge", "simple", mismatch)
+    assert line in view.message(bridge, "Stalled")
+
+
 def test_failover_to_the_standby(view: View) -> None:
     view.create(simple_bridge(standby=True))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from jmsbridge_operator.conditions import Condition, Problem
+from jmsbridge_operator.job_health import StopReport
 from jmsbridge_operator.kafka_checks.gate import GateVerdict
 from jmsbridge_operator.status import (
     ApplicationState,
@@ -209,3 +210,20 @@ def test_route_status() -> None:
     bridge_at_fault = Problem("BridgeInvalid", "spec.bridgeRef.name", "fix it")
     waiting = route_status(RouteVerdict("r", "b", problems=(bridge_at_fault,), stalls=False), 4, None, T0)
     assert "Stalled" not in conditions(waiting)
+
+
+def test_a_checkpoint_mismatch_stalls_at_once_with_its_own_reason() -> None:
+    line = "bridge b: checkpoint mismatch on topic b.jms-bridge.journal: checkpoint /cp/b was taken on ..."
+    stops = (StopReport("primary", "CheckpointMismatch", line),)
+    failing = app("primary", "FAILING", "exit 2")  # the spark-operator would restart it
+    status = bridge_status(outcome(failing, stop_reports=stops), None, T0)
+    assert conditions(status) == {
+        "Ready": ("False", "CheckpointMismatch"),
+        "Stalled": ("True", "CheckpointMismatch"),
+    }
+    assert line in str(find_condition(status, "Stalled"))
+    # a report of an instance that runs again (its JMS state replaced it) or of another instance: not this
+    other = (StopReport("secondary", "CheckpointMismatch", line),)
+    assert (
+        conditions(bridge_status(outcome(app("primary", "FAILED"), stop_reports=other), None, T0)) == FAILED
+    )

@@ -1,0 +1,317 @@
+"""What a checkpoint's offsets index: the topics they were read from, bound to the checkpoint.
+
+Spark checkpoints a query's offsets as `{"0": 24}` and nothing says of which topic: a journal deleted and
+created again, or a source topic recreated, would be read as if it were the old one (offsets taken as
+done, records skipped, JMS messages acknowledged and never delivered). So every checkpoint directory holds
+a binding file, `<checkpoint>/jmsbridge-binding.json`, next to Spark's own, written by the query's driver
+side; per topic:
+
+- the Kafka topic ID, when the broker gives one (noida-db answers with the null UUID: then none);
+- per partition, the fingerprint of one record the bridge has passed: its offset, timestamp and a CRC of
+  key and value. A recreated topic holds another record at that offset, or none. It is taken again at
+  most once a minute after a batch commits (`REFRESH_SECONDS`), from the partition's low watermark, so
+  that retention seldom leaves it behind.
+
+Why a file beside Spark's offsets and not inside them: the offsets keep their shape (`{key: int}`, which
+every planner and the progress reports read), and the runner can check the binding against the topics
+before the ingest takes a single JMS message, without Spark. The check (`verify`) runs when the job
+starts, before the ingest, and when a query starts; every planning checks that the offsets lie within
+each partition's [low watermark, high watermark] (`out_of_range`). Beyond the high watermark is a
+mismatch; below the low one, records lost to retention (`spark.onDataLoss`).
+
+A mismatch stops the bridge (`BridgeStopped`) with one line naming the bridge, the topic, the checkpoint,
+what was found and what was expected, and the reset command (`jmsbridge reset-checkpoint`), which moves
+the checkpoint aside and writes a start position (`START_FILE`) that the next query begins from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from bridge_job.spark.offsets import Offsets
+
+BINDING_FILE = "jmsbridge-binding.json"
+START_FILE = "jmsbridge-start.json"  # where a query begins that has no offsets yet (a reset)
+REFRESH_SECONDS = 60.0
+NULL_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+Fingerprint = tuple[int, int, int]  # offset, timestamp, crc32 of key and value
+Locate = Callable[[str], "tuple[str, int] | None"]  # offsets key -> (topic, partition); None: no partition
+
+
+@dataclass
+class TopicBinding:
+    topic_id: str | None = None
+    records: dict[int, Fingerprint] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """What the broker holds now for one topic."""
+
+    exists: bool
+    topic_id: str | None = None
+    low: Mapping[int, int] = field(default_factory=dict)
+    high: Mapping[int, int] = field(default_factory=dict)
+    records: Mapping[int, Fingerprint | None] = field(default_factory=dict)  # at the bound offsets
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    topic: str
+    found: str
+    expected: str
+    lost: int = 0  # records below the low watermark: gone to retention, not another topic
+
+
+def by_topic(offsets: Mapping[str, int], locate: Locate) -> dict[str, dict[int, int]]:
+    topics: dict[str, dict[int, int]] = {}
+    for k, offset in offsets.items():
+        where = locate(k)
+        if where is not None:
+            topics.setdefault(where[0], {})[where[1]] = offset
+    return topics
+
+
+def out_of_range(
+    topic: str, offsets: Mapping[int, int], low: Mapping[int, int], high: Mapping[int, int]
+) -> Mismatch | None:
+    """Offsets beyond a partition's high watermark (another topic), or below its low one (lost)."""
+    ahead = {p: o for p, o in offsets.items() if p in high and o > high[p]}
+    if ahead:
+        found = ", ".join(f"partition {p} ends at {high[p]}" for p in sorted(ahead))
+        expected = ", ".join(f"partition {p} at {o} or beyond" for p, o in sorted(ahead.items()))
+        return Mismatch(topic, found, expected)
+    gone = [p for p in offsets if p not in high]
+    if gone and high:
+        return Mismatch(topic, f"{len(high)} partitions", f"partition {max(gone)}")
+    behind = {p: o for p, o in offsets.items() if p in low and o < low[p]}
+    if behind:
+        found = ", ".join(f"partition {p} starts at {low[p]}" for p in sorted(behind))
+        expected = ", ".join(f"offsets {o}..{low[p] - 1} of partition {p}" for p, o in sorted(behind.items()))
+        count = sum(low[p] - o for p, o in behind.items())
+        return Mismatch(topic, found, expected + " still unread", lost=count)
+    return None
+
+
+def check_topic(
+    topic: str, bound: TopicBinding | None, offsets: Mapping[int, int], state: TopicState
+) -> Mismatch | None:
+    """Pure: whether the checkpoint's offsets for `topic` and its binding fit what the broker holds."""
+    if not state.exists:
+        return Mismatch(topic, "no such topic", f"the topic the checkpoint read up to {dict(offsets)}")
+    if bound is not None and bound.topic_id and state.topic_id and bound.topic_id != state.topic_id:
+        return Mismatch(topic, f"topic id {state.topic_id}", f"topic id {bound.topic_id}")
+    in_range = out_of_range(topic, offsets, state.low, state.high)
+    if in_range is not None and not in_range.lost:
+        return in_range  # another topic: the plainest thing to say about it
+    for p, expected in sorted((bound.records if bound is not None else {}).items()):
+        if p not in state.high or expected[0] < state.low.get(p, 0):
+            continue  # gone to retention since: nothing to compare (the range check still holds)
+        found = state.records.get(p)
+        if found != expected:
+            what = "no record" if found is None else f"record {list(found)}"
+            return Mismatch(
+                topic,
+                f"{what} at partition {p} offset {expected[0]}",
+                f"record {list(expected)} (offset, timestamp, crc) the bridge read there",
+            )
+    return in_range
+
+
+def describe(mismatch: Mismatch, bridge_id: str, checkpoint: Path, config_hint: str = "bridge.yaml") -> str:
+    """The one line a mismatch stops the bridge with."""
+    if mismatch.lost:
+        return (
+            f"bridge {bridge_id}: topic {mismatch.topic} lost records before the bridge read them "
+            f"(found {mismatch.found}, expected {mismatch.expected}; checkpoint {checkpoint}): raise its "
+            "retention, or set spark.onDataLoss: skip to count the loss and go on"
+        )
+    return (
+        f"bridge {bridge_id}: checkpoint mismatch on topic {mismatch.topic}: checkpoint {checkpoint} was "
+        f"taken on another topic (found {mismatch.found}, expected {mismatch.expected}); nothing was "
+        f"read: if the topic was recreated, run `jmsbridge reset-checkpoint -f {config_hint} --checkpoint "
+        f"{checkpoint} --to earliest|committed|latest`"
+    )
+
+
+# --- files ---------------------------------------------------------------------------------------------
+
+
+def _write_json(path: Path, document: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(document, sort_keys=True))
+    os.replace(temporary, path)
+
+
+def load_binding(checkpoint: Path) -> dict[str, TopicBinding] | None:
+    path = checkpoint / BINDING_FILE
+    if not path.exists():
+        return None
+    document = json.loads(path.read_text())
+    return {
+        topic: TopicBinding(
+            entry.get("topicId"),
+            {int(p): (int(r[0]), int(r[1]), int(r[2])) for p, r in entry.get("records", {}).items()},
+        )
+        for topic, entry in document["topics"].items()
+    }
+
+
+def save_binding(checkpoint: Path, topics: Mapping[str, TopicBinding]) -> None:
+    document = {
+        "topics": {
+            t: {"topicId": b.topic_id, "records": {str(p): list(r) for p, r in sorted(b.records.items())}}
+            for t, b in sorted(topics.items())
+        }
+    }
+    _write_json(checkpoint / BINDING_FILE, document)
+
+
+def spark_offsets(checkpoint: Path) -> Offsets | None:
+    """The offsets of the query's last planned batch, from Spark's offset log; None before the first."""
+    log = checkpoint / "offsets"
+    batches = [int(f.name) for f in log.iterdir() if f.name.isdigit()] if log.is_dir() else []
+    if not batches:
+        return None
+    lines = (log / str(max(batches))).read_text().splitlines()
+    if len(lines) < 3 or lines[2] == "-":
+        return None
+    offsets: Offsets = {k: int(v) for k, v in json.loads(lines[2]).items()}
+    return offsets
+
+
+def load_start(checkpoint: Path) -> Offsets | None:
+    path = checkpoint / START_FILE
+    if not path.exists():
+        return None
+    return {k: int(v) for k, v in json.loads(path.read_text()).items()}
+
+
+def save_start(checkpoint: Path, offsets: Mapping[str, int]) -> None:
+    _write_json(checkpoint / START_FILE, dict(offsets))
+
+
+# --- the broker ----------------------------------------------------------------------------------------
+
+
+def topic_ids(settings: Mapping[str, Any], topics: Iterable[str]) -> dict[str, str | None]:
+    """Kafka's topic IDs; None where the broker gives none (or the null UUID)."""
+    names = sorted(set(topics))
+    if not names:
+        return {}
+    admin = AdminClient({k: v for k, v in settings.items() if not k.startswith(("group.", "isolation."))})
+    ids: dict[str, str | None] = {}
+    for name, future in admin.describe_topics(TopicCollection(names)).items():
+        try:
+            topic_id = str(future.result(timeout=30).topic_id)
+        except Exception:  # unknown topic, or a broker without the API: no ID to compare
+            topic_id = None
+        ids[name] = None if topic_id in (None, "None", NULL_TOPIC_ID) else topic_id
+    return ids
+
+
+def read_fingerprint(consumer: Consumer, topic: str, partition: int, offset: int) -> Fingerprint | None:
+    """The first record at or after `offset` (transaction markers are no records), or None."""
+    consumer.assign([TopicPartition(topic, partition, offset)])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error() is not None:
+                continue
+            crc = zlib.crc32(message.value() or b"", zlib.crc32(message.key() or b""))
+            return (int(message.offset() or 0), int(message.timestamp()[1]), crc)
+        return None
+    finally:
+        consumer.unassign()
+
+
+def topic_state(consumer: Consumer, topic: str, bound: TopicBinding | None) -> TopicState:
+    metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
+    if metadata is None or metadata.error is not None:
+        return TopicState(exists=False)
+    low: dict[int, int] = {}
+    high: dict[int, int] = {}
+    for p in metadata.partitions:
+        low[p], high[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)
+    records: dict[int, Fingerprint | None] = {}
+    for p, (offset, _, _) in (bound.records if bound is not None else {}).items():
+        if p in high and low[p] <= offset < high[p]:
+            records[p] = read_fingerprint(consumer, topic, p, offset)
+        elif p in high:
+            records[p] = None
+    return TopicState(True, None, low, high, records)
+
+
+def verify(
+    consumer: Consumer, settings: Mapping[str, Any], checkpoint: Path, locate: Locate
+) -> list[Mismatch]:
+    """Where the checkpoint's last offsets and its binding do not fit the topics as they are now."""
+    offsets = spark_offsets(checkpoint)
+    binding = load_binding(checkpoint) or {}
+    if offsets is None:
+        return []
+    found: list[Mismatch] = []
+    per_topic = by_topic(offsets, locate)
+    ids = topic_ids(settings, [t for t in per_topic if binding.get(t) and binding[t].topic_id])
+    for topic, partitions in sorted(per_topic.items()):
+        bound = binding.get(topic)
+        state = topic_state(consumer, topic, bound)
+        state = TopicState(state.exists, ids.get(topic), state.low, state.high, state.records)
+        mismatch = check_topic(topic, bound, partitions, state)
+        if mismatch is not None:
+            found.append(mismatch)
+    return found
+
+
+def fingerprint_all(
+    consumer: Consumer, settings: Mapping[str, Any], offsets: Mapping[str, int], locate: Locate
+) -> dict[str, TopicBinding]:
+    """A binding for the topics `offsets` reads: their IDs, and one record each partition has passed."""
+    per_topic = by_topic(offsets, locate)
+    ids = topic_ids(settings, per_topic)
+    topics: dict[str, TopicBinding] = {}
+    for topic, partitions in per_topic.items():
+        binding = TopicBinding(ids.get(topic))
+        for p, end in partitions.items():
+            low, _ = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)
+            if end > low:
+                found = read_fingerprint(consumer, topic, p, low)
+                if found is not None and found[0] < end:
+                    binding.records[p] = found
+        topics[topic] = binding
+    return topics
+
+
+def committed_beyond(consumer: Consumer, topic: str, group: str) -> Mismatch | None:
+    """`exactlyOnce`: offsets the journal reader group committed beyond the journal's end (kept from a
+    journal deleted since), which would make the egress skip the new journal's records as written."""
+    metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
+    if metadata is None or metadata.error is not None:
+        return None
+    partitions = [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
+    for committed in consumer.committed(partitions, timeout=30):
+        _, high = consumer.get_watermark_offsets(
+            TopicPartition(topic, committed.partition), timeout=30, cached=False
+        )
+        if committed.offset > high:
+            return Mismatch(
+                topic,
+                f"partition {committed.partition} ends at {high}",
+                f"reader group {group} committed at {committed.offset}",
+            )
+    return None

@@ -1,8 +1,9 @@
-"""Nothing is lost when the bridge crashes: SIGKILL the job three times while 20,000 messages flow.
+"""Nothing is lost when the bridge crashes: SIGKILL the job twice while 9,000 messages flow.
 
 A real JMS producer sends persistent messages (each acknowledged by ActiveMQ before the next); the job is
 killed with SIGKILL (with Spark's JVM and workers) whenever the destination topic has grown by another
-quarter, and restarted on the same checkpoint. At the end every sent message must be in Kafka. With
+third, and restarted on the same checkpoint (the second kill hits a job that recovered from the first: a
+third would test nothing new). At the end every sent message must be in Kafka. With
 `atLeastOnce` the duplicates a replayed batch lets through are counted and printed; with `exactlyOnce`
 there must be none (read_committed).
 """
@@ -30,8 +31,8 @@ from tests.support.harness import (
 
 pytestmark = pytest.mark.e2e
 
-MESSAGES = 20_000
-KILLS = 3
+MESSAGES = 9_000
+KILLS = 2
 
 
 def high_watermark(kafka: KafkaBroker, topic: str) -> int:
@@ -43,7 +44,7 @@ def high_watermark(kafka: KafkaBroker, topic: str) -> int:
 
 
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
-def test_no_message_lost_across_three_kills(
+def test_no_message_lost_across_two_kills(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, delivery: str
 ) -> None:
     n = uuid.uuid4().hex[:8]

@@ -139,10 +139,11 @@ def received_at_least(reader: QueueReader, count: int) -> Callable[[], bool]:
     return lambda: len(reader.messages) >= count
 
 
-def test_no_record_lost_across_three_kills(
+def test_no_record_lost_across_two_kills(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    total, kills = 10_000, 3
+    """The second kill lands on a job that recovered from the first: a third would test nothing new."""
+    total, kills = 6_000, 2
     files, topic, queue, _ = ingress_files(tmp_path, activemq, kafka, spark={"maxRecordsPerBatch": 1000})
     produce(kafka, topic, total)
     reader = QueueReader(activemq, queue).start()

@@ -55,13 +55,14 @@ def test_a_transaction_that_never_returns_is_a_hard_failure_not_a_stall(
     settings = producer_config(job.bridge.kafka) | {"transactional.id": f"{topic}-stuck"}
     reader = journal_consumer(job)
 
-    def write(seq: int) -> None:
+    def write(seq: int, deadline: float) -> None:
         record = (topic, KafkaRecord(b"v", [], str(seq).encode()))
-        write_transaction(settings, [record], reader, TopicPartition(job.journal_topic, 0, seq + 1), 10)
+        write_transaction(settings, [record], reader, TopicPartition(job.journal_topic, 0, seq + 1), deadline)
 
-    write(0)
+    write(0, 60)
     own_kafka.stop()
     own_kafka.start()
-    with pytest.raises(BridgeStopped, match=r"up to journal offset 2 did not finish within 10s: the Kafka"):
-        write(1)
+    # A short deadline: the stuck transaction never returns, whatever it is given
+    with pytest.raises(BridgeStopped, match=r"up to journal offset 2 did not finish within 3s: the Kafka"):
+        write(1, 3)
     assert [r.key for r in read_topics(own_kafka, [topic], 1, settle=1.0)] == [b"0"]

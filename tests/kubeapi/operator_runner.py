@@ -19,18 +19,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any
 
 import kopf
+from kopf._cogs.aiokits import aiotasks
 from kopf._core.intents.registries import SmartOperatorRegistry  # as kopf's default: with login fallbacks
 
 from tests.kubeapi.client import KubeApi
 
 STARTUP_TIMEOUT = 60.0
 SHUTDOWN_TIMEOUT = 60.0
+HUNG_TIMEOUT = 5.0  # kopf's
+LATE_RUNNERS = "runner of "  # kopf's name of the task running a timer or daemon
+
+_logger = logging.getLogger("kopf._core.reactor.running")
 
 _registries: dict[str, kopf.OperatorRegistry] = {}
 
@@ -100,9 +107,35 @@ async def _operate(
     # Otherwise kopf's waiter for that flag holds its shutdown for 5 seconds.
     for task in tasks:
         task.add_done_callback(lambda _: stop_flag.set())
-    await kopf.run_tasks(tasks, ignored=existing_tasks)
+    await _run_tasks(tasks, ignored=existing_tasks)
     if not requested.is_set():
         raise RuntimeError("kopf exited without being stopped")
+
+
+async def _run_tasks(
+    root_tasks: Collection[asyncio.Task[Any]], ignored: Collection[asyncio.Task[Any]]
+) -> None:
+    """As `kopf.run_tasks`, but without waiting 5 s for a timer that was spawned too late to be stopped.
+
+    A watch-event still being processed while the operator stops can spawn a timer (`bridge_resync`)
+    after kopf's daemon killer stopped the others: nothing stops that one, and kopf waits 5 s for its
+    "hung" tasks before it cancels them. Such timers and daemons (kopf's `runner of ...` tasks) are
+    cancelled at once here; other tasks left over (handlers) still get kopf's 5 s.
+    """
+    try:
+        root_done, root_pending = await aiotasks.wait(root_tasks, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        await aiotasks.stop(root_tasks, title="Root", logger=_logger, cancelled=True, interval=10)
+        hung = await aiotasks.all_tasks(ignored=ignored)
+        await aiotasks.stop(hung, title="Hung", logger=_logger, cancelled=True, interval=1)
+        raise
+    root_cancelled, _ = await aiotasks.stop(root_pending, title="Root", logger=_logger)
+    late = {t for t in await aiotasks.all_tasks(ignored=ignored) if t.get_name().startswith(LATE_RUNNERS)}
+    late_cancelled, _ = await aiotasks.stop(late, title="Late timer", logger=_logger, quiet=True, interval=1)
+    hung = await aiotasks.all_tasks(ignored=ignored)
+    hung_done, hung_pending = await aiotasks.wait(hung, timeout=HUNG_TIMEOUT)
+    hung_cancelled, _ = await aiotasks.stop(hung_pending, title="Hung", logger=_logger, interval=1)
+    await aiotasks.reraise(root_done | root_cancelled | hung_done | hung_cancelled | late_cancelled)
 
 
 @contextlib.contextmanager

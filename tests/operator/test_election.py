@@ -24,7 +24,7 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
 from tests.brokers import free_port
 from tests.kube.test_leadership import Forbidden
 from tests.kubeapi.client import KubeApi
-from tests.operator.conftest import KAFKA_CHECKS_ENV
+from tests.operator.fixtures import KAFKA_CHECKS_ENV
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
 
 pytestmark = pytest.mark.timeout(180)

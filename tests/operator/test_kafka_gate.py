@@ -48,7 +48,7 @@ from bridge_job.kube.api import ApiError
 from tests.brokers import KafkaBroker, free_port
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
-from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
 from tests.operator.test_operator import View, everything_but_secrets
 

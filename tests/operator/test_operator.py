@@ -25,7 +25,7 @@ from bridge_job.kube.api import Kube
 from bridge_job.kube.health import HealthConfigMap, JmsHealth
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
-from tests.operator.conftest import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
 from tests.operator.helpers import (
     EXAMPLES,
     GROUP_VERSION,

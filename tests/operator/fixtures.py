@@ -1,4 +1,6 @@
-"""Fixtures of the operator tests: an emulated cluster with our CRDs, and the real operator on it."""
+"""Fixtures of the operator tests: an emulated cluster with our CRDs, and the real operator on it.
+
+Registered by tests/conftest.py (`pytest_plugins`), so that the e2e tests in tests/e2e/ have them too."""
 
 from __future__ import annotations
 

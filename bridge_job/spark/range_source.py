@@ -23,6 +23,7 @@ from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTri
 from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
+from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import binding
 from bridge_job.spark.offsets import Offsets
 
@@ -33,6 +34,9 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks."""
 
     def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
+        # Spark plans in a Python process of its own, where nothing set logging up: the waits and
+        # librdkafka's lines would reach stderr raw, unredacted and without a logger name.
+        redact_process_logs()
         self.config_path = config_path
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self._checked = False  # the checkpoint's binding, checked when the query starts

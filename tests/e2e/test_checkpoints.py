@@ -18,12 +18,17 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from bridge_job.config import JmsSource
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from jmsbridge.local import BridgeJob, jms_connection
+from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
-from tests.jms.helpers import receive
-from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
+from tests.support.harness import (
+    bridge_document,
+    read_topics,
+    received_from,
+    route_document,
+    send,
+    write_yaml,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -78,17 +83,6 @@ def reset(files: list[Path], checkpoint: Path, to: str) -> str:
 
 def keys(records: list) -> set[int]:  # type: ignore[type-arg]
     return {int(r.key) for r in records}
-
-
-def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
-    with jms_connection(activemq) as connection:
-        consumer = connection.consumer(JmsSource(queue=name))
-        try:
-            messages = receive(consumer, count, timeout)
-            consumer.commit()
-        finally:
-            consumer.close()
-    return messages
 
 
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])

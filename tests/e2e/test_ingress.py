@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from bridge_job.config import JmsSource
 from bridge_job.formats import native
 from bridge_job.message import (
     BodyType,
@@ -28,10 +27,16 @@ from bridge_job.message import (
     PropertyType,
 )
 from bridge_job.routing.failures import DEAD_LETTER_PREFIX
-from jmsbridge.local import BridgeJob, jms_connection
+from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.jms.helpers import receive
-from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
+from tests.support.harness import (
+    bridge_document,
+    read_topics,
+    received_from,
+    route_document,
+    send,
+    write_yaml,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -52,18 +57,6 @@ def produce(
     for key, value, headers in records:
         producer.produce(topic, value, key, headers=headers)  # type: ignore[arg-type]
     assert producer.flush(30) == 0
-
-
-def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
-    """`count` messages from a queue, committed (taken off the queue)."""
-    with jms_connection(activemq) as connection:
-        consumer = connection.consumer(JmsSource(queue=name))
-        try:
-            messages = receive(consumer, count, timeout)
-            consumer.commit()
-        finally:
-            consumer.close()
-    return messages
 
 
 def metric(port: int, name: str, labels: dict[str, str]) -> float:

@@ -12,10 +12,12 @@ from typing import Any, cast
 import yaml
 from confluent_kafka import Consumer, TopicPartition
 
+from bridge_job.config import JmsSource
 from bridge_job.formats import KafkaRecord
 from bridge_job.message import JmsMessage
 from jmsbridge.local import jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
+from tests.jms.helpers import receive
 
 
 def bridge_document(
@@ -66,6 +68,18 @@ def send(activemq: ActiveMqBroker, messages: Iterable[JmsMessage]) -> list[str]:
     """Send with a real JMS producer; returns the JMSMessageIDs the broker acknowledged."""
     with jms_connection(activemq) as connection, connection.producer() as producer:
         return [producer.send(m) for m in messages]
+
+
+def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
+    """`count` messages from a queue, committed (taken off the queue)."""
+    with jms_connection(activemq) as connection:
+        consumer = connection.consumer(JmsSource(queue=name))
+        try:
+            messages = receive(consumer, count, timeout)
+            consumer.commit()
+        finally:
+            consumer.close()
+    return messages
 
 
 @dataclass(frozen=True)

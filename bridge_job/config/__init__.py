@@ -46,6 +46,9 @@ from bridge_job.config.bridge import (
     VolumeMount,
 )
 from bridge_job.config.job import (
+    CHECKPOINT_POSITIONS,
+    CheckpointPosition,
+    CheckpointReset,
     ConfigError,
     JmsBridge,
     JmsBridgeRoute,
@@ -128,6 +131,7 @@ __all__ = [
     "BRIDGE_ID_PATTERN",
     "BRIDGE_KIND",
     "CHECKPOINT_MISMATCH",
+    "CHECKPOINT_POSITIONS",
     "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
     "DESTINATION_PATTERN",
@@ -151,6 +155,8 @@ __all__ = [
     "WILDCARD_TOPIC_MESSAGE",
     "BridgeRef",
     "CamelModel",
+    "CheckpointPosition",
+    "CheckpointReset",
     "CheckpointSpec",
     "ClientLibrary",
     "ConfigError",

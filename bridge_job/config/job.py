@@ -50,6 +50,19 @@ class Route(CamelModel):
     spec: JmsBridgeRouteSpec
 
 
+CheckpointPosition = Literal["earliest", "committed", "latest"]
+CHECKPOINT_POSITIONS: tuple[CheckpointPosition, ...] = ("earliest", "committed", "latest")
+
+
+class CheckpointReset(CamelModel):
+    """A reset of the checkpoint that the operator was asked for (the annotation
+    `jmsbridge.dev/reset-checkpoint`): the active instance performs it once, before it checks the
+    checkpoint, and records `id` in the checkpoint, so that a restart does not reset again."""
+
+    to: CheckpointPosition
+    id: Annotated[str, Field(min_length=1)]
+
+
 class JobConfig(CamelModel):
     """What the operator renders into the bridge's ConfigMap and the job reads: one bridge, its routes."""
 
@@ -57,6 +70,7 @@ class JobConfig(CamelModel):
     namespace: str | None = None
     bridge: JmsBridgeSpec
     routes: list[Route] = Field(default_factory=list)
+    checkpoint_reset: CheckpointReset | None = None
 
     @property
     def journal_topic(self) -> str:

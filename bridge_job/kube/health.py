@@ -9,6 +9,10 @@ while an outage lasts; see docs/operator.md):
     {"jms": {"state": "Reconnecting", "since": "...", "error": "...", "windowSeconds": 300}, "updated": "..."}
     {"jms": {"state": "Connected", "since": "..."}, "updated": "..."}
 
+Beside it, in the same document: a checkpoint reset the operator asked for, once done
+(`"checkpointReset": {"id", "to", "summary"}`), the records lost to retention that were skipped
+(`"recordsLost": {topic: count}`, spark.onDataLoss: skip) and why the job stopped (`"stopped"`).
+
 Only the latest state is written, and a write that fails is retried with the next change or after
 `RETRY_SECONDS`: reporting never slows or stops the bridge. The error text is redacted. A job outside a
 cluster (no namespace in its config, or no Kubernetes API configured) reports nothing.
@@ -73,7 +77,7 @@ class JmsHealth:
             jms |= {"since": since, "error": error, "windowSeconds": int(self.window_seconds)}
         else:
             jms["since"] = now()
-        self.publish({"jms": jms, "updated": now()})
+        self.publish({"jms": jms})
 
 
 class HealthConfigMap:
@@ -85,6 +89,7 @@ class HealthConfigMap:
         self.name = health_config_map_name(bridge_id)
         self.bridge_id = bridge_id
         self.instance = instance
+        self._document: dict[str, Any] = {}
         self._latest: dict[str, Any] | None = None
         self._wake = threading.Condition()
         self._stopping = False
@@ -103,15 +108,20 @@ class HealthConfigMap:
             return None
         return cls(kube, config.namespace, config.bridge_id, instance)
 
-    def __call__(self, document: dict[str, Any]) -> None:
+    def __call__(self, sections: dict[str, Any]) -> None:
+        """Sections of this instance's document (`jms`, `checkpointReset`, `recordsLost`), each replacing
+        its own: one reporter's news does not wipe another's."""
         with self._wake:
-            self._latest = document
+            self._document = {**self._document, **sections, "updated": now()}
+            self._latest = self._document
             self._wake.notify()
 
     def report_stop(self, reason: str, message: str) -> None:
         """Why the job stops, written now (it is about to exit); a write that fails is only logged."""
+        with self._wake:
+            document = {**self._document, "stopped": {"reason": reason, "message": redact(message)}}
         try:
-            self.write({"stopped": {"reason": reason, "message": redact(message)}, "updated": now()})
+            self.write({**document, "updated": now()})
         except ApiError as error:
             log.warning("cannot report the stop in ConfigMap %s/%s: %s", self.namespace, self.name, error)
 

@@ -42,6 +42,7 @@ from bridge_job.spark.offsets import Offsets
 
 BINDING_FILE = "jmsbridge-binding.json"
 START_FILE = "jmsbridge-start.json"  # where a query begins that has no offsets yet (a reset)
+LOST_FILE = "jmsbridge-lost.json"  # records lost to retention and skipped (spark.onDataLoss: skip)
 REFRESH_SECONDS = 60.0
 NULL_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -148,7 +149,7 @@ def describe(mismatch: Mismatch, bridge_id: str, checkpoint: Path, config_hint: 
 # --- files ---------------------------------------------------------------------------------------------
 
 
-def _write_json(path: Path, document: Any) -> None:
+def write_json(path: Path, document: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(document, sort_keys=True))
@@ -176,7 +177,7 @@ def save_binding(checkpoint: Path, topics: Mapping[str, TopicBinding]) -> None:
             for t, b in sorted(topics.items())
         }
     }
-    _write_json(checkpoint / BINDING_FILE, document)
+    write_json(checkpoint / BINDING_FILE, document)
 
 
 def spark_offsets(checkpoint: Path) -> Offsets | None:
@@ -200,7 +201,33 @@ def load_start(checkpoint: Path) -> Offsets | None:
 
 
 def save_start(checkpoint: Path, offsets: Mapping[str, int]) -> None:
-    _write_json(checkpoint / START_FILE, dict(offsets))
+    write_json(checkpoint / START_FILE, dict(offsets))
+
+
+def count_lost(checkpoint: Path, topic: str, start: Mapping[int, int], low: Mapping[int, int]) -> int:
+    """Records of `topic` below its low watermarks that the query had not read (gone to retention), added
+    to the checkpoint's tally once however often the same batch is planned; the number added."""
+    path = checkpoint / LOST_FILE
+    document = json.loads(path.read_text()) if path.exists() else {}
+    entry = document.setdefault(topic, {"total": 0, "upTo": {}})
+    added = 0
+    for p, offset in start.items():
+        if p in low and offset < low[p]:
+            begin = max(offset, int(entry["upTo"].get(str(p), offset)))
+            if low[p] > begin:
+                added += low[p] - begin
+                entry["upTo"][str(p)] = low[p]
+    if added:
+        entry["total"] += added
+        write_json(path, document)
+    return added
+
+
+def lost_totals(checkpoint: Path) -> dict[str, int]:
+    """The checkpoint's tally of records lost and skipped, per topic."""
+    path = checkpoint / LOST_FILE
+    document = json.loads(path.read_text()) if path.exists() else {}
+    return {topic: int(entry["total"]) for topic, entry in document.items()}
 
 
 # --- the broker ----------------------------------------------------------------------------------------

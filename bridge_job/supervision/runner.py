@@ -14,23 +14,21 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from bridge_job.config import (
-    CHECKPOINT_MISMATCH,
     ConfigError,
-    Delivery,
     Direction,
     JobConfig,
     lease_holder_identity,
 )
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings
-from bridge_job.errors import BridgeStopped, CheckpointMismatch
+from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import Epoch
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.redaction import redact_logs
@@ -40,7 +38,6 @@ from bridge_job.supervision.topics import check_topics
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
-    from bridge_job.kube.health import HealthConfigMap
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -93,6 +90,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.startup import wait_for_kafka
     from bridge_job.kube.health import HealthConfigMap, JmsHealth
+    from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
     from bridge_job.supervision.queries import egress_query, ingress_query
     from bridge_job.supervision.telemetry import Metrics
 
@@ -113,13 +111,13 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
-    # Before the ingest takes a JMS message it could not deliver:
-    _reporting_mismatch(report, lambda: check_checkpoints(config, checkpoint, metrics.record_lost))
+    # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
+    prepare_checkpoint(config, checkpoint, report, may_reset=leadership is None)
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop
     if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
-        _reporting_mismatch(report, lambda: check_checkpoints(config, checkpoint, metrics.record_lost))
+        prepare_checkpoint(config, checkpoint, report, may_reset=True)
 
     ingest.start(job_epoch(leadership, options.instance))
 
@@ -147,8 +145,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
     try:
+        losses = Losses(checkpoint, metrics.record_lost, report)
         supervision = Supervision(
-            queries, ingest, leadership, rendered, stopping, metrics, start_ingress, start_egress
+            queries, ingest, leadership, rendered, stopping, metrics, start_ingress, start_egress, losses.sync
         )
         return supervision.run()
     finally:
@@ -163,70 +162,6 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
-
-
-def _reporting_mismatch(report: HealthConfigMap | None, check: Callable[[], None]) -> None:
-    """A checkpoint mismatch is said in the health ConfigMap before the job exits: the operator shows it
-    as Stalled, reason CheckpointMismatch, with the job's line."""
-    try:
-        check()
-    except CheckpointMismatch as error:
-        if report is not None:
-            report.report_stop(CHECKPOINT_MISMATCH, error.reason)
-        raise
-
-
-def check_checkpoints(config: JobConfig, checkpoint: Path, lost: Callable[[str, int], None]) -> None:
-    """The egress and ingress checkpoints still index the topics they were taken on (spark/binding.py):
-    checked before the ingest starts, so that a mismatch stops the bridge before it takes any JMS message."""
-    from confluent_kafka import Consumer
-
-    from bridge_job.journal.reading import consumer_settings
-    from bridge_job.kafka_to_jms import task as ingress_task
-    from bridge_job.kafka_to_jms.source import PATTERN_MARK, topic_partition
-    from bridge_job.spark import binding
-
-    journal = config.journal_topic
-
-    def journal_partition(key: str) -> tuple[str, int]:
-        return journal, int(key)
-
-    def ingress_partition(key: str) -> tuple[str, int] | None:
-        return None if key.startswith(PATTERN_MARK) else topic_partition(key)
-
-    checks = [
-        (checkpoint, consumer_settings(config), journal_partition),
-        (checkpoint / "ingress", ingress_task.consumer_settings(config), ingress_partition),
-    ]
-    for where, settings, locate in checks:
-        consumer = Consumer(settings)
-        try:
-            mismatches = binding.verify(consumer, settings, where, locate)
-        finally:
-            consumer.close()
-        for mismatch in mismatches:
-            if mismatch.lost and config.bridge.spark.on_data_loss == "skip":
-                log.warning(
-                    "topic %s: %d records left before the bridge read them (%s), skipped "
-                    "(spark.onDataLoss: skip)",
-                    mismatch.topic,
-                    mismatch.lost,
-                    mismatch.expected,
-                )
-                lost(mismatch.topic, mismatch.lost)
-            elif mismatch.lost:
-                raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
-            else:
-                raise CheckpointMismatch(binding.describe(mismatch, config.bridge_id, where))
-    if config.bridge.delivery is Delivery.EXACTLY_ONCE:  # its tasks skip what the reader group committed
-        settings = consumer_settings(config)
-        consumer = Consumer(settings)
-        try:
-            ahead = binding.committed_beyond(consumer, journal, str(settings["group.id"]))
-        finally:
-            consumer.close()
-        if ahead is not None:
-            raise CheckpointMismatch(binding.describe(ahead, config.bridge_id, checkpoint))
 
 
 @contextlib.contextmanager

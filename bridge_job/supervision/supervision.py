@@ -38,6 +38,7 @@ class Supervision:
     metrics: Metrics
     start_ingress: Callable[[JobConfig], Any]
     start_egress: Callable[[], Any]
+    after_batch: Callable[[], None] = lambda: None  # records lost to retention, counted by the planning
     reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
     worker_restarts: int = 0
 
@@ -123,6 +124,7 @@ class Supervision:
 
         try:
             self.metrics.record_batch(figures_from_progress(progress))
+            self.after_batch()
         except Exception:  # telemetry must never stop the bridge
             log.warning("cannot record the figures of batch %s", progress.batchId, exc_info=True)
 
@@ -131,6 +133,7 @@ class Supervision:
 
         try:
             self.metrics.record_ingress_batch(ingress_figures(progress))
+            self.after_batch()
         except Exception:  # telemetry must never stop the bridge
             log.warning("cannot record the figures of ingress batch %s", progress.batchId, exc_info=True)
 

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
 from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
+from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.status import RouteVerdict
@@ -152,7 +153,7 @@ def validate(
         return Validation(None, None, field_problems(error), invalid)
     found = bridge_faults(bridge.spec)
     faults = tuple(problem_of(fault) for fault in refusals(found))
-    if problems := faults + checkpoint_problems(bridge.spec):
+    if problems := faults + checkpoint_problems(bridge.spec) + annotation_problems(body):
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)

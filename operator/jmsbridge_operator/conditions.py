@@ -80,6 +80,15 @@ class Condition(CamelModel):
 
 
 @dataclasses.dataclass(frozen=True)
+class Transition:
+    """A change worth a Kubernetes Event."""
+
+    type: Literal["Normal", "Warning"]
+    reason: str
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Problem:
     """One thing wrong that a person must fix."""
 

@@ -11,7 +11,8 @@ says RUNNING all the while, so this is the only way the status can tell that not
 
 Only instances whose application is RUNNING count: a report left by an instance that stopped says nothing
 about the bridge now. A bridge whose job never reported (an older job, a local run) gets no condition.
-Everything here is pure.
+Beside them, a checkpoint reset done and records lost (read by checkpoint_reset.py). Everything here is
+pure.
 """
 
 from __future__ import annotations
@@ -71,11 +72,10 @@ class StopReport:
 def stop_reports(data: Mapping[str, Any] | None) -> list[StopReport]:
     """The instances' stop reports in the ConfigMap's data; a running job's JMS state replaces its own."""
     reports = []
-    for instance, text in sorted((data or {}).items()):
+    for instance, stopped in _sections(data, "stopped"):
         try:
-            stopped = json.loads(text)["stopped"]
             reports.append(StopReport(instance, str(stopped["reason"]), str(stopped["message"])))
-        except (TypeError, ValueError, KeyError):
+        except (TypeError, KeyError):
             continue
     return reports
 
@@ -100,3 +100,51 @@ def jms_condition(reports: list[JmsReport], running: Collection[str]) -> Conditi
         "between them"
     )
     return Condition(JMS_CONNECTED, "False", RECONNECTING, message)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResetReport:
+    """A checkpoint reset the operator asked for, done by an instance's job (checkpoint_reset.py)."""
+
+    instance: str
+    id: str
+    to: str
+    summary: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LostReport:
+    """Records lost to retention that an instance's job skipped, per topic, since the checkpoint began."""
+
+    instance: str
+    totals: Mapping[str, int]
+
+
+def _sections(data: Mapping[str, Any] | None, section: str) -> list[tuple[str, Any]]:
+    found = []
+    for instance, text in sorted((data or {}).items()):
+        try:
+            found.append((instance, json.loads(text)[section]))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return found
+
+
+def reset_reports(data: Mapping[str, Any] | None) -> list[ResetReport]:
+    reports = []
+    for instance, done in _sections(data, "checkpointReset"):
+        try:
+            reports.append(ResetReport(instance, str(done["id"]), str(done["to"]), str(done["summary"])))
+        except (TypeError, KeyError):
+            continue
+    return reports
+
+
+def lost_reports(data: Mapping[str, Any] | None) -> list[LostReport]:
+    reports = []
+    for instance, totals in _sections(data, "recordsLost"):
+        if isinstance(totals, dict):
+            reports.append(
+                LostReport(instance, {str(t): int(n) for t, n in totals.items() if isinstance(n, int)})
+            )
+    return reports

@@ -1,7 +1,8 @@
 """Everything the operator reacts to, in one place. Each handler delegates to the reconciler or `handlers/`.
 
 - JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
-  finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift).
+  finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift);
+  any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
 - JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
   bridge; resumed -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
@@ -112,6 +113,14 @@ def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
 @kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
 def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
     memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
+
+
+@kopf.on.event(*BRIDGE, annotations={naming.ANNOTATION_RESET_CHECKPOINT: kopf.PRESENT})
+def reset_requested(type: str | None, namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
+    """kopf's change detection leaves out the annotations under its storage prefix, which is ours: a
+    checkpoint reset asked for with `jmsbridge.dev/reset-checkpoint` is seen here (until it is done)."""
+    if type is not None:  # the initial listing: the bridges' own resumption reconciles them
+        memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
 
 
 def _standby(spec: kopf.Spec, **_: Any) -> bool:

@@ -56,6 +56,9 @@ ANNOTATION_STORED_SPEC_HASH: Final = f"{API_GROUP}/stored-spec-hash"
 # spark-operator has submitted it again (rollout.py).
 ANNOTATION_REPLACED_SUBMISSION: Final = f"{API_GROUP}/replaced-submission"
 
+# On the bridge, set by the user: reset the checkpoint to earliest|committed|latest (checkpoint_reset.py).
+ANNOTATION_RESET_CHECKPOINT: Final = f"{API_GROUP}/reset-checkpoint"
+
 # Instances of a bridge: one, or two when `failover.standby` is set. Which of them is active is decided
 # at run time by the job's lease; the names only tell them apart.
 PRIMARY: Final = "primary"

@@ -26,10 +26,11 @@ from typing import Any, Literal
 from bridge_job.config import JmsBridge, bridge_id_of
 from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
+from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
-from jmsbridge_operator.conditions import Condition
+from jmsbridge_operator.conditions import Condition, Transition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed
-from jmsbridge_operator.job_health import jms_reports, stop_reports
+from jmsbridge_operator.job_health import jms_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
@@ -37,7 +38,6 @@ from jmsbridge_operator.status import (
     ACCEPTED,
     ApplicationState,
     BridgeOutcome,
-    Transition,
     bridge_status,
     find_condition,
     ready_transition,
@@ -93,6 +93,8 @@ class Plan:
     gate: GateVerdict = OPEN
     transition: Transition | None = None
     failover: Transition | None = None  # the Lease changed hands
+    notices: tuple[Transition, ...] = ()  # a checkpoint reset requested or done, records lost
+    clear_annotations: tuple[str, ...] = ()  # on the bridge: requests taken and done
     recheck_at: datetime.datetime | None = None  # the status may change by then with nothing observed
 
 
@@ -173,9 +175,14 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     judgement = checked.routes
 
     lease = observed_lease(body, observed.lease)
+    health = (observed.health or {}).get("data")
+    checkpoint = decide(body, previous, reset_reports(health), lost_reports(health), now)
 
     def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
-        status = bridge_status(dataclasses.replace(outcome, lease=lease), previous, now)
+        outcome = dataclasses.replace(
+            outcome, lease=lease, checkpoint_reset=checkpoint.reset, records_lost=checkpoint.records_lost
+        )
+        status = bridge_status(outcome, previous, now)
         failover = failover_message(previous or {}, status)
         moment = parse_time(now)
         return Plan(
@@ -188,10 +195,12 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             transition=ready_transition(previous, status),
             failover=Transition("Warning", FAILOVER, failover) if failover else None,
             recheck_at=recheck_at(lease, status, moment) if lease is not None and moment else None,
+            notices=checkpoint.notices,
+            clear_annotations=(naming.ANNOTATION_RESET_CHECKPOINT,) if checkpoint.clear_annotation else (),
         )
 
     config_map_name = naming.config_map_name(name)
-    bridge, config = checked.bridge, checked.config
+    bridge, config = checked.bridge, checkpoint.applied(checked.config)  # a reset reaches the job
     if bridge is None or config is None:
         outcome = BridgeOutcome(
             generation=generation,
@@ -208,8 +217,8 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         routes=tuple(r.name for r in config.routes),
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
-        jms_reports=tuple(jms_reports((observed.health or {}).get("data"))),
-        stop_reports=tuple(stop_reports((observed.health or {}).get("data"))),
+        jms_reports=tuple(jms_reports(health)),
+        stop_reports=tuple(stop_reports(health)),
     )
     rendered: Rendered = render(bridge, config)
 

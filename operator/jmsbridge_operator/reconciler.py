@@ -33,6 +33,7 @@ from bridge_job.config import health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
+from jmsbridge_operator.conditions import Transition
 from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.lease_status import observed_lease
@@ -40,7 +41,6 @@ from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import (
     ACCEPTED,
     ApplicationState,
-    Transition,
     find_condition,
     route_status,
     status_patch,
@@ -174,6 +174,10 @@ class Reconciler:
             if write.kind == "ConfigMap" and write.verb != "delete":  # what the spec waived is now stored
                 for warning in decided.validation.warnings:
                     self.events(bridge, "Warning", warning.reason, warning.message)
+        if decided.clear_annotations:  # before the status says Done: a failure here is retried whole
+            removal = {"metadata": {"annotations": dict.fromkeys(decided.clear_annotations)}}
+            self.kube.patch(BRIDGES, namespace, name, removal)
+            metrics.WRITES.labels(naming.BRIDGE_PLURAL, "patch").inc()
         patch = status_patch(decided.previous_status, decided.status)
         if patch is not None:
             self.kube.patch_status(BRIDGES, namespace, name, patch)
@@ -182,6 +186,8 @@ class Reconciler:
             self._announce(bridge, decided.failover)
         if decided.transition is not None:
             self._announce(bridge, decided.transition)
+        for notice in decided.notices:
+            self._announce(bridge, notice)
         for update in decided.routes:
             self._publish_route(
                 namespace, update.name, update.status, update.previous, update.transition, update.body

@@ -27,7 +27,9 @@ from pydantic import Field
 
 from bridge_job.config import CHECKPOINT_MISMATCH, CamelModel
 from bridge_job.redaction import redact
-from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip, join
+from jmsbridge_operator import naming
+from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
+from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip, join
 from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
@@ -87,6 +89,12 @@ class BridgeStatus(CamelModel):
     route_count: int = 0
     rejected_routes: list[str] = Field(default_factory=list)
     config_map: str | None = None
+    checkpoint_reset: CheckpointResetStatus | None = None
+    records_lost: dict[str, int] | None = Field(
+        default=None,
+        description="Records that left a topic (retention) before the bridge read them, skipped because "
+        "spec.spark.onDataLoss is skip: per topic, since the checkpoint began.",
+    )
 
 
 class RouteStatus(CamelModel):
@@ -162,6 +170,8 @@ class BridgeOutcome:
     extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
     jms_reports: tuple[JmsReport, ...] = ()  # what the running job says of its JMS broker (job_health.py)
     stop_reports: tuple[StopReport, ...] = ()  # why a job stopped, when it said so (job_health.py)
+    checkpoint_reset: CheckpointResetStatus | None = None  # the last one asked for (checkpoint_reset.py)
+    records_lost: Mapping[str, int] | None = None  # per topic, skipped with spark.onDataLoss: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -337,7 +347,11 @@ def _failed_conditions(
     instances = {a.instance for a in failed}
     mismatch = next((s for s in stops if s.reason == CHECKPOINT_MISMATCH and s.instance in instances), None)
     if mismatch is not None:
-        message = f"{mismatch.message} (instance {mismatch.instance})."
+        message = (
+            f"{mismatch.message} (instance {mismatch.instance}). Under the operator, annotate this "
+            f"JmsBridge instead: {naming.ANNOTATION_RESET_CHECKPOINT}=earliest|committed|latest "
+            "(docs/operator.md#checkpoint-reset)."
+        )
         return [
             Condition(READY, "False", CHECKPOINT_MISMATCH, message),
             Condition(STALLED, "True", CHECKPOINT_MISMATCH, message),
@@ -443,6 +457,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         route_count=len(outcome.routes),
         rejected_routes=list(outcome.rejected_routes),
         config_map=outcome.config_map,
+        checkpoint_reset=outcome.checkpoint_reset,
+        records_lost=dict(outcome.records_lost) if outcome.records_lost else None,
     ).dump()
     status["conditions"] = conditions(current, previous.get("conditions") or [], outcome.generation, now)
     return status
@@ -478,15 +494,6 @@ def route_status(
 
 # ---------------------------------------------------------------------------------------------------
 # Events
-
-
-@dataclasses.dataclass(frozen=True)
-class Transition:
-    """A change worth a Kubernetes Event."""
-
-    type: Literal["Normal", "Warning"]
-    reason: str
-    message: str
 
 
 def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> Transition | None:

@@ -3,8 +3,9 @@ same checkpoint after its topics were recreated or lost records.
 
 Each scenario either delivers every message or stops with one clear line (exit 2) before the ingest takes
 a JMS message; what was sent meanwhile stays on the queue and arrives once the user reset the checkpoint
-(`jmsbridge reset-checkpoint`). Several scenarios share one bridge and checkpoint: each job start costs
-Spark's start-up, and a run that stops on a mismatch stops before Spark starts.
+(`jmsbridge reset-checkpoint`, or the config's `checkpointReset` that the operator renders from its
+annotation). Several scenarios share one bridge and checkpoint: each job start costs Spark's start-up, and
+a run that stops on a mismatch stops before Spark starts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from bridge_job.config import CheckpointReset
+from bridge_job.config.rendered import RenderedConfig
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
@@ -202,11 +205,17 @@ def test_journal_records_lost_and_recreated_source_topic_stop_with_one_line(
     assert f"checkpoint mismatch on topic {source}: checkpoint {checkpoint / 'ingress'}" in line, line
     assert f"topic {journal}: 5 records left before the bridge read them" in job.log(), job.log()[-3000:]
 
-    # reset to latest: what the topics hold now is skipped, the bridge runs on
-    printed = reset(files, checkpoint, "latest")
-    assert f"topic {source} partition 0" in printed and "skips" in printed, printed
+    # reset to latest as the operator asks for it (the annotation, rendered into the job's config): the
+    # job resets before its ingest starts; what the topics hold now is skipped, the bridge runs on
+    (tmp_path / "render").mkdir()
+    rendered = RenderedConfig(files, tmp_path / "render").config
+    requested = rendered.model_copy(update={"checkpoint_reset": CheckpointReset(to="latest", id="r1")})
+    job.files = [write_yaml(tmp_path / "job.yaml", requested.dump())]
     job.start()
     job.wait_running()
+    said = job.log()
+    assert f"checkpoint reset r1 to latest: topic {source} partition 0: checkpoint at 8" in said, said[-3000:]
+    assert list(tmp_path.glob("checkpoint.before-reset-*"))
     send(activemq, [numbered(queue, 3)])
     produce(kafka, source, 1, prefix="after")
     assert keys(read_topics(kafka, [topic], 4)) == {0, 1, 2, 3}

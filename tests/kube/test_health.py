@@ -54,7 +54,10 @@ def test_each_instance_writes_its_own_key_of_the_bridge_config_map(kube_api: Kub
         def reported() -> dict[str, Any] | None:
             found = kube_api.get("v1", "ConfigMap", f"{job.bridge_id}-jms-bridge-health", "apps")
             data = (found or {}).get("data") or {}
-            return {k: json.loads(v) for k, v in data.items()} if len(data) == 2 else None
+            documents = {k: json.loads(v) for k, v in data.items()}
+            for document in documents.values():
+                assert document.pop("updated")  # when, for the reader
+            return documents if len(data) == 2 else None
 
         wait_until(lambda: reported() is not None, 30, "both instances' reports")
         assert reported() == {
@@ -63,6 +66,13 @@ def test_each_instance_writes_its_own_key_of_the_bridge_config_map(kube_api: Kub
         }
         primary({"jms": {"state": CONNECTED}})
         wait_until(lambda: (reported() or {}).get("primary") == {"jms": {"state": CONNECTED}}, 30, "update")
+        # another section of the same instance's document leaves the JMS state as it was
+        primary({"checkpointReset": {"id": "r1", "to": "latest", "summary": "skips 3"}})
+        both = {
+            "jms": {"state": CONNECTED},
+            "checkpointReset": {"id": "r1", "to": "latest", "summary": "skips 3"},
+        }
+        wait_until(lambda: (reported() or {}).get("primary") == both, 30, "the reset beside the JMS state")
     finally:
         primary.stop()
         secondary.stop()

@@ -324,6 +324,58 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     mismatch = {"Ready": ("False", "CheckpointMismatch"), "Stalled": ("True", "CheckpointMismatch")}
     bridge = view.wait_conditions("JmsBridge", "simple", mismatch)
     assert line in view.message(bridge, "Stalled")
+    assert "jmsbridge.dev/reset-checkpoint=earliest|committed|latest" in view.message(bridge, "Stalled")
+
+    # The user's way forward: an annotation that names no position is refused, saying which there are.
+    annotate = {"metadata": {"annotations": {"jmsbridge.dev/reset-checkpoint": "start"}}}
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, annotate)
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "simple", invalid)
+    assert "'start' is no position to reset the checkpoint to; use one of earliest, committed, latest" in (
+        view.message(bridge)
+    )
+    # `latest`: the request reaches the job with its config, and the instance is restarted with it
+    submitted = view.apps()["simple-primary"]["metadata"]["annotations"]["jmsbridge.dev/spec-hash"]
+    annotate["metadata"]["annotations"]["jmsbridge.dev/reset-checkpoint"] = "latest"
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, annotate)
+    config = view.wait(lambda: (c := view.job_config("simple")) and c.checkpoint_reset and c, "the request")
+    request = config.checkpoint_reset
+    assert request.to == "latest"
+    assert view.bridge("simple")["status"]["checkpointReset"] == {  # type: ignore[index]
+        "to": "latest",
+        "id": request.id,
+        "state": "Requested",
+    }
+    view.wait(
+        lambda: (
+            view.apps()["simple-primary"]["metadata"]["annotations"]["jmsbridge.dev/spec-hash"] != submitted
+        ),
+        "the application replaced",
+    )
+    # the job resets its checkpoint once and says what it skipped (as bridge_job/supervision/checkpoints.py)
+    view.play_spark("simple-primary", "RUNNING", attempts=3)
+    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    try:
+        summary = "topic simple.jms-bridge.journal partition 0: checkpoint at 24, ...: starts at 5 (skips 5)"
+        report({"checkpointReset": {"id": request.id, "to": "latest", "summary": summary}})
+        done = view.wait(
+            lambda: (
+                ((b := view.bridge("simple")) or {}).get("status", {}).get("checkpointReset", {}).get("state")
+                == "Done"
+                and b
+            ),
+            "the reset done",
+        )
+    finally:
+        report.stop()
+    assert done["status"]["checkpointReset"]["summary"] == summary
+    assert "jmsbridge.dev/reset-checkpoint" not in (done["metadata"].get("annotations") or {})
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    messages = [
+        e["message"] for e in view.kube.list("v1", "Event", NAMESPACE) if e["reason"] == "CheckpointReset"
+    ]
+    assert f"Checkpoint reset to latest by instance primary: {summary}" in messages
+    assert view.job_config("simple").checkpoint_reset == request  # type: ignore[union-attr]  # kept: done once
 
 
 def test_failover_to_the_standby(view: View) -> None:

@@ -9,15 +9,17 @@ from bridge_job.spark.binding import (
     TopicState,
     by_topic,
     check_topic,
+    count_lost,
     describe,
     load_binding,
     load_start,
+    lost_totals,
     out_of_range,
     save_binding,
     save_start,
     spark_offsets,
 )
-from jmsbridge.checkpoint_cli import _describe
+from bridge_job.supervision.checkpoints import describe_change
 
 RECORD = (0, 1_700_000_000_000, 1234)
 
@@ -91,6 +93,15 @@ def test_files_round_trip_and_sparks_offset_log_is_read(tmp_path: Path) -> None:
 
 
 def test_the_reset_says_what_it_replays_or_skips() -> None:
-    assert "replays 10" in _describe("p", 20, 0, 30, 10)
-    assert "skips 10" in _describe("p", 20, 0, 30, 30)
-    assert "skips 0, reads 5" in _describe("p", 24, 0, 5, 0)  # the checkpoint's offset is not this topic's
+    assert "replays 10" in describe_change("p", 20, 0, 30, 10)
+    assert "skips 10" in describe_change("p", 20, 0, 30, 30)
+    # the checkpoint's offset is not this topic's:
+    assert "skips 0, reads 5" in describe_change("p", 24, 0, 5, 0)
+
+
+def test_records_lost_are_counted_once_however_often_the_batch_is_planned(tmp_path: Path) -> None:
+    assert count_lost(tmp_path, "j", {0: 2, 1: 9}, {0: 5, 1: 3}) == 3  # partition 0: 2..4 gone
+    assert count_lost(tmp_path, "j", {0: 2, 1: 9}, {0: 5, 1: 3}) == 0  # planned again: nothing new
+    assert count_lost(tmp_path, "j", {0: 2}, {0: 8}) == 3  # retention went on: 5..7
+    assert count_lost(tmp_path, "t", {0: 0}, {0: 1}) == 1
+    assert lost_totals(tmp_path) == {"j": 6, "t": 1}

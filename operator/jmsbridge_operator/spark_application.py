@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeflow_spark_api.models import SparkV1beta2SparkApplication, SparkV1beta2SparkApplicationSpec
-from pydantic import BaseModel, ValidationError
 
 # The CRD's enums (v1beta2) where the models' fields are plain strings.
 ENUMS: dict[tuple[str, ...], frozenset[str]] = {
@@ -32,9 +31,14 @@ class InvalidApplication(ValueError):
     """A SparkApplication the spark-operator would not run as written."""
 
 
-def _dump(model: BaseModel) -> dict[str, Any]:
-    """The model as Kubernetes has it: field names by alias, unset fields left out."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+def _read(model: Any, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """`obj` as the models read it, as Kubernetes has it (by alias, unset fields left out).
+
+    Through the package's own `from_dict`/`to_dict`: pydantic's `model_validate` alone takes no plain
+    `"1Gi"` for its Quantity and IntOrString wrappers (`emptyDir.sizeLimit`, probes' ports).
+    """
+    read: dict[str, Any] = model.from_dict(dict(obj)).to_dict()
+    return read
 
 
 def dropped(given: Any, kept: Any, path: str = "") -> list[str]:
@@ -75,13 +79,12 @@ def checked(body: Mapping[str, Any]) -> dict[str, Any]:
     keeps our order of the fields (the models' dump is in alphabetical order), with equal content.
     """
     try:
-        model = SparkV1beta2SparkApplication.model_validate(body)
-    except ValidationError as error:
+        read = _read(SparkV1beta2SparkApplication, body)
+    except ValueError as error:  # pydantic's ValidationError, or no match of a Quantity's types
         raise InvalidApplication(f"not a SparkApplication: {error}") from error
-    read = _dump(model)
     if unknown := dropped(body, read):
         raise InvalidApplication(f"fields the spark-operator does not know: {', '.join(unknown)}")
-    if read != body:  # a null, or a value the models would change
+    if read != body:  # a null, or a value the models would change (1 == 1.0: a Quantity's float is equal)
         raise InvalidApplication(f"the models read it otherwise: {read}")
     if errors := _enum_errors(read["spec"]):
         raise InvalidApplication("; ".join(errors))
@@ -91,6 +94,6 @@ def checked(body: Mapping[str, Any]) -> dict[str, Any]:
 def as_modelled(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     """A spec as the models read it (what they do not know left out); as it is when they refuse it."""
     try:
-        return _dump(SparkV1beta2SparkApplicationSpec.model_validate(spec))
-    except ValidationError:
+        return _read(SparkV1beta2SparkApplicationSpec, spec)
+    except ValueError:
         return spec

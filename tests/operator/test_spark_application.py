@@ -29,8 +29,7 @@ def rendered_application() -> dict[str, Any]:
 
 def test_the_rendered_application_is_what_the_models_dump() -> None:
     app = rendered_application()
-    model = SparkV1beta2SparkApplication.model_validate(app)
-    assert model.model_dump(by_alias=True, exclude_none=True) == app
+    assert SparkV1beta2SparkApplication.from_dict(app).to_dict() == app
     assert list(checked(app)["spec"])[:3] == ["type", "pythonVersion", "mode"]  # in our order, for readers
 
 
@@ -50,7 +49,7 @@ def test_a_misspelled_field_cannot_reach_the_api(where: tuple[str, ...], typo: s
         parent = parent[key]
     parent[typo] = "x"
     # The models alone drop it without a word (as the API server prunes it): the reason for the check.
-    dumped = SparkV1beta2SparkApplication.model_validate(app).model_dump(by_alias=True, exclude_none=True)
+    dumped = SparkV1beta2SparkApplication.from_dict(app).to_dict()
     dumped_parent = dumped
     for key in where:
         dumped_parent = dumped_parent[key]
@@ -70,6 +69,15 @@ def test_a_misspelled_volume_source_stops_the_bridge_with_invalid_spec() -> None
     assert ready is not None and ready["reason"] == "InvalidSpec"
     assert re.search(r"does not know: spec\.volumes\[\d\]\.secrett", ready["message"]), ready["message"]
     assert [p.subject for p in decided.validation.problems] == ["spec.spark"]  # `jmsbridge validate` says it
+
+
+def test_kubernetes_quantities_in_the_bridges_volumes_are_taken() -> None:
+    body = bridge()
+    scratch = {"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}
+    body["spec"]["spark"]["pod"] = {"volumes": [scratch]}
+    model = JmsBridge.model_validate(body)
+    app = render(model, job_config(model, [])).applications["primary"]
+    assert app["spec"]["volumes"][-1] == scratch
 
 
 @pytest.mark.parametrize(

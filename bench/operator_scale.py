@@ -186,7 +186,7 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp,
         serve_kube_api(Path(tmp), record_requests=False) as kube,
     ):
-        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file(Path(tmp)))
+        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file())
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         with operator_process(kube, Path(tmp) / "operator.log") as process:
             before = operator_requests(kube)

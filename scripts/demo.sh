@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs the bridge on local brokers (ActiveMQ, noida-db) and local Spark,
-# sends a handful of JMS messages and prints what arrived in each Kafka topic.
+# sends a handful of JMS messages and prints what arrived in each Kafka topic (from the project's .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec python3 -m jmsbridge demo "$@"
+export PATH="$PWD/.venv/bin:$PATH"
+exec .venv/bin/python -m jmsbridge demo "$@"

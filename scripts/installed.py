@@ -1,10 +1,12 @@
-"""Exit 0 when this checkout is installed in editable mode with everything its [test] extra needs.
+"""Exit 0 when this checkout is installed in editable mode, in its own `.venv`, with everything its
+[test] extra needs.
 
 `scripts/setup.sh` runs pip only when this says no: on a fresh machine, after a change of the
 dependencies, the version or the commands in pyproject.toml, or when another checkout is installed.
-Every requirement is checked with its version range, and so are the extras it asks of other packages
-(`pyspark[sql]`). Run as a script (`python3 scripts/installed.py`), so that the checkout's own
-`*.egg-info` is not what importlib finds.
+It must run with the venv's interpreter (`.venv/bin/python scripts/installed.py`): what it checks is
+that interpreter's environment, and the setup installs nowhere else. Every requirement is checked with
+its version range, and so are the extras it asks of other packages (`pyspark[sql]`). Run as a script, so
+that the checkout's own `*.egg-info` is not what importlib finds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / ".venv"
 
 
 def _missing(requirements: list[str], project: str, extras: dict[str, list[str]]) -> list[str]:
@@ -65,6 +68,8 @@ def _source_version() -> str:
 
 
 def problems() -> list[str]:
+    if Path(sys.prefix).resolve() != VENV.resolve():
+        return [f"{sys.executable} is not the interpreter of {VENV}"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     name = pyproject["name"]
     try:

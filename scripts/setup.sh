@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
-# ActiveMQ Classic from Debian, the project with its Python dependencies from PyPI, helm. Each step is
-# skipped when what it installs is there already, so running it again costs a few seconds.
+# ActiveMQ Classic from Debian, a virtual environment of the project's own (.venv, made with the python3
+# that runs this script) holding the project with its Python dependencies from PyPI, and helm. Each step
+# is skipped when what it installs is there already, so running it again costs a few seconds.
+#
+# A virtual environment because Debian's own Python refuses pip installs (PEP 668), and so that pip
+# never sees, nor complains about, packages that are not ours. Afterwards: `. .venv/bin/activate`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+VENV=.venv
 
 need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
 command -v openssl >/dev/null || need_apt+=(openssl)  # tests/operator/test_kafka_tls.py makes its certificates
+# Debian ships venv's pip bootstrap (ensurepip) apart from python3: `python3 -m venv` fails without it.
+if [ ! -x "$VENV/bin/python" ] && ! python3 -c 'import ensurepip' 2>/dev/null; then
+    need_apt+=(python3-venv)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -17,10 +26,17 @@ if command -v systemctl >/dev/null && systemctl is-active --quiet activemq 2>/de
     systemctl stop activemq || true
 fi
 
-# pip only when something is missing or out of date (scripts/installed.py says what).
-if python3 scripts/installed.py; then
-    echo "setup: this checkout is installed (editable, with its test extra)"
-else
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+# A venv whose interpreter is gone (another python3 removed or moved) is made again.
+if ! "$VENV/bin/python" -c '' 2>/dev/null; then
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    echo "setup: made $VENV with $("$VENV/bin/python" --version) ($(command -v python3))"
 fi
-scripts/install-helm.sh
+
+# pip only when something is missing or out of date (scripts/installed.py, run in the venv, says what).
+if "$VENV/bin/python" scripts/installed.py; then
+    echo "setup: this checkout is installed in $VENV (editable, with its test extra)"
+else
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+fi
+PYTHON="$VENV/bin/python" scripts/install-helm.sh

@@ -8,7 +8,8 @@ kinds, `handlers/`). The spec-hash annotation alone cannot tell: a hand edit lea
   it (`naming.ANNOTATION_STORED_SPEC_HASH`, defaults the API server filled in included). A spec whose
   hash differs from it was changed by someone else, whatever field they changed or added. An application
   without the record (written by an older operator) is compared field by field, our fields only, so
-  that a default filled in by the API server is not mistaken for an edit.
+  that a default filled in by the API server is not mistaken for an edit. Fields are compared as the
+  spark-operator's models read them (`spark_application.as_modelled`), as they were rendered.
 - ConfigMap: its `data` is compared with the rendered data (the API server adds nothing there).
 
 Everything here is pure.
@@ -21,6 +22,7 @@ from typing import Any
 
 from jmsbridge_operator import naming
 from jmsbridge_operator.render import digest
+from jmsbridge_operator.spark_application import as_modelled
 
 MAX_LISTED = 5
 
@@ -59,13 +61,15 @@ def added(desired: Any, live: Any, path: str = "") -> list[str]:
 def application_drift(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
     """The spec fields (as `spec.x.y`) someone else changed in a SparkApplication; empty when none."""
     live_spec, desired_spec = live.get("spec") or {}, desired.get("spec") or {}
-    changed = differences(desired_spec, live_spec, "spec")
+    modelled = as_modelled(live_spec)
+    changed = differences(desired_spec, modelled, "spec")  # desired: rendered, so as the models read it
     recorded = _annotations(live).get(naming.ANNOTATION_STORED_SPEC_HASH)
     if recorded is None:
         return changed
     if digest(live_spec) == recorded:
         return []  # as stored after our write: a difference is the API server's (a default, a pruned field)
-    return changed + added(desired_spec, live_spec, "spec") or ["spec"]
+    # A changed field the models do not know shows in the hash only: then the spec as a whole.
+    return changed + added(desired_spec, modelled, "spec") or ["spec"]
 
 
 def config_map_drift(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:

@@ -28,12 +28,13 @@ from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
-from jmsbridge_operator.conditions import Condition, Transition
+from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed
 from jmsbridge_operator.job_health import jms_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
+from jmsbridge_operator.spark_application import InvalidApplication
 from jmsbridge_operator.status import (
     ACCEPTED,
     ApplicationState,
@@ -220,7 +221,15 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         jms_reports=tuple(jms_reports(health)),
         stop_reports=tuple(stop_reports(health)),
     )
-    rendered: Rendered = render(bridge, config)
+    try:
+        rendered: Rendered = render(bridge, config)
+    except InvalidApplication as error:  # spark.pod's volumes reach the SparkApplication as written
+        problem = Problem(INVALID_SPEC, "spec.spark", f"the SparkApplication: {error}")
+        checked = dataclasses.replace(checked, problems=(*checked.problems, problem))  # for `finish`
+        outcome = dataclasses.replace(
+            base, spec_error=problem.message, applications=_observed_states(observed, name)
+        )
+        return finish(outcome, [])
 
     foreign = [
         f"{child.get('kind')} {_meta(child).get('name')}"
@@ -236,24 +245,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         outcome = dataclasses.replace(base, conflict=conflict, applications=_observed_states(observed, name))
         return finish(outcome, [])
 
-    writes: list[Write] = []
-    desired_cm = rendered.config_map
-    if observed.config_map is None:
-        writes.append(Write("create", desired_cm, "ConfigCreated", f"Created ConfigMap {config_map_name}"))
-    elif config_hash_of(dict(observed.config_map)) != config_hash_of(desired_cm):
-        writes.append(
-            Write(
-                "replace",
-                replacement(observed.config_map, desired_cm),
-                "ConfigUpdated",
-                f"Updated ConfigMap {config_map_name} ({len(config.routes)} routes)",
-            )
-        )
-    elif config_map_drift(observed.config_map, desired_cm):
-        message = f"Restored ConfigMap {config_map_name} (its data was changed by hand)"
-        writes.append(
-            Write("replace", replacement(observed.config_map, desired_cm), "DriftRepaired", message)
-        )
+    writes = _config_map_writes(observed.config_map, rendered.config_map, len(config.routes))
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}
@@ -294,6 +286,21 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         extra_conditions=_checkpoint_conditions(bridge, namespace, observed.claim),
     )
     return finish(outcome, writes, verdict)
+
+
+def _config_map_writes(
+    live: Mapping[str, Any] | None, desired: dict[str, Any], route_count: int
+) -> list[Write]:
+    name = desired["metadata"]["name"]
+    if live is None:
+        return [Write("create", desired, "ConfigCreated", f"Created ConfigMap {name}")]
+    if config_hash_of(dict(live)) != config_hash_of(desired):
+        message = f"Updated ConfigMap {name} ({route_count} routes)"
+        return [Write("replace", replacement(live, desired), "ConfigUpdated", message)]
+    if config_map_drift(live, desired):
+        message = f"Restored ConfigMap {name} (its data was changed by hand)"
+        return [Write("replace", replacement(live, desired), "DriftRepaired", message)]
+    return []
 
 
 def _checkpoint_conditions(

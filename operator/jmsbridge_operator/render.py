@@ -17,6 +17,9 @@
 - `spark.pod` (volumes, mounts, env, nodeSelector, tolerations, imagePullSecrets) is added to what the
   operator sets, on the driver and the executors alike; `spark.sparkConf` is merged with the job's
   settings (`spark_settings.merged_settings`). The models reject names and keys that are the operator's.
+- The SparkApplication passes through the spark-operator's own models (`spark_application.checked`):
+  a field they do not know, a wrong type or an unknown enum value is an error here, not an object the
+  API server would prune or refuse.
 - Each object carries `jmsbridge.dev/spec-hash` (SparkApplication) or `jmsbridge.dev/config-hash`
   (ConfigMap), the hash of what we rendered; the reconciler writes an object only when its hash changes.
 
@@ -26,7 +29,6 @@ operator and by `jmsbridge render`.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import json
@@ -49,7 +51,7 @@ from bridge_job.config import (
     SecretRef,
 )
 from bridge_job.config.spark_settings import merged_settings
-from jmsbridge_operator import naming
+from jmsbridge_operator import naming, spark_application
 
 CONFIG_VOLUME = "jmsbridge-config"
 CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
@@ -262,7 +264,7 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
         "metadata": _metadata(bridge, name, labels, {naming.ANNOTATION_SPEC_HASH: digest(spec)}),
         "spec": spec,
     }
-    return copy.deepcopy(body)  # no shared sub-objects: callers may change their copy
+    return spark_application.checked(body)  # a copy: no shared sub-objects, callers may change theirs
 
 
 # ---------------------------------------------------------------------------------------------------

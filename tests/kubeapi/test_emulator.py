@@ -14,10 +14,10 @@ import kmock
 import pytest
 
 from tests.kubeapi.client import KubeApi, KubeApiError, serve_kube_api
+from tests.kubeapi.spark_crd import spark_crd_file
 
 HERE = pathlib.Path(__file__).parent
 TOY_CRD = HERE / "toy_crd.yaml"
-SPARK_CRD = HERE.parents[2] / "shared" / "ref" / "sparkoperator.k8s.io_sparkapplications.yaml"
 TOY = "kubeapi.example.com/v1"
 TOYS = f"/apis/{TOY}/namespaces/apps/toys"
 CONFIGMAPS = "/api/v1/namespaces/apps/configmaps"
@@ -76,7 +76,7 @@ def test_discovery_of_builtin_kinds(kube_api: KubeApi) -> None:
 
 
 def test_crds_from_yaml_become_discoverable(kube_api: KubeApi) -> None:
-    kube_api.install_crds(TOY_CRD, SPARK_CRD)
+    kube_api.install_crds(TOY_CRD, spark_crd_file())
     toys = {r["name"]: r for r in kube_api.request("GET", f"/apis/{TOY}")["resources"]}
     assert toys["toys"]["kind"] == "Toy"
     assert toys["toys"]["singularName"] == "toy"

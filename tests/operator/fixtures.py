@@ -5,7 +5,6 @@ Registered by tests/conftest.py (`pytest_plugins`), so that the e2e tests in tes
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,9 @@ KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
 
 
 @pytest.fixture()
-def cluster(kube_api: KubeApi, tmp_path: Path) -> KubeApi:
-    """The emulator with our CRDs (from crds/), the spark-operator's CRD and the `apps` namespace."""
-    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), spark_crd_file(tmp_path))
+def cluster(kube_api: KubeApi) -> KubeApi:
+    """The emulator with our CRDs (crds/), the spark-operator's (from its models), the `apps` namespace."""
+    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), spark_crd_file())
     kube_api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     return kube_api
 

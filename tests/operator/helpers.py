@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,11 +13,13 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.kubeapi.spark_crd import spark_crd_file as spark_crd_file  # the models' CRD, always there
+
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "crds"
 CHART_DIR = REPO / "charts" / "jms-bridge-operator"
 EXAMPLES = REPO / "examples" / "cluster"
-REF_DIR = REPO.parent / "shared" / "ref"
+REF_DIR = REPO.parent / "shared" / "ref"  # upstream files beside the checkout, for cross-checks only
 SPARK_CRD = REF_DIR / "sparkoperator.k8s.io_sparkapplications.yaml"
 
 GROUP_VERSION = "jmsbridge.dev/v1alpha1"
@@ -26,44 +27,12 @@ SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
 NAMESPACE = "apps"
 
 
-# Only when shared/ref is missing (outside CI): enough of the SparkApplication CRD to serve the kind.
-SPARK_CRD_STUB = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
-    "spec": {
-        "group": "sparkoperator.k8s.io",
-        "names": {"kind": "SparkApplication", "plural": "sparkapplications", "singular": "sparkapplication"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
-
-
-def spark_crd_file(tmp_path: Path) -> Path:
-    """The spark-operator's CRD from shared/ref, or (outside CI only) a stub written to `tmp_path`."""
-    if SPARK_CRD.exists():
-        return SPARK_CRD
-    stub = tmp_path / "spark-crd.yaml"
-    stub.write_text(json.dumps(SPARK_CRD_STUB))
-    return stub
-
-
 def require_reference(path: Path = SPARK_CRD) -> Path:
-    """The reference file; missing, it fails the test in CI (CI=true) and skips it elsewhere."""
+    """The upstream file for a cross-check; missing, it fails the test in CI (CI=true) and skips it
+    elsewhere (a clone with nothing beside it: the suite runs on the models' CRD, `spark_crd_file`)."""
     if path.exists():
         return path
-    message = f"reference file {path} is missing (it lives in shared/ref beside the checkout)"
+    message = f"upstream cross-check: {path} is not beside the checkout (only in CI)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)

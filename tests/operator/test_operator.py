@@ -31,15 +31,14 @@ from tests.operator.helpers import (
     GROUP_VERSION,
     NAMESPACE,
     REPO,
-    SPARK_CRD,
     SPARK_VERSION,
     example,
     held_lease,
     load_yaml,
-    require_reference,
     route,
     schema_errors,
     simple_bridge,
+    spark_crd_file,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -193,7 +192,7 @@ def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
         ("secondary", "NEW"),
     ]
 
-    spark_crd = require_reference(SPARK_CRD)
+    spark_crd = spark_crd_file()  # the models' CRD (the upstream file: test_render's cross-check)
     for app in view.apps().values():
         assert schema_errors(spark_crd, app, "v1beta2") == [], app["metadata"]["name"]
         owner = app["metadata"]["ownerReferences"][0]

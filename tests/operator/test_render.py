@@ -25,7 +25,15 @@ from bridge_job.config import (
 from bridge_job.config.spark_settings import SPARK_SETTINGS
 from bridge_job.jms.jvm import expand_classpath
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
-from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
+from tests.operator.helpers import (
+    EXAMPLES,
+    SPARK_CRD,
+    bridge,
+    load_yaml,
+    require_reference,
+    schema_errors,
+    spark_crd_file,
+)
 
 
 def _rendered(body: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None) -> Any:
@@ -176,7 +184,7 @@ def test_child_names_are_dns_labels(name: str) -> None:
 
 
 def test_applications_validate_against_the_spark_operator_crd() -> None:
-    crd = require_reference(SPARK_CRD)
+    crd = spark_crd_file()  # from the spark-operator's models; the upstream file: the cross-check below
     for body in (bridge(), bridge(failover={"standby": False}, spark={})):
         for app in _rendered(body).applications.values():
             assert schema_errors(crd, app, "v1beta2") == []
@@ -290,13 +298,13 @@ def test_pod_settings_and_spark_conf_are_added_to_the_operators() -> None:
 
 
 def test_customised_applications_validate_against_the_spark_operator_crd() -> None:
-    crd = require_reference(SPARK_CRD)
+    crd = spark_crd_file()
     for app in _rendered(_customised()).applications.values():
         assert schema_errors(crd, app, "v1beta2") == []
 
 
 def test_the_provider_jars_and_tls_example_renders_valid_applications() -> None:
-    crd = require_reference(SPARK_CRD)
+    crd = spark_crd_file()
     (body,) = load_yaml(EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml")
     rendered = _rendered(body, [])
     for app in rendered.applications.values():
@@ -304,6 +312,22 @@ def test_the_provider_jars_and_tls_example_renders_valid_applications() -> None:
         assert [c["image"] for c in app["spec"]["driver"]["initContainers"]] == [
             "registry.example.com/jms-clients/ibm-mq:9.4.1"
         ]
+
+
+def test_applications_validate_against_the_upstream_crd_file() -> None:
+    """The cross-check: every rendering above against the spark-operator's own CRD file (shared/ref),
+    which also holds its enums. Fails in CI without the file; skips, alone, in a clone without it."""
+    crd = require_reference(SPARK_CRD)
+    (provider_example,) = load_yaml(EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml")
+    renderings: list[tuple[dict[str, Any], list[dict[str, Any]] | None]] = [
+        (bridge(), None),
+        (bridge(failover={"standby": False}, spark={}), None),
+        (_customised(), None),
+        (provider_example, []),
+    ]
+    for body, routes in renderings:
+        for app in _rendered(body, routes).applications.values():
+            assert schema_errors(crd, app, "v1beta2") == [], app["metadata"]["name"]
 
 
 def test_the_init_containers_put_the_jars_where_the_jobs_default_classpath_finds_them(tmp_path: Path) -> None:

@@ -1,0 +1,97 @@
+"""The SparkApplication CRD the emulator serves, derived from the spark-operator's own models.
+
+`kubeflow-spark-api` (a dependency of the operator) holds the models of the spark-operator release we
+pin, with its field names, types, required fields and descriptions; their JSON Schema becomes the CRD's
+structural OpenAPI v3 schema here, so that a clone needs nothing beside it. The spark-operator's own CRD
+file stays a cross-check where it exists (`tests/operator/helpers.py`, `require_reference`).
+
+JSON Schema to a CRD schema: references are inlined (a CRD has no `$ref`), `Optional[...]` loses its
+null, the Quantity and IntOrString wrappers become `x-kubernetes-int-or-string`, `metadata` is left to
+the API server. What the models do not say, the CRD does not say either: enums are the operator's
+own check (`jmsbridge_operator.spark_application`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kubeflow_spark_api.models import SparkV1beta2SparkApplication
+
+GROUP = "sparkoperator.k8s.io"
+VERSION = "v1beta2"
+NAMES = {
+    "kind": "SparkApplication",
+    "listKind": "SparkApplicationList",
+    "plural": "sparkapplications",
+    "singular": "sparkapplication",
+    "shortNames": ["sparkapp"],
+}
+# The generator's oneOf wrappers: objects in the models, a number or a string in Kubernetes.
+INT_OR_STRING = {"IoK8sApimachineryPkgApiResourceQuantity", "IoK8sApimachineryPkgUtilIntstrIntOrString"}
+KEPT = ("type", "description", "required", "enum", "format")
+
+
+def _structural(schema: dict[str, Any], defs: dict[str, Any], within: frozenset[str]) -> dict[str, Any]:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name in INT_OR_STRING:
+            return {"x-kubernetes-int-or-string": True}
+        if name in within:  # recursive types (none in v1beta2 today): kept whole
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        return _structural(defs[name], defs, within | {name})
+    if "anyOf" in schema:
+        options = [option for option in schema["anyOf"] if option != {"type": "null"}]
+        if len(options) == 1:
+            inner = _structural(options[0], defs, within)
+            return {**inner, "description": schema["description"]} if "description" in schema else inner
+        return {}  # a number or a string (a float field): any scalar, as the models take it
+    result = {key: schema[key] for key in KEPT if key in schema}
+    if "properties" in schema:
+        result["properties"] = {k: _structural(v, defs, within) for k, v in schema["properties"].items()}
+    if isinstance(schema.get("items"), dict):
+        result["items"] = _structural(schema["items"], defs, within)
+    if isinstance(schema.get("additionalProperties"), dict):
+        result["additionalProperties"] = _structural(schema["additionalProperties"], defs, within)
+    return result
+
+
+def crd() -> dict[str, Any]:
+    """The CustomResourceDefinition of SparkApplication, from the models."""
+    schema = SparkV1beta2SparkApplication.model_json_schema(by_alias=True)
+    openapi = _structural(schema, schema.get("$defs", {}), frozenset())
+    openapi["properties"]["metadata"] = {"type": "object"}  # the API server's, not the CRD's
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{NAMES['plural']}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": NAMES,
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": openapi},
+                }
+            ],
+        },
+    }
+
+
+@functools.cache
+def spark_crd_file() -> Path:
+    """The CRD as a file (what `KubeApi.install_crds` takes), written once per process."""
+    directory = Path(tempfile.mkdtemp(prefix="spark-crd-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = directory / "sparkoperator.k8s.io_sparkapplications.json"
+    path.write_text(json.dumps(crd()))
+    return path

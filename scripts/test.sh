@@ -8,4 +8,6 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import-linter"; lint-imports
-echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 "$@"
+# Two workers (pytest-xdist): most of an end-to-end test is waiting on Spark and the brokers, so two of
+# them side by side keep both cores busy; each worker starts its own brokers. `-n 0` runs in one process.
+echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist worksteal "$@"

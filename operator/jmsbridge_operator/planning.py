@@ -28,7 +28,7 @@ from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import Condition
-from jmsbridge_operator.drift import application_drift, config_map_drift, listed
+from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
 from jmsbridge_operator.job_health import jms_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
@@ -58,6 +58,9 @@ class Observed:
     health: Mapping[str, Any] | None = None  # the ConfigMap where the job reports its JMS state
 
 
+DRIFT_REPAIRED = "DriftRepaired"
+
+
 @dataclasses.dataclass(frozen=True)
 class Write:
     verb: Literal["create", "replace", "delete"]
@@ -68,6 +71,11 @@ class Write:
     @property
     def kind(self) -> str:
         return str(self.body.get("kind"))
+
+    @property
+    def type(self) -> Literal["Normal", "Warning"]:
+        """Someone else changed what we own: worth a look (who edits our objects, and why)."""
+        return "Warning" if self.reason == DRIFT_REPAIRED else "Normal"
 
     @property
     def name(self) -> str:
@@ -129,6 +137,24 @@ def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict
     body = {k: v for k, v in desired.items() if k not in ("metadata", "status")}
     body["metadata"] = metadata
     return body
+
+
+def relabelled(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """`existing` as it is, with our labels put back (its spec and annotations untouched)."""
+    body = {key: value for key, value in existing.items() if key != "status"}
+    metadata = {key: value for key, value in _meta(existing).items() if key != "managedFields"}
+    metadata["labels"] = {**(metadata.get("labels") or {}), **(_meta(desired).get("labels") or {})}
+    body["metadata"] = metadata
+    return body
+
+
+def _label_repair(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> list[Write]:
+    """Our labels removed by hand: without them our watches and listings miss the object."""
+    if not (removed := missing_labels(existing, desired)):
+        return []
+    what = f"{existing.get('kind')} {_meta(existing).get('name')}"
+    message = f"Restored the labels of {what}: {listed(removed)} removed by hand"
+    return [Write("replace", relabelled(existing, desired), DRIFT_REPAIRED, message)]
 
 
 def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[RouteUpdate]:
@@ -242,9 +268,9 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         )
     elif config_map_drift(observed.config_map, desired_cm):
         message = f"Restored ConfigMap {config_map_name} (its data was changed by hand)"
-        writes.append(
-            Write("replace", replacement(observed.config_map, desired_cm), "DriftRepaired", message)
-        )
+        writes.append(Write("replace", replacement(observed.config_map, desired_cm), DRIFT_REPAIRED, message))
+    else:
+        writes += _label_repair(observed.config_map, desired_cm)
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}
@@ -304,11 +330,11 @@ def _application_writes(
         message = f"Updated SparkApplication {name} (bridge spec changed; the spark-operator restarts it)"
         return [Write("replace", body, "ApplicationUpdated", message)]
     if spec_hash_of(dict(current)) != spec_hash_of(desired):
-        return []  # outdated, waiting for its turn in the rollout
+        return _label_repair(current, desired)  # outdated, waiting for its turn in the rollout
     if changed := application_drift(current, desired):
         message = (
             f"Restored SparkApplication {name}: {listed(changed)} changed by hand "
             "(the spark-operator restarts it)"
         )
-        return [Write("replace", replacement(current, desired), "DriftRepaired", message)]
-    return []
+        return [Write("replace", replacement(current, desired), DRIFT_REPAIRED, message)]
+    return _label_repair(current, desired)

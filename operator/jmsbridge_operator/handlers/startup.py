@@ -41,7 +41,8 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # With the Kafka checks on, the reconciler asks their gate; off, nothing holds a bridge back.
     checks = KafkaChecks(options.kafka_check_settings()) if options.kafka_checks else None
     memo.kafka_checks = checks
-    memo.reconciler = Reconciler(Kube.connect(), gate=checks.gate if checks is not None else open_gate)
+    gate = checks.gate if checks is not None else open_gate
+    memo.reconciler = Reconciler(Kube.connect(), gate=gate, backoff=options.conflict_backoff())
     if checks is not None:
         timing = checks.settings
         logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.taken_names import Backoff
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 ENV_METRICS_PORT = "JMSBRIDGE_METRICS_PORT"
 ENV_METRICS_ADDRESS = "JMSBRIDGE_METRICS_ADDRESS"
@@ -30,6 +31,8 @@ ENV_KAFKA_CHECK_INTERVAL = "JMSBRIDGE_KAFKA_CHECK_INTERVAL"
 ENV_KAFKA_GRACE_PERIOD = "JMSBRIDGE_KAFKA_GRACE_PERIOD"
 ENV_CONFLICT_BACKOFF = "JMSBRIDGE_CONFLICT_BACKOFF"
 ENV_CONFLICT_BACKOFF_MAX = "JMSBRIDGE_CONFLICT_BACKOFF_MAX"
+ENV_FAILURE_WINDOW = "JMSBRIDGE_FAILURE_WINDOW"
+ENV_ROLLOUT_DEADLINE = "JMSBRIDGE_ROLLOUT_DEADLINE"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -53,6 +56,7 @@ class OperatorOptions:
     # A child's name held by an object not ours is looked at again after this, doubling up to the cap.
     conflict_backoff_seconds: float = 5.0
     conflict_backoff_max_seconds: float = 300.0
+    timing: Timing = DEFAULT_TIMING  # when failures count as one streak, how long a rollout may take
 
     def __post_init__(self) -> None:
         if self.kafka_check_interval_seconds <= 0:
@@ -97,5 +101,11 @@ class OperatorOptions:
             conflict_backoff_seconds=number(ENV_CONFLICT_BACKOFF, defaults.conflict_backoff_seconds),
             conflict_backoff_max_seconds=number(
                 ENV_CONFLICT_BACKOFF_MAX, defaults.conflict_backoff_max_seconds
+            ),
+            timing=Timing(
+                failure_window_seconds=number(ENV_FAILURE_WINDOW, defaults.timing.failure_window_seconds),
+                rollout_deadline_seconds=number(
+                    ENV_ROLLOUT_DEADLINE, defaults.timing.rollout_deadline_seconds
+                ),
             ),
         )

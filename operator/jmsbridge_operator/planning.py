@@ -39,10 +39,12 @@ from jmsbridge_operator.status import (
     BridgeOutcome,
     Transition,
     bridge_status,
+    failure_recheck,
     find_condition,
     ready_transition,
     route_status,
 )
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,7 +188,7 @@ def _observed_states(observed: Observed, bridge_name: str) -> tuple[ApplicationS
     return tuple(states)
 
 
-def plan(observed: Observed, gate: Gate, now: str) -> Plan:
+def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMING) -> Plan:
     """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions."""
     body = observed.bridge
     meta = _meta(body)
@@ -201,9 +203,13 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     lease = observed_lease(body, observed.lease)
 
     def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
-        status = bridge_status(dataclasses.replace(outcome, lease=lease), previous, now)
+        status = bridge_status(dataclasses.replace(outcome, lease=lease, timing=timing), previous, now)
         failover = failover_message(previous or {}, status)
         moment = parse_time(now)
+        due = [
+            recheck_at(lease, status, moment) if lease is not None and moment else None,
+            failure_recheck(status, timing.failure_window_seconds),
+        ]
         return Plan(
             writes=writes,
             status=status,
@@ -213,7 +219,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             gate=verdict,
             transition=ready_transition(previous, status),
             failover=Transition("Warning", FAILOVER, failover) if failover else None,
-            recheck_at=recheck_at(lease, status, moment) if lease is not None and moment else None,
+            recheck_at=min((d for d in due if d is not None), default=None),
         )
 
     config_map_name = naming.config_map_name(name)

@@ -46,6 +46,7 @@ from jmsbridge_operator.status import (
     status_patch,
 )
 from jmsbridge_operator.taken_names import Backoff, TakenNames
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -101,6 +102,7 @@ class Reconciler:
         events: EventSink = post_event,
         clock: Callable[[], str] = utc_now,
         backoff: Backoff | None = None,
+        timing: Timing | None = None,
     ) -> None:
         self.kube = kube
         self.gate = gate
@@ -111,6 +113,7 @@ class Reconciler:
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
         self.taken = TakenNames(backoff or Backoff())
+        self.timing = timing or DEFAULT_TIMING
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -171,7 +174,7 @@ class Reconciler:
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
-        decided = plan(observed, self.gate, self.clock())
+        decided = plan(observed, self.gate, self.clock(), self.timing)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as taken:

@@ -20,6 +20,7 @@ Everything here is pure: plain data in, plain data out. The models double as the
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -31,8 +32,16 @@ from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, clip
 from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
-from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
+from jmsbridge_operator.restarts import (
+    FAILURE_THRESHOLD,
+    Attempts,
+    LastFailure,
+    counted,
+    recovered,
+    will_retry,
+)
 from jmsbridge_operator.rollout import Progress
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 READY = "Ready"
 RECONCILING = "Reconciling"
@@ -162,6 +171,7 @@ class BridgeOutcome:
     extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
     jms_reports: tuple[JmsReport, ...] = ()  # what the running job says of its JMS broker (job_health.py)
     stop_reports: tuple[StopReport, ...] = ()  # why a job stopped, when it said so (job_health.py)
+    timing: Timing = DEFAULT_TIMING
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,8 +251,19 @@ class _Streak:
     last: LastFailure | None = None
 
 
-def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str) -> dict[str, _Streak]:
-    before = {i.get("application"): i for i in previous if isinstance(i, Mapping)}
+def _streaks(
+    apps: Sequence[ApplicationState],
+    previous: Mapping[str, Any],
+    generation: int | None,
+    now: str,
+    window: float,
+) -> dict[str, _Streak]:
+    """Each instance's failure streak: counted while it fails, kept while it does not run (so a bridge
+    stalled by a crash loop stays stalled between restarts), dropped once it has run for `window` since,
+    and started afresh with a new spec."""
+    same_spec = previous.get("observedGeneration") == generation
+    instances = previous.get("instances") or [] if same_spec else []
+    before = {i.get("application"): i for i in instances if isinstance(i, Mapping)}
     streaks = {}
     for app in apps:
         old = before.get(app.application) or {}
@@ -253,9 +274,28 @@ def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str
         failures = int(old.get("failures") or 0)
         if app.failed:
             was_failed = str(old.get("state") or "") in FAILED_STATES
-            last, failures = counted(last, failures, was_failed, app.message or "", app.attempts, now)
+            last, failures = counted(last, failures, was_failed, app.message or "", app.attempts, now, window)
+        elif app.running and last is not None and recovered(last, now, window):
+            last, failures = None, 0
         streaks[app.application] = _Streak(failures, last)
     return streaks
+
+
+def given_up(app: ApplicationState, streaks: Mapping[str, _Streak]) -> bool:
+    """An instance that is not running after failing the same way too often: restarting does not help."""
+    streak = streaks.get(app.application)
+    return not app.running and streak is not None and streak.failures >= FAILURE_THRESHOLD
+
+
+def failure_recheck(status: Mapping[str, Any], window: float) -> datetime.datetime | None:
+    """When the failure record of a running instance is due to be dropped (`_streaks`)."""
+    due = []
+    for instance in status.get("instances") or []:
+        last = instance.get("lastFailure") or {}
+        seen = parse_time(str(last.get("time") or "")) if instance.get("state") == "RUNNING" else None
+        if seen is not None:
+            due.append(seen + datetime.timedelta(seconds=window + 1))
+    return min(due) if due else None
 
 
 def _bridge_conditions(
@@ -308,8 +348,8 @@ def _application_conditions(
         running = f"Running with {routes}: {active.application} active{standby}"
         if all(a.running for a in others):
             return [Condition(READY, "True", "Running", f"{running}.")]
-        if any(a.failed for a in others):
-            down = "; ".join(a.describe() for a in others if a.failed)
+        if any(a.failed or given_up(a, streaks) for a in others):
+            down = "; ".join(a.describe() for a in others if a.failed or given_up(a, streaks))
             return [Condition(READY, "True", "Degraded", f"{running}; no standby: {down}.")]
         starting = "; ".join(a.describe() for a in others if not a.running)
         return [
@@ -318,7 +358,7 @@ def _application_conditions(
         ]
     if election is not None and election.nobody:
         return election.ready_conditions()  # the applications run, and no instance of them is active
-    failed = [a for a in apps if a.failed]
+    failed = [a for a in apps if a.failed or given_up(a, streaks)]
     if failed:
         return _failed_conditions(failed, streaks, outcome.stop_reports)
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
@@ -353,7 +393,12 @@ def _failed_conditions(
         if not app.retried:
             return f"{app.describe()}; its restartPolicy restarts it no more"
         if exhausted(app):
-            return f"{app.describe()}; the same failure {count(app)} times in a row: restarting does not help"
+            last = streaks[app.application].last
+            said = f" ({last.message})" if not app.failed and last is not None and last.message else ""
+            return (
+                f"{app.describe()}; the same failure {count(app)} times in a row{said}: "
+                "restarting does not help"
+            )
         return (
             f"{app.describe()}; the spark-operator restarts it (failure {count(app)} of "
             f"{FAILURE_THRESHOLD} before the bridge stalls)"
@@ -409,7 +454,7 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         failovers = int(previous.get("failovers") or 0)
         if active is not None and previous_active and active.application != previous_active:
             failovers += 1
-    streaks = _streaks(apps, previous.get("instances") or [], now)
+    streaks = _streaks(apps, previous, outcome.generation, now, outcome.timing.failure_window_seconds)
     current = _with_rollout(_bridge_conditions(outcome, active, streaks, election), outcome.rollout)
     jms = jms_condition(list(outcome.jms_reports), {active.instance} if active is not None else set())
     current = _with_jms(current, jms)

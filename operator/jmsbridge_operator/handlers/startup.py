@@ -42,7 +42,9 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     checks = KafkaChecks(options.kafka_check_settings()) if options.kafka_checks else None
     memo.kafka_checks = checks
     gate = checks.gate if checks is not None else open_gate
-    memo.reconciler = Reconciler(Kube.connect(), gate=gate, backoff=options.conflict_backoff())
+    memo.reconciler = Reconciler(
+        Kube.connect(), gate=gate, backoff=options.conflict_backoff(), timing=options.timing
+    )
     if checks is not None:
         timing = checks.settings
         logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)

@@ -42,6 +42,7 @@ from jmsbridge_operator.status import (
     failure_recheck,
     find_condition,
     ready_transition,
+    rollout_recheck,
     route_status,
 )
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
@@ -209,6 +210,7 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
         due = [
             recheck_at(lease, status, moment) if lease is not None and moment else None,
             failure_recheck(status, timing.failure_window_seconds),
+            rollout_recheck(outcome.rollout, timing.rollout_deadline_seconds),
         ]
         return Plan(
             writes=writes,
@@ -305,7 +307,7 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
             writes.append(Write("create", app, "ApplicationCreated", f"Created SparkApplication {app_name}"))
             states.append(ApplicationState(instance, app_name))
             continue
-        writes += _application_writes(app_name, current, app, app_name in step.replace)
+        writes += _application_writes(app_name, current, app, app_name in step.replace, now)
         states.append(ApplicationState.observe(instance, app_name, current))
 
     outcome = dataclasses.replace(
@@ -327,12 +329,13 @@ def _checkpoint_conditions(
 
 
 def _application_writes(
-    name: str, current: Mapping[str, Any], desired: dict[str, Any], rolled_out: bool
+    name: str, current: Mapping[str, Any], desired: dict[str, Any], rolled_out: bool, now: str
 ) -> list[Write]:
     """The replacement of an existing application: its turn in a rollout, or a repair of a hand edit."""
     if rolled_out:
         body = replacement(current, desired)
         body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_SUBMISSION] = rollout.submission(current)
+        body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_AT] = now
         message = f"Updated SparkApplication {name} (bridge spec changed; the spark-operator restarts it)"
         return [Write("replace", body, "ApplicationUpdated", message)]
     if spec_hash_of(dict(current)) != spec_hash_of(desired):

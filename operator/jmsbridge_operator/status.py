@@ -38,6 +38,7 @@ from jmsbridge_operator.restarts import (
     LastFailure,
     counted,
     recovered,
+    seconds_between,
     will_retry,
 )
 from jmsbridge_operator.rollout import Progress
@@ -420,12 +421,73 @@ def _with_jms(current: list[Condition], jms: Condition | None) -> list[Condition
     return [Condition(READY, "False", *why), Condition(RECONCILING, "True", *why), *kept]
 
 
-def _with_rollout(current: list[Condition], progress: Progress | None) -> list[Condition]:
-    """A rollout under way is what Reconciling says, unless the bridge stalled."""
+ROLLOUT_FAILED = "RolloutFailed"
+
+
+def _with_rollout(
+    current: list[Condition],
+    progress: Progress | None,
+    apps: Sequence[ApplicationState],
+    streaks: Mapping[str, _Streak],
+    now: str,
+    deadline: float,
+) -> list[Condition]:
+    """A rollout under way is what Reconciling says, unless the bridge stalled. Meanwhile a standby's
+    crash is the rollout's news, not a change of Ready (which would flap with every restart); a standby
+    that fails the new spec for good or does not run it in time fails the rollout."""
     if progress is None or any(c.type == STALLED for c in current):
         return current
-    kept = [c for c in current if c.type != RECONCILING]
-    return [*kept, Condition(RECONCILING, "True", progress.reason, progress.message)]
+    kept = [c for c in current if c.type not in (READY, RECONCILING)]
+    ready = next((c for c in current if c.type == READY), None)
+    if ready is not None and ready.status == "True":
+        failure = _rollout_failure(progress, apps, streaks, now, deadline)
+        if failure is not None:
+            stalled = [
+                Condition(READY, "True", ROLLOUT_FAILED, failure),
+                Condition(STALLED, "True", ROLLOUT_FAILED, failure),
+            ]
+            return [*stalled, *kept]
+        ready = Condition(READY, "True", "Running", ready.message)
+    return [
+        *([ready] if ready else []),
+        *kept,
+        Condition(RECONCILING, "True", progress.reason, progress.message),
+    ]
+
+
+def _rollout_failure(
+    progress: Progress,
+    apps: Sequence[ApplicationState],
+    streaks: Mapping[str, _Streak],
+    now: str,
+    deadline: float,
+) -> str | None:
+    """Why the rollout failed, naming the standby and its error; None while it may still succeed."""
+    awaited = [a for a in apps if a.application in progress.awaiting]
+    if not awaited:
+        return None
+    active = ", ".join(a.application for a in apps if a.application not in progress.awaiting)
+    keeps = f"{active or 'the active instance'} keeps running the previous spec; fix the spec or revert it"
+    for app in awaited:
+        streak = streaks.get(app.application) or _Streak()
+        if (app.failed and not app.retried) or given_up(app, streaks):
+            error = streak.last.message if streak.last is not None and streak.last.message else app.state
+            times = f" {streak.failures} times" if streak.failures > 1 else ""
+            failed = f"{app.application} ({app.instance}) failed with the new spec{times}"
+            return f"Rollout failed: {failed}: {error}. {keeps}."
+    if progress.since is not None and seconds_between(progress.since, now) > deadline:
+        states = "; ".join(app.describe() for app in awaited)
+        return (
+            f"Rollout failed: {', '.join(a.application for a in awaited)} did not run the new spec within "
+            f"{deadline:g} s ({states}). {keeps}."
+        )
+    return None
+
+
+def rollout_recheck(progress: Progress | None, deadline: float) -> datetime.datetime | None:
+    """When a rollout waiting for a standby runs out of time (`_rollout_failure`)."""
+    since = parse_time(progress.since) if progress is not None and progress.awaiting else None
+    return since + datetime.timedelta(seconds=deadline + 1) if since is not None else None
 
 
 def _role(app: ApplicationState, active: ApplicationState | None) -> Literal["active", "standby"] | None:
@@ -455,7 +517,14 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         if active is not None and previous_active and active.application != previous_active:
             failovers += 1
     streaks = _streaks(apps, previous, outcome.generation, now, outcome.timing.failure_window_seconds)
-    current = _with_rollout(_bridge_conditions(outcome, active, streaks, election), outcome.rollout)
+    current = _with_rollout(
+        _bridge_conditions(outcome, active, streaks, election),
+        outcome.rollout,
+        apps,
+        streaks,
+        now,
+        outcome.timing.rollout_deadline_seconds,
+    )
     jms = jms_condition(list(outcome.jms_reports), {active.instance} if active is not None else set())
     current = _with_jms(current, jms)
     extra = [*outcome.gate.conditions, *outcome.extra_conditions, *([jms] if jms is not None else [])]

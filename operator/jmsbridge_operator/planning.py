@@ -128,6 +128,14 @@ def is_ours(child: Mapping[str, Any], bridge: Mapping[str, Any]) -> bool:
     )
 
 
+def of_a_former_bridge(obj: Mapping[str, Any] | None, bridge: Mapping[str, Any]) -> bool:
+    """Whether an object the jobs create (Lease, health ConfigMap) belongs to another bridge of the same
+    name, deleted since: the garbage collector will remove it; until then it says nothing of this one."""
+    owners = [o for o in _meta(obj).get("ownerReferences") or [] if o.get("kind") == "JmsBridge"]
+    uid = _meta(bridge).get("uid")
+    return bool(owners and uid and all(o.get("uid") != uid for o in owners))
+
+
 def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """`desired` on top of `existing`: our labels, annotations and owner set; other metadata kept."""
     old = _meta(existing)
@@ -201,7 +209,7 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
     checked = validate(body, observed.routes, namespace=namespace)
     judgement = checked.routes
 
-    lease = observed_lease(body, observed.lease)
+    lease = observed_lease(body, None if of_a_former_bridge(observed.lease, body) else observed.lease)
 
     def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
         status = bridge_status(dataclasses.replace(outcome, lease=lease, timing=timing), previous, now)
@@ -236,14 +244,15 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
         )
         return finish(outcome, [])
 
+    health = {} if of_a_former_bridge(observed.health, body) else (observed.health or {})
     base = BridgeOutcome(
         generation=generation,
         bridge_id=config.bridge_id,
         routes=tuple(r.name for r in config.routes),
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
-        jms_reports=tuple(jms_reports((observed.health or {}).get("data"))),
-        stop_reports=tuple(stop_reports((observed.health or {}).get("data"))),
+        jms_reports=tuple(jms_reports(health.get("data"))),
+        stop_reports=tuple(stop_reports(health.get("data"))),
     )
     rendered: Rendered = render(bridge, config)
 

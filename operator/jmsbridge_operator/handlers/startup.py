@@ -9,6 +9,7 @@ import kopf
 
 from bridge_job.kube.api import Kube
 from jmsbridge_operator import naming
+from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage
 from jmsbridge_operator.handlers.kafka_checks import KafkaChecks
 from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.metrics import MetricsServer
@@ -23,9 +24,8 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # view), and our finalizer has our name.
     settings.persistence.finalizer = naming.FINALIZER
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=naming.ANNOTATION_PREFIX)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=naming.ANNOTATION_PREFIX, key="last-handled-configuration"
-    )
+    # Of a bridge, only a digest: no copy of a spec that may hold a waived credential (diffbase.py).
+    settings.persistence.diffbase_storage = BridgeDigestStorage()
     # Watches end server-side after a while and are restarted: a silently dead connection recovers.
     settings.watching.server_timeout = options.watch_timeout_seconds
     settings.watching.client_timeout = options.watch_timeout_seconds + 30

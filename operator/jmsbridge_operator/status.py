@@ -82,9 +82,9 @@ class BridgeStatus(CamelModel):
         description="The SparkApplication that moves the data: with a standby, the one whose instance holds "
         "the bridge's Lease; without, the one running.",
     )
-    failovers: int = Field(
-        default=0,
-        description="How often the active instance changed (with a standby: the Lease's transitions).",
+    failovers: int | None = Field(
+        default=None,
+        description="With a standby: how often the active instance changed (the Lease's transitions).",
     )
     last_failover_time: str | None = Field(
         default=None, description="When the current holder of the Lease took it over (its acquireTime)."
@@ -504,6 +504,7 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     # Stopped applications have no active instance; a transient hold leaves running ones running.
     held = outcome.suspended or not (outcome.gate.open or outcome.gate.transient)
     election = None
+    failovers: int | None
     if outcome.lease is not None and not held:
         moment = parse_time(now)
         assert moment is not None, f"now {now!r} is no RFC 3339 time"
@@ -516,6 +517,8 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         failovers = int(previous.get("failovers") or 0)
         if active is not None and previous_active and active.application != previous_active:
             failovers += 1
+        if outcome.lease is None and len(apps) <= 1:
+            failovers = None  # one instance never fails over: no count at all
     streaks = _streaks(apps, previous, outcome.generation, now, outcome.timing.failure_window_seconds)
     current = _with_rollout(
         _bridge_conditions(outcome, active, streaks, election),
@@ -619,7 +622,7 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
         stalled,
     ):
         return None
-    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting")
+    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", "JmsReconnecting")
     kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 

@@ -219,6 +219,11 @@ def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
     events = view.events()
     assert ("orders", "Normal", "ApplicationCreated") in events
     assert ("orders", "Normal", "ConfigCreated") in events
+    # From the operator, as `kubectl describe` shows it (not "kopf").
+    sources = {
+        (e["source"]["component"], e["reportingComponent"]) for e in view.kube.list("v1", "Event", NAMESPACE)
+    }
+    assert sources == {("jmsbridge-operator", "jmsbridge-operator")}
 
 
 def test_status_follows_the_application(view: View) -> None:
@@ -234,6 +239,7 @@ def test_status_follows_the_application(view: View) -> None:
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert bridge["status"]["activeInstance"] == "simple-primary"
     assert view.message(bridge) == "Running with 1 route: simple-primary active."
+    assert "failovers" not in bridge["status"]  # one instance never fails over
 
     # restartPolicy Always: the spark-operator resubmits it, so the bridge is on its way back, not stalled.
     view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT", attempts=1)
@@ -298,6 +304,7 @@ def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View
         message = view.message(bridge)
         assert message.startswith("instance primary lost its JMS broker at ")
         assert "jms.reconnect.windowSeconds=300" in message and "reset" in message and "pw1" not in message
+        view.wait(lambda: ("simple", "Warning", "JmsReconnecting") in view.events(), "a Warning Event")
 
         health.back("JMS source in.orders")
         view.wait(lambda: now(connected), "Running again")
@@ -535,6 +542,19 @@ def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
             objects += kube.request("GET", f"{prefix}/{resource['name']}")["items"]
     assert any(o.get("kind", "") == "SparkApplication" or "sparkConf" in json.dumps(o) for o in objects)
     return objects
+
+
+def test_no_short_timers_only_quiet_loops() -> None:
+    """kopf logs every timer run at INFO: a timer every 2 s per bridge floods the log. What must happen
+    at a time (a Lease running out) is a daemon's job (`handlers/rechecks.py`)."""
+    from kopf._core.intents.handlers import TimerHandler
+
+    from tests.kubeapi.operator_runner import registry_of
+
+    registry = registry_of(OPERATOR_MODULE)
+    timers = [h for h in registry._spawning.get_all_handlers() if isinstance(h, TimerHandler)]
+    assert "bridge_resync" in [t.id for t in timers]  # timers are found...
+    assert [t.id for t in timers if (t.interval or 0) < 60] == []  # ...and none runs every few seconds
 
 
 def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from typing import Any
 
 import kopf
@@ -34,8 +36,12 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     settings.execution.max_workers = options.workers
     # One operator replica (the chart's Deployment uses the Recreate strategy): no peering objects.
     settings.peering.standalone = True
-    # Only our explicit Events (transitions, writes), not every handler's log line.
+    # Only our explicit Events (transitions, writes), not every handler's log line; from us, not "kopf"
+    # (the From column of `kubectl describe`), and from which replica.
     settings.posting.loggers = False
+    settings.posting.reporting_component = naming.MANAGER
+    settings.posting.reporting_instance = os.environ.get("HOSTNAME") or socket.gethostname()
+    settings.posting.event_name_prefix = f"{naming.MANAGER}-"
 
     memo.options = options
     # With the Kafka checks on, the reconciler asks their gate; off, nothing holds a bridge back.

@@ -13,9 +13,12 @@ PersistentVolumeClaim. Routes come from kopf's in-memory index of
 `JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
 again. Writes happen only when the plan says an object changes.
 
+A SparkApplication not listed by label whose name is taken (a create answered 409) is read by name
+and remembered, with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
+
 A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
 its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
-a short timer, reconciles the bridge then.
+each bridge's quiet loop (`handlers/rechecks.py`), reconciles the bridge then.
 """
 
 from __future__ import annotations
@@ -177,13 +180,13 @@ class Reconciler:
         decided = plan(observed, self.gate, self.clock(), self.timing)
         try:
             self._apply(namespace, bridge, decided)
-        except _NameTaken as taken:
-            holder = self._application_named(namespace)(taken.name)
+        except _NameTaken as clash:
+            holder = self._application_named(namespace)(clash.name)
             if holder is None:  # deleted meanwhile: the name is free
                 raise kopf.TemporaryError(
-                    f"SparkApplication {taken.name} changed meanwhile", delay=1
+                    f"SparkApplication {clash.name} changed meanwhile", delay=1
                 ) from None
-            self.taken.found(key, taken.name, holder, _moment())
+            self.taken.found(key, clash.name, holder, _moment())
             self._reconcile_once(namespace, name, routes)  # now with the holder observed: no create
             return
         due = [moment for moment in (decided.recheck_at, self.taken.next_look(key)) if moment is not None]

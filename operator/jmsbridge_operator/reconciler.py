@@ -143,10 +143,14 @@ class Reconciler:
                 self._running.pop(key, None)
             raise
 
-    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
-        """Reconcile a bridge whose status was due to change with time (see the module docstring)."""
+    def is_due(self, namespace: str, name: str) -> bool:
+        """Whether a bridge's status is due to change with time (see the module docstring)."""
         due = self._recheck.get((namespace, name))
-        if due is not None and _moment() >= due:
+        return due is not None and _moment() >= due
+
+    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge whose status was due to change with time."""
+        if self.is_due(namespace, name):
             self.reconcile(namespace, name, routes)
 
     # -----------------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Some of a bridge's status changes with nothing to watch: a Lease not renewed expires, nobody holds it
 for its duration, a name someone else holds is due for another look (`taken_names`). The reconciler
-notes when (`Reconciler.reconcile_if_due`); one quiet loop per bridge (a kopf daemon: no log line per
-round, unlike a timer) asks it every `CHECK_SECONDS`, which costs nothing but a dictionary lookup until
-a reconciliation is due.
+notes when (`Reconciler.is_due`); one quiet loop per bridge (a kopf daemon: no log line per round,
+unlike a timer) asks it every `CHECK_SECONDS`, which costs a dictionary lookup in the event loop until a
+reconciliation is due, and only then a thread.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ async def run(
 ) -> None:
     while not stopped:
         await stopped.wait(CHECK_SECONDS)
-        if stopped:
-            return
+        if stopped or not reconciler.is_due(*key):
+            continue  # the usual round: a lookup in the event loop, no thread
         try:
             await asyncio.to_thread(reconciler.reconcile_if_due, *key, routes)
         except Exception as error:  # e.g. a conflict: the reconciliation stays due, the next round retries

@@ -43,6 +43,27 @@ def is_secret_key(key: str) -> bool:
     return bool(words) and words[-1].lower() in SECRET_WORDS
 
 
+def _re2_words(words: frozenset[str]) -> str:
+    return "|".join(sorted(words, key=lambda w: (-len(w), w)))
+
+
+def _re2_literal(text: str) -> str:
+    return "".join(f"[{c}]" if c in ".$" else c for c in text)
+
+
+# The same rules for CEL's `matches` (RE2) in the CRDs, written without backslashes (a CEL string literal
+# would read them as escapes). A key: one of SECRET_KEYS, or its last word one of SECRET_WORDS after a
+# separator, at the start, or capitalised after a lower-case letter or digit (camelCase).
+_CAMEL_WORDS = frozenset(w.capitalize() for w in SECRET_WORDS) | frozenset(w.upper() for w in SECRET_WORDS)
+SECRET_KEY_RE2 = (
+    f"^[ ]*(?i:{'|'.join(_re2_literal(k) for k in sorted(SECRET_KEYS))})[ ]*$"
+    f"|^(.*[._-])?(?i:{_re2_words(SECRET_WORDS)})$"
+    f"|^.*[a-z0-9]({_re2_words(_CAMEL_WORDS)})$"
+)
+# A URL's user info with a password (`scheme://user:password@host`), as `_USER_INFO` finds it.
+USER_INFO_RE2 = "[A-Za-z][A-Za-z0-9+.-]*://[^:/@ ]*:[^@/ ]+@"
+
+
 def _masked(match: re.Match[str]) -> str:
     value = match["value"]
     quote = value[0] if value[:1] in ("'", '"') else ""

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import subprocess
 import sys
 
 import pytest
 
 from bridge_job.errors import BridgeStopped
-from bridge_job.redaction import MASK, Redacting, is_secret_key, redact, redact_logs, url_secrets
+from bridge_job.redaction import (
+    MASK,
+    SECRET_KEY_RE2,
+    USER_INFO_RE2,
+    Redacting,
+    is_secret_key,
+    redact,
+    redact_logs,
+    url_secrets,
+)
 
 SECRET = "hunter2-do-not-print"
 
@@ -122,3 +132,23 @@ def test_a_process_without_logging_set_up_logs_formatted_redacted_lines() -> Non
     )
     (line,) = done.stderr.splitlines()
     assert line.endswith(f" ERROR jmsbridge.kafka: FAIL [rdkafka#producer-1] sasl.password={MASK}")
+
+
+KEYS = [
+    "jms.password", "trustStorePassword", "ssl.key.password", "sasl.oauthbearer.client.secret",
+    "java.naming.security.credentials", "SASL.JAAS.CONFIG", "ssl.keystore.key", "PASSWORD", "fooPASSWORD",
+    "api_token", "client-secret", "user", "brokerURL", "ssl.key.location", "tokens", "passwordless",
+    "sslpassword", "pwdx", "ssl.keystore.location",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_crds_re2_pattern_says_what_is_secret_key_says(key: str) -> None:
+    """The CEL rules of the CRD (`matches`, RE2) refuse exactly the keys the operator refuses."""
+    assert bool(re.search(SECRET_KEY_RE2, key)) == is_secret_key(key)
+    assert "\\" not in SECRET_KEY_RE2 + USER_INFO_RE2  # a CEL string literal would read them as escapes
+
+
+@pytest.mark.parametrize("url", ["tcp://u:p@amq:61616", "tcp://amq:61616", "failover:(tcp://a:1,tcp://b:2)"])
+def test_the_crds_user_info_pattern_finds_what_url_secrets_finds(url: str) -> None:
+    assert bool(re.search(USER_INFO_RE2, url)) == ("user:password@" in url_secrets(url))

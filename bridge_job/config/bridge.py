@@ -25,6 +25,7 @@ from bridge_job.config.schema import (
     exactly_one_rule,
 )
 from bridge_job.config.spark_settings import OWNED_SETTINGS
+from bridge_job.redaction import SECRET_KEY_RE2, USER_INFO_RE2
 
 
 class SecretRef(CamelModel):
@@ -48,7 +49,9 @@ class JndiSpec(CamelModel):
     initial_context_factory: str
     provider_url: str
     connection_factory_name: str = "ConnectionFactory"
-    environment: dict[str, str] = Field(default_factory=dict)
+    environment: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
+        default_factory=dict
+    )
 
 
 class JmsSource(CamelModel):
@@ -196,7 +199,7 @@ class KafkaSpec(CamelModel):
         default=300,
         description="How long the job waits for Kafka to answer when it starts before it stops (exit 2).",
     )
-    properties: dict[str, str] = Field(
+    properties: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
         default_factory=dict,
         description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "
         "operator's checks). The fields above and the bridge's guarantees (allow.auto.create.topics=false; "
@@ -412,7 +415,48 @@ class SecuritySpec(CamelModel):
     )
 
 
+_ALLOWED = (
+    "(has(self.security) && has(self.security.allowInlineCredentials) "
+    "&& self.security.allowInlineCredentials)"
+)
+_SWITCH = "or set spec.security.allowInlineCredentials"
+_NO_SECRET_KEY = f"!k.matches('{SECRET_KEY_RE2}')"
+_NO_USER_INFO = "!{}.matches('" + USER_INFO_RE2 + "')"
+# What the operator refuses as CredentialsInSpec (validation.py), where CEL can see it: the keys and values
+# of the Kafka properties and the JNDI environment, the bootstrap servers, the JNDI provider URL. The
+# connection factory's properties are not typed for CEL (any scalar), so the operator alone checks them.
+CREDENTIAL_RULES = (
+    Rule(
+        f"{_ALLOWED} || !has(self.kafka.properties) || self.kafka.properties.all(k, {_NO_SECRET_KEY} && "
+        f"{_NO_USER_INFO.format('self.kafka.properties[k]')})",
+        "a credential in spec.kafka.properties (a password-like key or user:password@ in a URL): put it in "
+        f"the Secret named by spec.kafka.sasl.credentialsSecretRef, {_SWITCH}",
+        "kafka",
+    ),
+    Rule(
+        f"{_ALLOWED} || {_NO_USER_INFO.format('self.kafka.bootstrapServers')}",
+        f"user:password@ in spec.kafka.bootstrapServers: use spec.kafka.sasl, {_SWITCH}",
+        "kafka",
+    ),
+    Rule(
+        f"{_ALLOWED} || !has(self.jms.jndi) || ({_NO_USER_INFO.format('self.jms.jndi.providerUrl')} && "
+        "(!has(self.jms.jndi.environment) || self.jms.jndi.environment.all(k, "
+        f"{_NO_SECRET_KEY} && {_NO_USER_INFO.format('self.jms.jndi.environment[k]')})))",
+        "a credential in spec.jms.jndi (a password-like key or user:password@ in a URL): put it in the "
+        f"Secret named by spec.jms.credentialsSecretRef, {_SWITCH}",
+        "jms",
+    ),
+    Rule(
+        "!has(self.kafka.properties) || !('sasl.password' in self.kafka.properties)",
+        "sasl.password in spec.kafka.properties is never used: spec.kafka.sasl sets it from its Secret",
+        "kafka",
+    ),
+)
+
+
 class JmsBridgeSpec(CamelModel):
+    model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES))
+
     bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
         default=None, description="Defaults to metadata.name."
     )

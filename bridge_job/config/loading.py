@@ -171,8 +171,8 @@ def refuse_faults(
         log.warning("%s: %s", where, fault.message)
     problems = [f"{where}: {fault_line(fault.reason, fault.message)}" for fault in refusals(faults)]
     by_name = sorted(routes, key=lambda route: route.name)
-    for route, fault in judge(bridge, by_name, name).faults.items():
-        problems.append(f"{route_where[route]}: {fault_line(fault.reason, fault.message)}")
+    for route, route_faults in judge(bridge, by_name, name).faults.items():
+        problems += [f"{route_where[route]}: {fault_line(f.reason, f.message)}" for f in route_faults]
     if problems:
         raise ConfigError("\n".join(problems))
 

@@ -52,6 +52,12 @@ ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
 ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"
 
 
+# The JmsBridge a job runs for, set by the operator in the driver: what the job creates in the cluster
+# (its Lease, its health ConfigMap) is owned by it and deleted with it (bridge_job/kube/ownership.py).
+ENV_OWNER_NAME = "JMSBRIDGE_OWNER_NAME"
+ENV_OWNER_UID = "JMSBRIDGE_OWNER_UID"
+
+
 def lease_name(bridge_id: str) -> str:
     return f"{bridge_id}-jms-bridge"
 

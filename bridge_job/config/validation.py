@@ -120,45 +120,47 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
     return None
 
 
-def _route_fault(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> Fault | None:
+def _route_faults(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> list[Fault]:
+    """Every problem of a route (not just the first: a user fixes them all in one go)."""
+    faults = []
     if problem := address_problem(route.spec.kafka_topic, "kafkaTopic"):
-        return Fault(INVALID_SPEC, "spec.kafkaTopic", problem)
+        faults.append(Fault(INVALID_SPEC, "spec.kafkaTopic", problem))
     if mismatch := _match_problem(route, bridge, routes):
-        return Fault(INVALID_MATCH, "spec.match", mismatch)
+        faults.append(Fault(INVALID_MATCH, "spec.match", mismatch))
     dead_letters = route.spec.on_soft_failure is SoftFailurePolicy.DEAD_LETTER
     if dead_letters and bridge.routing.dead_letter_topic is None:
         message = "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic"
-        return Fault(INVALID_SPEC, "spec.onSoftFailure", message)
+        faults.append(Fault(INVALID_SPEC, "spec.onSoftFailure", message))
     if route.spec.reply is not None and bridge.jms.reply_queue is None:
         message = "reply needs the bridge's spec.jms.replyQueue, the queue JMS services answer on"
-        return Fault(INVALID_SPEC, "spec.reply", message)
-    return None
+        faults.append(Fault(INVALID_SPEC, "spec.reply", message))
+    return faults
 
 
 @dataclasses.dataclass(frozen=True)
 class RouteJudgement:
     accepted: list[Route]  # in the order given
-    faults: dict[str, Fault]  # route name -> why it is refused
+    faults: dict[str, tuple[Fault, ...]]  # route name -> why it is refused (every problem)
 
 
 def judge(bridge: JmsBridgeSpec, routes: Sequence[Route], bridge_name: str) -> RouteJudgement:
     """Which of a bridge's routes it can take. `routes` come oldest first: of two routes with one
     `(direction, order)`, the older keeps it (routes are tried in `(order, name)` order, and two with one
     order would make the outcome depend on their names, which nobody means)."""
-    faults: dict[str, Fault] = {}
+    faults: dict[str, tuple[Fault, ...]] = {}
     holders: dict[tuple[Direction, int], str] = {}
     accepted: list[Route] = []
     for route in routes:
-        if fault := _route_fault(route, bridge, routes):
-            faults[route.name] = fault
-            continue
+        found = _route_faults(route, bridge, routes)
         slot = (route.spec.direction, route.spec.order)
         if slot in holders:
             message = (
                 f"order {route.spec.order} is already taken by route {holders[slot]} "
                 f"({route.spec.direction.value}) of bridge {bridge_name}; pick another order"
             )
-            faults[route.name] = Fault(DUPLICATE_ORDER, "spec.order", message)
+            found.append(Fault(DUPLICATE_ORDER, "spec.order", message))
+        if found:
+            faults[route.name] = tuple(found)
             continue
         holders[slot] = route.name
         accepted.append(route)

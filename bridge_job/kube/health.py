@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
+from bridge_job.kube.ownership import owned
 from bridge_job.redaction import redact
 
 log = logging.getLogger("jmsbridge.health")
@@ -164,11 +165,13 @@ class HealthConfigMap:
             body = {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": {
-                    "name": self.name,
-                    "namespace": self.namespace,
-                    "labels": {LABEL_BRIDGE_ID: self.bridge_id},
-                },
+                "metadata": owned(
+                    {
+                        "name": self.name,
+                        "namespace": self.namespace,
+                        "labels": {LABEL_BRIDGE_ID: self.bridge_id},
+                    }
+                ),
                 "data": data,
             }
             try:

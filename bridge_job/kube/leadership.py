@@ -50,6 +50,7 @@ from typing import Any, Final, Protocol
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
 from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
+from bridge_job.kube.ownership import owned
 
 log = logging.getLogger("jmsbridge.leadership")
 
@@ -227,7 +228,7 @@ class Leadership:
             body = {
                 "apiVersion": LEASES.api_version,
                 "kind": "Lease",
-                "metadata": {"name": self.store.name, "namespace": self.store.namespace},
+                "metadata": owned({"name": self.store.name, "namespace": self.store.namespace}),
                 "spec": self._acquired_spec({}, transitions=0),
             }
             return self._take(self.store.create, body, "created")

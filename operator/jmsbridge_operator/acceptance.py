@@ -116,8 +116,8 @@ def judge_routes(
 
     ordered = sorted(parsed, key=lambda p: _age_key(p[0]))
     judged = judge(bridge.spec, [Route(name=r.metadata.name, spec=r.spec) for _, r in ordered], bridge_name)
-    for name, fault in judged.faults.items():
-        verdicts[name] = RouteVerdict(name, bridge_name, problems=(problem_of(fault),))
+    for name, faults in judged.faults.items():
+        verdicts[name] = RouteVerdict(name, bridge_name, problems=tuple(problem_of(f) for f in faults))
     in_effect = {route.name for route in judged.accepted}
     accepted = [route for _, route in ordered if route.metadata.name in in_effect]
     accepted.sort(key=lambda r: (r.spec.order, r.metadata.name))

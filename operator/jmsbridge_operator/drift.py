@@ -76,6 +76,13 @@ def config_map_drift(live: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
     return bool(live.get("data") != desired.get("data"))
 
 
+def missing_labels(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
+    """Our labels that `live` lacks or changed (others' labels are left alone)."""
+    have = (live.get("metadata") or {}).get("labels") or {}
+    want = (desired.get("metadata") or {}).get("labels") or {}
+    return [key for key, value in want.items() if have.get(key) != value]
+
+
 def listed(paths: list[str]) -> str:
     """Paths for a message, a few at most."""
     more = len(paths) - MAX_LISTED

@@ -5,10 +5,13 @@
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
 - JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
   bridge; resumed -> only routes whose bridge is missing need a look.
-- SparkApplication (ours, by label): a new state or a deletion -> reconcile its bridge.
+- SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
+  removed, or a deletion -> reconcile its bridge.
 - Lease (a standby pair's `<bridgeId>-jms-bridge`): a new holder or tenure, or a deletion -> reconcile its
-  bridge; every `LEASE_CHECK_SECONDS` -> reconcile a standby bridge whose status is due to change with time
-  (a tenure expired, nobody holding the Lease for its duration).
+  bridge.
+- Time: one quiet loop per bridge reconciles it when its status is due to change with time alone (a
+  tenure expired, nobody holding the Lease for its duration, a taken name due for another look:
+  `handlers/rechecks.py`).
 - PersistentVolumeClaim named as a standby pair's checkpoint claim: any event -> reconcile its bridge.
 - The job's health ConfigMap (`<bridgeId>-jms-bridge-health`, labelled with the bridge id): a change ->
   reconcile its bridge (`JmsConnected`, `job_health.py`).
@@ -26,7 +29,7 @@ import kopf
 
 from bridge_job.kube.health import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers import applications, routes, standby_pair, startup
+from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
 from jmsbridge_operator.reconciler import RoutesLookup
@@ -35,12 +38,9 @@ OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
 ROUTE = naming.ROUTE_RESOURCE
 APPLICATION = (naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_PLURAL)
-OURS = {naming.LABEL_MANAGED_BY: naming.MANAGER}
 RETRY = OPTIONS.retry_seconds
 # A check in flight when its bridge goes (or the operator stops) is cancelled; kopf waits this long.
 CHECK_CANCELLATION = 5.0
-# How soon an expired Lease or a bridge without active instance shows (on top of its lease duration).
-LEASE_CHECK_SECONDS = 2.0
 
 
 def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
@@ -123,13 +123,11 @@ def reset_requested(type: str | None, namespace: str | None, name: str, memo: An
         memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
 
 
-def _standby(spec: kopf.Spec, **_: Any) -> bool:
-    return bool((spec.get("failover") or {}).get("standby"))
-
-
-@kopf.timer(*BRIDGE, interval=LEASE_CHECK_SECONDS, when=_standby, backoff=RETRY)
-def bridge_lease_check(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
-    memo.reconciler.reconcile_if_due(namespace or "", name, _routes(kwargs))
+@kopf.daemon(*BRIDGE, cancellation_timeout=CHECK_CANCELLATION)
+async def bridge_rechecks(
+    namespace: str | None, name: str, stopped: kopf.DaemonStopped, memo: Any, **kwargs: Any
+) -> None:
+    await rechecks.run(memo.reconciler, (namespace or "", name), _routes(kwargs), stopped)
 
 
 def _checking_kafka(memo: Any, **_: Any) -> bool:
@@ -168,10 +166,10 @@ def route_event(type: str | None, namespace: str | None, body: kopf.Body, memo: 
 
 
 # ---------------------------------------------------------------------------------------------------
-# SparkApplication (the spark-operator's; ours by label)
+# SparkApplication (the spark-operator's; ours by annotation)
 
 
-@kopf.on.event(*APPLICATION, labels=OURS)
+@kopf.on.event(*APPLICATION, annotations={naming.ANNOTATION_BRIDGE: kopf.PRESENT})
 def application_event(
     type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any
 ) -> None:

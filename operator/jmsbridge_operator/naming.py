@@ -55,6 +55,8 @@ ANNOTATION_STORED_SPEC_HASH: Final = f"{API_GROUP}/stored-spec-hash"
 # The submission a SparkApplication had when a rollout replaced its spec: it runs the new spec once the
 # spark-operator has submitted it again (rollout.py).
 ANNOTATION_REPLACED_SUBMISSION: Final = f"{API_GROUP}/replaced-submission"
+# When it was replaced: a standby that does not run the new spec in time fails the rollout (rollout.py).
+ANNOTATION_REPLACED_AT: Final = f"{API_GROUP}/replaced-at"
 
 # On the bridge, set by the user: reset the checkpoint to earliest|committed|latest (checkpoint_reset.py).
 ANNOTATION_RESET_CHECKPOINT: Final = f"{API_GROUP}/reset-checkpoint"

@@ -17,6 +17,8 @@ import os
 from collections.abc import Mapping
 
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
+from jmsbridge_operator.taken_names import Backoff
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 ENV_METRICS_PORT = "JMSBRIDGE_METRICS_PORT"
 ENV_METRICS_ADDRESS = "JMSBRIDGE_METRICS_ADDRESS"
@@ -27,6 +29,10 @@ ENV_RETRY_SECONDS = "JMSBRIDGE_RETRY_SECONDS"
 ENV_KAFKA_CHECKS = "JMSBRIDGE_KAFKA_CHECKS"
 ENV_KAFKA_CHECK_INTERVAL = "JMSBRIDGE_KAFKA_CHECK_INTERVAL"
 ENV_KAFKA_GRACE_PERIOD = "JMSBRIDGE_KAFKA_GRACE_PERIOD"
+ENV_CONFLICT_BACKOFF = "JMSBRIDGE_CONFLICT_BACKOFF"
+ENV_CONFLICT_BACKOFF_MAX = "JMSBRIDGE_CONFLICT_BACKOFF_MAX"
+ENV_FAILURE_WINDOW = "JMSBRIDGE_FAILURE_WINDOW"
+ENV_ROLLOUT_DEADLINE = "JMSBRIDGE_ROLLOUT_DEADLINE"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -47,12 +53,19 @@ class OperatorOptions:
     kafka_checks: bool = True
     kafka_check_interval_seconds: float = 60.0  # between checks of a bridge
     kafka_grace_seconds: float = 300.0  # Kafka unreachable this long: a hard failure (Stalled)
+    # A child's name held by an object not ours is looked at again after this, doubling up to the cap.
+    conflict_backoff_seconds: float = 5.0
+    conflict_backoff_max_seconds: float = 300.0
+    timing: Timing = DEFAULT_TIMING  # when failures count as one streak, how long a rollout may take
 
     def __post_init__(self) -> None:
         if self.kafka_check_interval_seconds <= 0:
             raise ValueError(f"Kafka check interval {self.kafka_check_interval_seconds}: must be positive")
         if self.kafka_grace_seconds < 0:
             raise ValueError(f"Kafka grace period {self.kafka_grace_seconds}: must not be negative")
+
+    def conflict_backoff(self) -> Backoff:
+        return Backoff(self.conflict_backoff_seconds, self.conflict_backoff_max_seconds)
 
     def kafka_check_settings(self) -> CheckSettings:
         """The checks' timing; the probe's own deadlines keep their defaults."""
@@ -85,4 +98,14 @@ class OperatorOptions:
                 ENV_KAFKA_CHECK_INTERVAL, defaults.kafka_check_interval_seconds
             ),
             kafka_grace_seconds=number(ENV_KAFKA_GRACE_PERIOD, defaults.kafka_grace_seconds),
+            conflict_backoff_seconds=number(ENV_CONFLICT_BACKOFF, defaults.conflict_backoff_seconds),
+            conflict_backoff_max_seconds=number(
+                ENV_CONFLICT_BACKOFF_MAX, defaults.conflict_backoff_max_seconds
+            ),
+            timing=Timing(
+                failure_window_seconds=number(ENV_FAILURE_WINDOW, defaults.timing.failure_window_seconds),
+                rollout_deadline_seconds=number(
+                    ENV_ROLLOUT_DEADLINE, defaults.timing.rollout_deadline_seconds
+                ),
+            ),
         )

@@ -29,7 +29,7 @@ from jmsbridge_operator.acceptance import Judgement, Validation, route_name, val
 from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition
-from jmsbridge_operator.drift import application_drift, config_map_drift, listed
+from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
 from jmsbridge_operator.job_health import jms_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
@@ -40,10 +40,13 @@ from jmsbridge_operator.status import (
     ApplicationState,
     BridgeOutcome,
     bridge_status,
+    failure_recheck,
     find_condition,
     ready_transition,
+    rollout_recheck,
     route_status,
 )
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +62,9 @@ class Observed:
     health: Mapping[str, Any] | None = None  # the ConfigMap where the job reports its JMS state
 
 
+DRIFT_REPAIRED = "DriftRepaired"
+
+
 @dataclasses.dataclass(frozen=True)
 class Write:
     verb: Literal["create", "replace", "delete"]
@@ -69,6 +75,11 @@ class Write:
     @property
     def kind(self) -> str:
         return str(self.body.get("kind"))
+
+    @property
+    def type(self) -> Literal["Normal", "Warning"]:
+        """Someone else changed what we own: worth a look (who edits our objects, and why)."""
+        return "Warning" if self.reason == DRIFT_REPAIRED else "Normal"
 
     @property
     def name(self) -> str:
@@ -120,6 +131,14 @@ def is_ours(child: Mapping[str, Any], bridge: Mapping[str, Any]) -> bool:
     )
 
 
+def of_a_former_bridge(obj: Mapping[str, Any] | None, bridge: Mapping[str, Any]) -> bool:
+    """Whether an object the jobs create (Lease, health ConfigMap) belongs to another bridge of the same
+    name, deleted since: the garbage collector will remove it; until then it says nothing of this one."""
+    owners = [o for o in _meta(obj).get("ownerReferences") or [] if o.get("kind") == "JmsBridge"]
+    uid = _meta(bridge).get("uid")
+    return bool(owners and uid and all(o.get("uid") != uid for o in owners))
+
+
 def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """`desired` on top of `existing`: our labels, annotations and owner set; other metadata kept."""
     old = _meta(existing)
@@ -132,6 +151,24 @@ def replacement(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict
     body = {k: v for k, v in desired.items() if k not in ("metadata", "status")}
     body["metadata"] = metadata
     return body
+
+
+def relabelled(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """`existing` as it is, with our labels put back (its spec and annotations untouched)."""
+    body = {key: value for key, value in existing.items() if key != "status"}
+    metadata = {key: value for key, value in _meta(existing).items() if key != "managedFields"}
+    metadata["labels"] = {**(metadata.get("labels") or {}), **(_meta(desired).get("labels") or {})}
+    body["metadata"] = metadata
+    return body
+
+
+def _label_repair(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> list[Write]:
+    """Our labels removed by hand: without them our watches and listings miss the object."""
+    if not (removed := missing_labels(existing, desired)):
+        return []
+    what = f"{existing.get('kind')} {_meta(existing).get('name')}"
+    message = f"Restored the labels of {what}: {listed(removed)} removed by hand"
+    return [Write("replace", relabelled(existing, desired), DRIFT_REPAIRED, message)]
 
 
 def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[RouteUpdate]:
@@ -163,7 +200,7 @@ def _observed_states(observed: Observed, bridge_name: str) -> tuple[ApplicationS
     return tuple(states)
 
 
-def plan(observed: Observed, gate: Gate, now: str) -> Plan:
+def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMING) -> Plan:
     """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions."""
     body = observed.bridge
     meta = _meta(body)
@@ -175,17 +212,27 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
     checked = validate(body, observed.routes, namespace=namespace)
     judgement = checked.routes
 
-    lease = observed_lease(body, observed.lease)
-    health = (observed.health or {}).get("data")
-    checkpoint = decide(body, previous, reset_reports(health), lost_reports(health), now)
+    lease = observed_lease(body, None if of_a_former_bridge(observed.lease, body) else observed.lease)
+    health = {} if of_a_former_bridge(observed.health, body) else (observed.health or {})
+    reports = health.get("data")  # what the jobs say (job_health.py)
+    checkpoint = decide(body, previous, reset_reports(reports), lost_reports(reports), now)
 
     def finish(outcome: BridgeOutcome, writes: list[Write], verdict: GateVerdict = OPEN) -> Plan:
         outcome = dataclasses.replace(
-            outcome, lease=lease, checkpoint_reset=checkpoint.reset, records_lost=checkpoint.records_lost
+            outcome,
+            lease=lease,
+            timing=timing,
+            checkpoint_reset=checkpoint.reset,
+            records_lost=checkpoint.records_lost,
         )
         status = bridge_status(outcome, previous, now)
         failover = failover_message(previous or {}, status)
         moment = parse_time(now)
+        due = [
+            recheck_at(lease, status, moment) if lease is not None and moment else None,
+            failure_recheck(status, timing.failure_window_seconds),
+            rollout_recheck(outcome.rollout, timing.rollout_deadline_seconds),
+        ]
         return Plan(
             writes=writes,
             status=status,
@@ -195,7 +242,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             gate=verdict,
             transition=ready_transition(previous, status),
             failover=Transition("Warning", FAILOVER, failover) if failover else None,
-            recheck_at=recheck_at(lease, status, moment) if lease is not None and moment else None,
+            recheck_at=min((d for d in due if d is not None), default=None),
             notices=checkpoint.notices,
             clear_annotations=(naming.ANNOTATION_RESET_CHECKPOINT,) if checkpoint.clear_annotation else (),
         )
@@ -218,8 +265,8 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
         routes=tuple(r.name for r in config.routes),
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
-        jms_reports=tuple(jms_reports(health)),
-        stop_reports=tuple(stop_reports(health)),
+        jms_reports=tuple(jms_reports(reports)),
+        stop_reports=tuple(stop_reports(reports)),
     )
     try:
         rendered: Rendered = render(bridge, config)
@@ -274,7 +321,7 @@ def plan(observed: Observed, gate: Gate, now: str) -> Plan:
             writes.append(Write("create", app, "ApplicationCreated", f"Created SparkApplication {app_name}"))
             states.append(ApplicationState(instance, app_name))
             continue
-        writes += _application_writes(app_name, current, app, app_name in step.replace)
+        writes += _application_writes(app_name, current, app, app_name in step.replace, now)
         states.append(ApplicationState.observe(instance, app_name, current))
 
     outcome = dataclasses.replace(
@@ -299,8 +346,8 @@ def _config_map_writes(
         return [Write("replace", replacement(live, desired), "ConfigUpdated", message)]
     if config_map_drift(live, desired):
         message = f"Restored ConfigMap {name} (its data was changed by hand)"
-        return [Write("replace", replacement(live, desired), "DriftRepaired", message)]
-    return []
+        return [Write("replace", replacement(live, desired), DRIFT_REPAIRED, message)]
+    return _label_repair(live, desired)
 
 
 def _checkpoint_conditions(
@@ -311,20 +358,21 @@ def _checkpoint_conditions(
 
 
 def _application_writes(
-    name: str, current: Mapping[str, Any], desired: dict[str, Any], rolled_out: bool
+    name: str, current: Mapping[str, Any], desired: dict[str, Any], rolled_out: bool, now: str
 ) -> list[Write]:
     """The replacement of an existing application: its turn in a rollout, or a repair of a hand edit."""
     if rolled_out:
         body = replacement(current, desired)
         body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_SUBMISSION] = rollout.submission(current)
+        body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_AT] = now
         message = f"Updated SparkApplication {name} (bridge spec changed; the spark-operator restarts it)"
         return [Write("replace", body, "ApplicationUpdated", message)]
     if spec_hash_of(dict(current)) != spec_hash_of(desired):
-        return []  # outdated, waiting for its turn in the rollout
+        return _label_repair(current, desired)  # outdated, waiting for its turn in the rollout
     if changed := application_drift(current, desired):
         message = (
             f"Restored SparkApplication {name}: {listed(changed)} changed by hand "
             "(the spark-operator restarts it)"
         )
-        return [Write("replace", replacement(current, desired), "DriftRepaired", message)]
-    return []
+        return [Write("replace", replacement(current, desired), DRIFT_REPAIRED, message)]
+    return _label_repair(current, desired)

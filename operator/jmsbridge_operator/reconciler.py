@@ -13,9 +13,12 @@ PersistentVolumeClaim. Routes come from kopf's in-memory index of
 `JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
 again. Writes happen only when the plan says an object changes.
 
+A SparkApplication not listed by label whose name is taken (a create answered 409) is read by name
+and remembered, with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
+
 A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
 its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
-a short timer, reconciles the bridge then.
+each bridge's quiet loop (`handlers/rechecks.py`), reconciles the bridge then.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from jmsbridge_operator.status import (
     route_status,
     status_patch,
 )
+from jmsbridge_operator.taken_names import Backoff, TakenNames
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -70,6 +75,10 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _moment() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
 def resource_of(kind: str) -> Resource:
     return {"ConfigMap": CONFIG_MAPS, naming.SPARK_KIND: APPLICATIONS}[kind]
 
@@ -77,6 +86,14 @@ def resource_of(kind: str) -> Resource:
 @dataclasses.dataclass
 class _Slot:
     pending: bool = False
+
+
+class _NameTaken(Exception):
+    """A create failed because an object not listed as ours already has the name (`taken_names`)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 class Reconciler:
@@ -87,6 +104,8 @@ class Reconciler:
         gate: Gate = open_gate,
         events: EventSink = post_event,
         clock: Callable[[], str] = utc_now,
+        backoff: Backoff | None = None,
+        timing: Timing | None = None,
     ) -> None:
         self.kube = kube
         self.gate = gate
@@ -96,6 +115,8 @@ class Reconciler:
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
+        self.taken = TakenNames(backoff or Backoff())
+        self.timing = timing or DEFAULT_TIMING
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -122,22 +143,31 @@ class Reconciler:
                 self._running.pop(key, None)
             raise
 
-    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
-        """Reconcile a bridge whose status was due to change with time (see the module docstring)."""
+    def is_due(self, namespace: str, name: str) -> bool:
+        """Whether a bridge's status is due to change with time (see the module docstring)."""
         due = self._recheck.get((namespace, name))
-        if due is not None and datetime.datetime.now(datetime.UTC) >= due:
+        return due is not None and _moment() >= due
+
+    def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Reconcile a bridge whose status was due to change with time."""
+        if self.is_due(namespace, name):
             self.reconcile(namespace, name, routes)
 
     # -----------------------------------------------------------------------------------------------
 
     def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        key = (namespace, name)
         route_bodies = [self._freshest(namespace, body) for body in routes(namespace, name)]
         bridge = self.kube.get(BRIDGES, namespace, name)
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
+            self.taken.forget_bridge(key)
             self.publish_orphans(namespace, name, route_bodies)
             return
         config_map = self.kube.get(CONFIG_MAPS, namespace, naming.config_map_name(name))
-        applications = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
+        labelled = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
+        listed = {str(app["metadata"]["name"]) for app in labelled}
+        taken = self.taken.observed(key, listed, self._application_named(namespace), _moment())
+        applications: list[Mapping[str, Any]] = [*labelled, *taken]
         lease = claim = None
         if (elected := observed_lease(bridge, None)) is not None:
             lease = self.kube.get(LEASES, namespace, elected.name)
@@ -151,13 +181,26 @@ class Reconciler:
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
-        decided = plan(observed, self.gate, self.clock())
-        self._apply(namespace, bridge, decided)
-        key = (namespace, name)
-        if decided.recheck_at is None:
-            self._recheck.pop(key, None)
+        decided = plan(observed, self.gate, self.clock(), self.timing)
+        try:
+            self._apply(namespace, bridge, decided)
+        except _NameTaken as clash:
+            holder = self._application_named(namespace)(clash.name)
+            if holder is None:  # deleted meanwhile: the name is free
+                raise kopf.TemporaryError(
+                    f"SparkApplication {clash.name} changed meanwhile", delay=1
+                ) from None
+            self.taken.found(key, clash.name, holder, _moment())
+            self._reconcile_once(namespace, name, routes)  # now with the holder observed: no create
+            return
+        due = [moment for moment in (decided.recheck_at, self.taken.next_look(key)) if moment is not None]
+        if due:
+            self._recheck[key] = min(due)
         else:
-            self._recheck[key] = decided.recheck_at
+            self._recheck.pop(key, None)
+
+    def _application_named(self, namespace: str) -> Callable[[str], Mapping[str, Any] | None]:
+        return lambda name: self.kube.get(APPLICATIONS, namespace, name)
 
     def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """The route with the status we last wrote, when the index has not caught up with it yet."""
@@ -170,7 +213,7 @@ class Reconciler:
         name = str(bridge["metadata"]["name"])
         for write in decided.writes:
             self._write(namespace, write)
-            self.events(bridge, "Normal", write.reason, write.message)
+            self.events(bridge, write.type, write.reason, write.message)
             if write.kind == "ConfigMap" and write.verb != "delete":  # what the spec waived is now stored
                 for warning in decided.validation.warnings:
                     self.events(bridge, "Warning", warning.reason, warning.message)
@@ -205,6 +248,8 @@ class Reconciler:
                 self.kube.delete(resource, namespace, write.name)
                 stored = None
         except ApiError as error:
+            if error.conflict and write.verb == "create" and write.kind == naming.SPARK_KIND:
+                raise _NameTaken(write.name) from None  # not listed by label, yet the name is taken
             if error.conflict:
                 # Someone (often our own earlier write, not yet seen) was faster: look again shortly.
                 raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None

@@ -44,6 +44,8 @@ from bridge_job.config import (
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
     ENV_KAFKA_USERNAME,
+    ENV_OWNER_NAME,
+    ENV_OWNER_UID,
     JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
@@ -87,6 +89,13 @@ def owner_reference(bridge: JmsBridge) -> dict[str, Any] | None:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def owner_env(bridge: JmsBridge) -> list[dict[str, Any]]:
+    """The bridge's name and uid for the job (`bridge_job.kube.ownership`); none offline (no uid yet)."""
+    if (owner := owner_reference(bridge)) is None:
+        return []
+    return [{"name": ENV_OWNER_NAME, "value": owner["name"]}, {"name": ENV_OWNER_UID, "value": owner["uid"]}]
 
 
 def _metadata(
@@ -231,6 +240,8 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
         return {"cores": resources.cores, "memory": resources.memory, "labels": labels, **shared}
 
     driver = pod(spark.driver)
+    if owner := owner_env(bridge):  # what the job creates (its Lease, its health report) is the bridge's
+        driver["env"] = [*driver.get("env", []), *owner]
     driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
     # The driver creates its executors and, with a standby, takes part in the election over a Lease.
     driver["serviceAccount"] = spark.service_account or naming.JOB_SERVICE_ACCOUNT

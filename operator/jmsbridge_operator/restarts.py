@@ -78,7 +78,7 @@ def will_retry(policy: Mapping[str, Any] | None, state: str, attempts: Attempts)
     return limit is not None and used <= int(limit)
 
 
-def _seconds_between(earlier: str, later: str) -> float:
+def seconds_between(earlier: str, later: str) -> float:
     def parse(text: str) -> datetime.datetime:
         return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -95,6 +95,7 @@ def counted(
     message: str,
     attempts: Attempts,
     now: str,
+    window: float = FAILURE_WINDOW_SECONDS,
 ) -> tuple[LastFailure, int]:
     """The failure streak after seeing a failed application: (the failure counted last, how often)."""
     seen = previous is not None and previous.attempt == attempts.total and (attempts.total > 0 or was_failed)
@@ -102,8 +103,12 @@ def counted(
         return previous, previous_failures  # the failure already counted, seen again
     latest = LastFailure(message=message, time=now, attempt=attempts.total)
     repeated = (
-        previous is not None
-        and previous.message == message
-        and _seconds_between(previous.time, now) <= FAILURE_WINDOW_SECONDS
+        previous is not None and previous.message == message and seconds_between(previous.time, now) <= window
     )
     return latest, (previous_failures + 1 if repeated else 1)
+
+
+def recovered(last: LastFailure, now: str, window: float = FAILURE_WINDOW_SECONDS) -> bool:
+    """Whether a running instance's last failure is old enough to forget: a next one would start a new
+    count anyway. (A failure record on an instance that runs again tells nobody anything.)"""
+    return seconds_between(last.time, now) > window

@@ -8,6 +8,10 @@ instance at a time:
 2. the active instance gets it only once every standby *runs* the new spec; then its restart hands the
    lease to an updated standby, which takes over;
 3. the bridge is `Reconciling` (reason `RollingOut`) until every instance runs the new spec, then `Ready`.
+4. a standby that does not run the new spec within a deadline of its replacement
+   (`naming.ANNOTATION_REPLACED_AT`, `timing.Timing.rollout_deadline_seconds`), or fails with it the same
+   way too often, fails the rollout: the bridge is `Stalled` (`RolloutFailed`, status.py) and the active
+   instance keeps the previous spec.
 
 "Runs the new spec" needs care: right after our update the application still reports the RUNNING of its
 previous submission. So a replacement records the submission the application had
@@ -38,6 +42,8 @@ class Progress:
 
     reason: str
     message: str
+    awaiting: tuple[str, ...] = ()  # standbys the active instance's turn waits for
+    since: str | None = None  # when the first of them got the new spec (RFC 3339), if known
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +60,11 @@ def submission(app: Mapping[str, Any]) -> str:
 
 def _state(app: Mapping[str, Any]) -> str:
     return str(((app.get("status") or {}).get("applicationState") or {}).get("state") or "")
+
+
+def _annotation(app: Mapping[str, Any] | None, key: str) -> str | None:
+    value = (((app or {}).get("metadata") or {}).get("annotations") or {}).get(key)
+    return str(value) if value else None
 
 
 def resubmitted(app: Mapping[str, Any]) -> bool:
@@ -130,7 +141,9 @@ def step(
         message = (
             f"Rolling out the new spec: waiting for {_names(not_ready)} to run it before {active} (active)."
         )
-        return Step((), Progress(ROLLING_OUT, message))
+        replaced = [_annotation(existing.get(name), naming.ANNOTATION_REPLACED_AT) for name in not_ready]
+        since = min((t for t in replaced if t), default=None)
+        return Step((), Progress(ROLLING_OUT, message, tuple(not_ready), since))
     return Step(
         (), Progress(ROLLING_OUT, f"Rolling out the new spec: waiting for {_names(waiting)} to run it.")
     )

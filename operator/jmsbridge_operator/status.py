@@ -20,6 +20,7 @@ Everything here is pure: plain data in, plain data out. The models double as the
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -33,8 +34,17 @@ from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Tran
 from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
-from jmsbridge_operator.restarts import FAILURE_THRESHOLD, Attempts, LastFailure, counted, will_retry
+from jmsbridge_operator.restarts import (
+    FAILURE_THRESHOLD,
+    Attempts,
+    LastFailure,
+    counted,
+    recovered,
+    seconds_between,
+    will_retry,
+)
 from jmsbridge_operator.rollout import Progress
+from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
 READY = "Ready"
 RECONCILING = "Reconciling"
@@ -74,9 +84,9 @@ class BridgeStatus(CamelModel):
         description="The SparkApplication that moves the data: with a standby, the one whose instance holds "
         "the bridge's Lease; without, the one running.",
     )
-    failovers: int = Field(
-        default=0,
-        description="How often the active instance changed (with a standby: the Lease's transitions).",
+    failovers: int | None = Field(
+        default=None,
+        description="With a standby: how often the active instance changed (the Lease's transitions).",
     )
     last_failover_time: str | None = Field(
         default=None, description="When the current holder of the Lease took it over (its acquireTime)."
@@ -172,6 +182,7 @@ class BridgeOutcome:
     stop_reports: tuple[StopReport, ...] = ()  # why a job stopped, when it said so (job_health.py)
     checkpoint_reset: CheckpointResetStatus | None = None  # the last one asked for (checkpoint_reset.py)
     records_lost: Mapping[str, int] | None = None  # per topic, skipped with spark.onDataLoss: skip
+    timing: Timing = DEFAULT_TIMING
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,8 +262,19 @@ class _Streak:
     last: LastFailure | None = None
 
 
-def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str) -> dict[str, _Streak]:
-    before = {i.get("application"): i for i in previous if isinstance(i, Mapping)}
+def _streaks(
+    apps: Sequence[ApplicationState],
+    previous: Mapping[str, Any],
+    generation: int | None,
+    now: str,
+    window: float,
+) -> dict[str, _Streak]:
+    """Each instance's failure streak: counted while it fails, kept while it does not run (so a bridge
+    stalled by a crash loop stays stalled between restarts), dropped once it has run for `window` since,
+    and started afresh with a new spec."""
+    same_spec = previous.get("observedGeneration") == generation
+    instances = previous.get("instances") or [] if same_spec else []
+    before = {i.get("application"): i for i in instances if isinstance(i, Mapping)}
     streaks = {}
     for app in apps:
         old = before.get(app.application) or {}
@@ -263,9 +285,28 @@ def _streaks(apps: Sequence[ApplicationState], previous: Sequence[Any], now: str
         failures = int(old.get("failures") or 0)
         if app.failed:
             was_failed = str(old.get("state") or "") in FAILED_STATES
-            last, failures = counted(last, failures, was_failed, app.message or "", app.attempts, now)
+            last, failures = counted(last, failures, was_failed, app.message or "", app.attempts, now, window)
+        elif app.running and last is not None and recovered(last, now, window):
+            last, failures = None, 0
         streaks[app.application] = _Streak(failures, last)
     return streaks
+
+
+def given_up(app: ApplicationState, streaks: Mapping[str, _Streak]) -> bool:
+    """An instance that is not running after failing the same way too often: restarting does not help."""
+    streak = streaks.get(app.application)
+    return not app.running and streak is not None and streak.failures >= FAILURE_THRESHOLD
+
+
+def failure_recheck(status: Mapping[str, Any], window: float) -> datetime.datetime | None:
+    """When the failure record of a running instance is due to be dropped (`_streaks`)."""
+    due = []
+    for instance in status.get("instances") or []:
+        last = instance.get("lastFailure") or {}
+        seen = parse_time(str(last.get("time") or "")) if instance.get("state") == "RUNNING" else None
+        if seen is not None:
+            due.append(seen + datetime.timedelta(seconds=window + 1))
+    return min(due) if due else None
 
 
 def _bridge_conditions(
@@ -318,8 +359,8 @@ def _application_conditions(
         running = f"Running with {routes}: {active.application} active{standby}"
         if all(a.running for a in others):
             return [Condition(READY, "True", "Running", f"{running}.")]
-        if any(a.failed for a in others):
-            down = "; ".join(a.describe() for a in others if a.failed)
+        if any(a.failed or given_up(a, streaks) for a in others):
+            down = "; ".join(a.describe() for a in others if a.failed or given_up(a, streaks))
             return [Condition(READY, "True", "Degraded", f"{running}; no standby: {down}.")]
         starting = "; ".join(a.describe() for a in others if not a.running)
         return [
@@ -328,7 +369,7 @@ def _application_conditions(
         ]
     if election is not None and election.nobody:
         return election.ready_conditions()  # the applications run, and no instance of them is active
-    failed = [a for a in apps if a.failed]
+    failed = [a for a in apps if a.failed or given_up(a, streaks)]
     if failed:
         return _failed_conditions(failed, streaks, outcome.stop_reports)
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
@@ -367,7 +408,12 @@ def _failed_conditions(
         if not app.retried:
             return f"{app.describe()}; its restartPolicy restarts it no more"
         if exhausted(app):
-            return f"{app.describe()}; the same failure {count(app)} times in a row: restarting does not help"
+            last = streaks[app.application].last
+            said = f" ({last.message})" if not app.failed and last is not None and last.message else ""
+            return (
+                f"{app.describe()}; the same failure {count(app)} times in a row{said}: "
+                "restarting does not help"
+            )
         return (
             f"{app.describe()}; the spark-operator restarts it (failure {count(app)} of "
             f"{FAILURE_THRESHOLD} before the bridge stalls)"
@@ -389,12 +435,73 @@ def _with_jms(current: list[Condition], jms: Condition | None) -> list[Condition
     return [Condition(READY, "False", *why), Condition(RECONCILING, "True", *why), *kept]
 
 
-def _with_rollout(current: list[Condition], progress: Progress | None) -> list[Condition]:
-    """A rollout under way is what Reconciling says, unless the bridge stalled."""
+ROLLOUT_FAILED = "RolloutFailed"
+
+
+def _with_rollout(
+    current: list[Condition],
+    progress: Progress | None,
+    apps: Sequence[ApplicationState],
+    streaks: Mapping[str, _Streak],
+    now: str,
+    deadline: float,
+) -> list[Condition]:
+    """A rollout under way is what Reconciling says, unless the bridge stalled. Meanwhile a standby's
+    crash is the rollout's news, not a change of Ready (which would flap with every restart); a standby
+    that fails the new spec for good or does not run it in time fails the rollout."""
     if progress is None or any(c.type == STALLED for c in current):
         return current
-    kept = [c for c in current if c.type != RECONCILING]
-    return [*kept, Condition(RECONCILING, "True", progress.reason, progress.message)]
+    kept = [c for c in current if c.type not in (READY, RECONCILING)]
+    ready = next((c for c in current if c.type == READY), None)
+    if ready is not None and ready.status == "True":
+        failure = _rollout_failure(progress, apps, streaks, now, deadline)
+        if failure is not None:
+            stalled = [
+                Condition(READY, "True", ROLLOUT_FAILED, failure),
+                Condition(STALLED, "True", ROLLOUT_FAILED, failure),
+            ]
+            return [*stalled, *kept]
+        ready = Condition(READY, "True", "Running", ready.message)
+    return [
+        *([ready] if ready else []),
+        *kept,
+        Condition(RECONCILING, "True", progress.reason, progress.message),
+    ]
+
+
+def _rollout_failure(
+    progress: Progress,
+    apps: Sequence[ApplicationState],
+    streaks: Mapping[str, _Streak],
+    now: str,
+    deadline: float,
+) -> str | None:
+    """Why the rollout failed, naming the standby and its error; None while it may still succeed."""
+    awaited = [a for a in apps if a.application in progress.awaiting]
+    if not awaited:
+        return None
+    active = ", ".join(a.application for a in apps if a.application not in progress.awaiting)
+    keeps = f"{active or 'the active instance'} keeps running the previous spec; fix the spec or revert it"
+    for app in awaited:
+        streak = streaks.get(app.application) or _Streak()
+        if (app.failed and not app.retried) or given_up(app, streaks):
+            error = streak.last.message if streak.last is not None and streak.last.message else app.state
+            times = f" {streak.failures} times" if streak.failures > 1 else ""
+            failed = f"{app.application} ({app.instance}) failed with the new spec{times}"
+            return f"Rollout failed: {failed}: {error}. {keeps}."
+    if progress.since is not None and seconds_between(progress.since, now) > deadline:
+        states = "; ".join(app.describe() for app in awaited)
+        return (
+            f"Rollout failed: {', '.join(a.application for a in awaited)} did not run the new spec within "
+            f"{deadline:g} s ({states}). {keeps}."
+        )
+    return None
+
+
+def rollout_recheck(progress: Progress | None, deadline: float) -> datetime.datetime | None:
+    """When a rollout waiting for a standby runs out of time (`_rollout_failure`)."""
+    since = parse_time(progress.since) if progress is not None and progress.awaiting else None
+    return since + datetime.timedelta(seconds=deadline + 1) if since is not None else None
 
 
 def _role(app: ApplicationState, active: ApplicationState | None) -> Literal["active", "standby"] | None:
@@ -411,6 +518,7 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
     # Stopped applications have no active instance; a transient hold leaves running ones running.
     held = outcome.suspended or not (outcome.gate.open or outcome.gate.transient)
     election = None
+    failovers: int | None
     if outcome.lease is not None and not held:
         moment = parse_time(now)
         assert moment is not None, f"now {now!r} is no RFC 3339 time"
@@ -423,8 +531,17 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         failovers = int(previous.get("failovers") or 0)
         if active is not None and previous_active and active.application != previous_active:
             failovers += 1
-    streaks = _streaks(apps, previous.get("instances") or [], now)
-    current = _with_rollout(_bridge_conditions(outcome, active, streaks, election), outcome.rollout)
+        if outcome.lease is None and len(apps) <= 1:
+            failovers = None  # one instance never fails over: no count at all
+    streaks = _streaks(apps, previous, outcome.generation, now, outcome.timing.failure_window_seconds)
+    current = _with_rollout(
+        _bridge_conditions(outcome, active, streaks, election),
+        outcome.rollout,
+        apps,
+        streaks,
+        now,
+        outcome.timing.rollout_deadline_seconds,
+    )
     jms = jms_condition(list(outcome.jms_reports), {active.instance} if active is not None else set())
     current = _with_jms(current, jms)
     extra = [*outcome.gate.conditions, *outcome.extra_conditions, *([jms] if jms is not None else [])]
@@ -512,7 +629,7 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
         stalled,
     ):
         return None
-    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting")
+    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", "JmsReconnecting")
     kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 

@@ -87,6 +87,10 @@ class KubeApi:
             result[key[part]] = result.get(key[part], 0) + count
         return result
 
+    def requests_to(self, method: str, plural: str, name: str | None = None) -> int:
+        """Requests served so far with `method` (`POST`...) on a resource, or on one object of it."""
+        return self._serving.emulator.served(method, plural, name)
+
     @property
     def server_errors(self) -> list[BaseException]:
         """Unexpected failures inside the emulator (answered with 500); the fixture fails tests on them."""

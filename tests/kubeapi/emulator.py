@@ -157,6 +157,17 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         with self._counts_lock:
             return dict(self._counts)
 
+    def served(self, method: str, plural: str, name: str | None = None) -> int:
+        """Recorded requests with `method` on a resource (by plural), or on one object of it (`name`)."""
+        return sum(
+            1
+            for request in list(self._requests)
+            if request.method == kmock.method(method.upper())
+            and request.resource is not None
+            and request.resource.plural == plural
+            and (name is None or request.name == name)
+        )
+
     def close(self) -> None:
         """End all watch streams (before the server shuts down)."""
         self.state.close()

@@ -477,3 +477,103 @@ def _nodes(
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), Mapping):
             yield from _nodes(schema[key], (*path, key))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Credentials in the spec: refused by CEL where CEL can see them, as the operator refuses them
+# (CredentialsInSpec), unless spec.security.allowInlineCredentials; sasl.password whatever it says.
+
+JNDI = {"initialContextFactory": "x.Factory", "providerUrl": "ldap://jndi:389"}
+
+
+@dataclasses.dataclass(frozen=True)
+class CredentialCase:
+    id: str
+    change: Change
+    field: str  # the operator's field (validation.Fault.field)
+    says: str  # part of the CEL rule's message
+    waivable: bool = True
+
+
+CREDENTIAL_CASES = [
+    CredentialCase(
+        "kafka-password-key",
+        _set("spec.kafka.properties", {"ssl.key.password": "x"}),
+        "spec.kafka.properties.ssl.key.password",
+        "a credential in spec.kafka.properties",
+    ),
+    CredentialCase(
+        "kafka-jaas-config",
+        _set("spec.kafka.properties", {"sasl.jaas.config": "x required;"}),
+        "spec.kafka.properties.sasl.jaas.config",
+        "a credential in spec.kafka.properties",
+    ),
+    CredentialCase(
+        "kafka-url-with-user-info",
+        _set("spec.kafka.properties", {"sasl.oauthbearer.token.endpoint.url": "https://u:p@idp/token"}),
+        "spec.kafka.properties.sasl.oauthbearer.token.endpoint.url",
+        "a credential in spec.kafka.properties",
+    ),
+    CredentialCase(
+        "bootstrap-servers-with-user-info",
+        _set("spec.kafka.bootstrapServers", "SASL_SSL://u:p@broker:9093"),
+        "spec.kafka.bootstrapServers",
+        "user:password@ in spec.kafka.bootstrapServers",
+    ),
+    CredentialCase(
+        "jndi-environment-credentials",
+        _both(
+            _set("spec.jms.connectionFactory", DROP),
+            _set("spec.jms.jndi", {**JNDI, "environment": {"java.naming.security.credentials": "x"}}),
+        ),
+        "spec.jms.jndi.environment.java.naming.security.credentials",
+        "a credential in spec.jms.jndi",
+    ),
+    CredentialCase(
+        "jndi-provider-url-with-user-info",
+        _both(
+            _set("spec.jms.connectionFactory", DROP),
+            _set("spec.jms.jndi", {**JNDI, "providerUrl": "ldap://u:p@jndi:389"}),
+        ),
+        "spec.jms.jndi.providerUrl",
+        "a credential in spec.jms.jndi",
+    ),
+    CredentialCase(
+        "kafka-sasl-password",
+        _set("spec.kafka.properties", {"sasl.password": "x"}),
+        "spec.kafka.properties.sasl.password",
+        "sasl.password in spec.kafka.properties is never used",
+        waivable=False,
+    ),
+]
+
+
+def _refused_by_the_operator(body: Mapping[str, Any]) -> list[str]:
+    from bridge_job.config.validation import CREDENTIALS_IN_SPEC, bridge_faults, refusals
+
+    spec = JmsBridge.model_validate(body).spec
+    return [f.field for f in refusals(bridge_faults(spec)) if f.reason == CREDENTIALS_IN_SPEC]
+
+
+@pytest.mark.parametrize("case", CREDENTIAL_CASES, ids=[c.id for c in CREDENTIAL_CASES])
+def test_credentials_in_the_spec_are_refused_at_admission_as_by_the_operator(case: CredentialCase) -> None:
+    body = simple_bridge()
+    case.change(body)
+    assert case.field in _refused_by_the_operator(body)
+    assert schema_errors(BRIDGE_CRD, body) == []  # the structural schema takes it: CEL refuses it
+    rejected = [r for r in cel_rejections(BRIDGE_CRD, body) if case.says in r.message]
+    assert [(r.path, r.field) for r in rejected] == [(("spec",), f".{case.field.split('.')[1]}")]
+
+    body["spec"]["security"] = {"allowInlineCredentials": True}
+    assert (case.field in _refused_by_the_operator(body)) == (not case.waivable)
+    assert bool([r for r in cel_rejections(BRIDGE_CRD, body) if case.says in r.message]) == (
+        not case.waivable
+    )
+
+
+def test_what_cel_cannot_see_of_credentials_the_operator_still_refuses() -> None:
+    """The connection factory's properties take any scalar: untyped for CEL, checked by the operator."""
+    body = simple_bridge()
+    body["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"] = "tcp://u:p@amq:61616"
+    assert cel_rejections(BRIDGE_CRD, body) == []
+    assert "spec.jms.connectionFactory.properties.brokerURL" in _refused_by_the_operator(body)

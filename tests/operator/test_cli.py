@@ -112,6 +112,27 @@ def test_validate_prints_the_problems_the_operator_writes_into_the_statuses(
     )
 
 
+def test_validate_reports_every_problem_of_one_route(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not only the first: a wrong match, a dead-letter policy without topic and a taken order, at once."""
+    bridges = write(tmp_path / "bridges.yaml", simple_bridge("a"))
+    routes = write(
+        tmp_path / "routes.yaml",
+        route("first", "a", order=1),
+        route("r", "a", order=1, match={"address": "nowhere.*"}, onSoftFailure="deadLetter"),
+    )
+    assert main(["validate", "-f", bridges, "-f", routes]) == 1
+    err = capsys.readouterr().err.splitlines()
+    mine = [line for line in err if line.startswith(f"{routes}#2: ")]
+    assert [line.split(": ")[1] for line in mine] == [
+        "InvalidMatch",
+        "onSoftFailure deadLetter needs the bridge's spec.routing.deadLetterTopic",
+        "DuplicateOrder",
+    ], err
+    assert err[-1] == "3 problem(s)"
+
+
 def test_validate_unreadable_and_foreign_documents(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

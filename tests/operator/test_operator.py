@@ -218,6 +218,11 @@ def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
     events = view.events()
     assert ("orders", "Normal", "ApplicationCreated") in events
     assert ("orders", "Normal", "ConfigCreated") in events
+    # From the operator, as `kubectl describe` shows it (not "kopf").
+    sources = {
+        (e["source"]["component"], e["reportingComponent"]) for e in view.kube.list("v1", "Event", NAMESPACE)
+    }
+    assert sources == {("jmsbridge-operator", "jmsbridge-operator")}
 
 
 def test_status_follows_the_application(view: View) -> None:
@@ -233,6 +238,7 @@ def test_status_follows_the_application(view: View) -> None:
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert bridge["status"]["activeInstance"] == "simple-primary"
     assert view.message(bridge) == "Running with 1 route: simple-primary active."
+    assert "failovers" not in bridge["status"]  # one instance never fails over
 
     # restartPolicy Always: the spark-operator resubmits it, so the bridge is on its way back, not stalled.
     view.play_spark("simple-primary", "FAILED", "Job aborted: KafkaException: _MSG_TIMED_OUT", attempts=1)
@@ -297,6 +303,7 @@ def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View
         message = view.message(bridge)
         assert message.startswith("instance primary lost its JMS broker at ")
         assert "jms.reconnect.windowSeconds=300" in message and "reset" in message and "pw1" not in message
+        view.wait(lambda: ("simple", "Warning", "JmsReconnecting") in view.events(), "a Warning Event")
 
         health.back("JMS source in.orders")
         view.wait(lambda: now(connected), "Running again")
@@ -340,11 +347,10 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     config = view.wait(lambda: (c := view.job_config("simple")) and c.checkpoint_reset and c, "the request")
     request = config.checkpoint_reset
     assert request.to == "latest"
-    assert view.bridge("simple")["status"]["checkpointReset"] == {  # type: ignore[index]
-        "to": "latest",
-        "id": request.id,
-        "state": "Requested",
-    }
+    taken = {"to": "latest", "id": request.id, "state": "Requested"}
+    view.wait(
+        lambda: (view.bridge("simple") or {}).get("status", {}).get("checkpointReset") == taken, "status"
+    )
     view.wait(
         lambda: (
             view.apps()["simple-primary"]["metadata"]["annotations"]["jmsbridge.dev/spec-hash"] != submitted
@@ -588,6 +594,19 @@ def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
     return objects
 
 
+def test_no_short_timers_only_quiet_loops() -> None:
+    """kopf logs every timer run at INFO: a timer every 2 s per bridge floods the log. What must happen
+    at a time (a Lease running out) is a daemon's job (`handlers/rechecks.py`)."""
+    from kopf._core.intents.handlers import TimerHandler
+
+    from tests.kubeapi.operator_runner import registry_of
+
+    registry = registry_of(OPERATOR_MODULE)
+    timers = [h for h in registry._spawning.get_all_handlers() if isinstance(h, TimerHandler)]
+    assert "bridge_resync" in [t.id for t in timers]  # timers are found...
+    assert [t.id for t in timers if (t.interval or 0) < 60] == []  # ...and none runs every few seconds
+
+
 def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:
     """`kopf run -m jmsbridge_operator` (what the Helm chart's `jmsbridge operator` also does) works."""
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
@@ -644,6 +663,7 @@ def test_a_hand_edited_application_is_put_back(view: View) -> None:
         ),
         "a DriftRepaired Event",
     )
+    assert event["type"] == "Warning"  # someone edits what the operator owns: worth a look
     assert event["message"] == (
         "Restored SparkApplication simple-primary: spec.image, spec.executor.instances changed by hand "
         "(the spark-operator restarts it)"
@@ -671,7 +691,7 @@ def test_a_deleted_or_edited_config_map_comes_back_within_seconds(view: View) ->
     view.wait(
         lambda: (view.config_map("simple") or {}).get("data") == data, "the ConfigMap repaired", timeout=15
     )
-    view.wait(lambda: ("simple", "Normal", "DriftRepaired") in view.events(), "a DriftRepaired Event")
+    view.wait(lambda: ("simple", "Warning", "DriftRepaired") in view.events(), "a DriftRepaired Warning")
 
 
 ROLLING_OUT = {"Ready": ("True", "Running"), "Reconciling": ("True", "RollingOut")}

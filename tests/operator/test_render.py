@@ -15,6 +15,8 @@ from jmsbridge_operator.render import render
 from bridge_job.config import (
     CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
+    ENV_OWNER_NAME,
+    ENV_OWNER_UID,
     JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
@@ -91,15 +93,23 @@ def test_application_runs_our_job() -> None:
 
 def test_secrets_are_referenced_by_name_only() -> None:
     spec = _rendered().applications["primary"]["spec"]
-    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in spec["driver"]["env"]}
+    credentials = [e for e in spec["driver"]["env"] if e["name"] not in (ENV_OWNER_NAME, ENV_OWNER_UID)]
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in credentials}
     assert env == {
         "JMSBRIDGE_JMS_USERNAME": {"name": "amq-credentials", "key": "username"},
         "JMSBRIDGE_JMS_PASSWORD": {"name": "amq-credentials", "key": "password"},
         "JMSBRIDGE_KAFKA_USERNAME": {"name": "bridge-kafka-user", "key": "username"},
         "JMSBRIDGE_KAFKA_PASSWORD": {"name": "bridge-kafka-user", "key": "password"},
     }
-    assert spec["executor"]["env"] == spec["driver"]["env"]
-    assert all("value" not in e for e in spec["driver"]["env"])
+    assert spec["executor"]["env"] == credentials
+    assert all("value" not in e for e in credentials)
+
+
+def test_the_driver_knows_its_bridge_so_that_what_the_job_creates_is_owned_by_it() -> None:
+    rendered = _rendered().applications["primary"]
+    owner = rendered["metadata"]["ownerReferences"][0]
+    env = {e["name"]: e.get("value") for e in rendered["spec"]["driver"]["env"]}
+    assert (env[ENV_OWNER_NAME], env[ENV_OWNER_UID]) == (owner["name"], owner["uid"])
 
 
 def test_labels_owner_and_hash() -> None:
@@ -277,7 +287,7 @@ def test_pod_settings_and_spark_conf_are_added_to_the_operators() -> None:
     for pod in (spec["driver"], spec["executor"]):
         assert pod["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
         assert pod["tolerations"][0]["key"] == "dedicated"
-        names = [e["name"] for e in pod["env"]]
+        names = [e["name"] for e in pod["env"] if e["name"] not in (ENV_OWNER_NAME, ENV_OWNER_UID)]
         assert names[:4] == [
             "JMSBRIDGE_JMS_USERNAME",
             "JMSBRIDGE_JMS_PASSWORD",

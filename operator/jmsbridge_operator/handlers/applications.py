@@ -2,7 +2,8 @@
 
 We watch with `kopf.on.event` (no finalizers, no annotations of kopf's on the spark-operator's objects)
 and react only to what matters: a new `applicationState.state`, a new `metadata.generation` (someone
-changed the spec: the reconciliation puts back what was edited by hand, `drift.py`), or the application
+changed the spec: the reconciliation puts back what was edited by hand, `drift.py`), our labels changed
+(the operator lists its applications by label: it adopts the application again), or the application
 being gone (then it is created again, unless the bridge is suspended, held, or being deleted). The objects
 listed at start-up are only remembered: the bridges' own resumption looks at them anyway.
 """
@@ -41,8 +42,9 @@ def event(
 ) -> None:
     metadata = body.get("metadata") or {}
     key = (namespace, str(metadata.get("name")))
-    now = (state_of(body), metadata.get("generation"))
-    seen: dict[tuple[str, str], tuple[str, Any]] = memo.setdefault("applications_seen", {})
+    labels = metadata.get("labels") or {}
+    now = (state_of(body), metadata.get("generation"), labels.get(naming.LABEL_BRIDGE))
+    seen: dict[tuple[str, str], tuple[str, Any, Any]] = memo.setdefault("applications_seen", {})
     before = seen.pop(key, None) if type == "DELETED" else seen.get(key)
     if type != "DELETED":
         seen[key] = now

@@ -4,7 +4,7 @@ The Lease: the instances renew it every third of its duration; only a change of 
 `leaseTransitions`) or its deletion matters to the status, so renewals trigger nothing. It carries no
 label of ours (the job creates it), so every Lease is watched, and those not named `<bridgeId>-jms-bridge`
 after a bridge the operator knows (`bridges_by_id`) are ignored. A tenure that simply runs out makes no
-event at all: the reconciler's `recheck_at` and the lease timer cover that.
+event at all: the reconciler's `recheck_at` and `rechecks.py` cover that.
 
 The claim: any event of a claim a standby bridge names (`bridges_by_claim`) changes its `CheckpointShared`.
 """

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from typing import Any
 
 import kopf
 
 from bridge_job.kube.api import Kube
 from jmsbridge_operator import naming
+from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage
 from jmsbridge_operator.handlers.kafka_checks import KafkaChecks
 from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.metrics import MetricsServer
@@ -23,9 +26,8 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # view), and our finalizer has our name.
     settings.persistence.finalizer = naming.FINALIZER
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=naming.ANNOTATION_PREFIX)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=naming.ANNOTATION_PREFIX, key="last-handled-configuration"
-    )
+    # Of a bridge, only a digest: no copy of a spec that may hold a waived credential (diffbase.py).
+    settings.persistence.diffbase_storage = BridgeDigestStorage()
     # Watches end server-side after a while and are restarted: a silently dead connection recovers.
     settings.watching.server_timeout = options.watch_timeout_seconds
     settings.watching.client_timeout = options.watch_timeout_seconds + 30
@@ -34,14 +36,21 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     settings.execution.max_workers = options.workers
     # One operator replica (the chart's Deployment uses the Recreate strategy): no peering objects.
     settings.peering.standalone = True
-    # Only our explicit Events (transitions, writes), not every handler's log line.
+    # Only our explicit Events (transitions, writes), not every handler's log line; from us, not "kopf"
+    # (the From column of `kubectl describe`), and from which replica.
     settings.posting.loggers = False
+    settings.posting.reporting_component = naming.MANAGER
+    settings.posting.reporting_instance = os.environ.get("HOSTNAME") or socket.gethostname()
+    settings.posting.event_name_prefix = f"{naming.MANAGER}-"
 
     memo.options = options
     # With the Kafka checks on, the reconciler asks their gate; off, nothing holds a bridge back.
     checks = KafkaChecks(options.kafka_check_settings()) if options.kafka_checks else None
     memo.kafka_checks = checks
-    memo.reconciler = Reconciler(Kube.connect(), gate=checks.gate if checks is not None else open_gate)
+    gate = checks.gate if checks is not None else open_gate
+    memo.reconciler = Reconciler(
+        Kube.connect(), gate=gate, backoff=options.conflict_backoff(), timing=options.timing
+    )
     if checks is not None:
         timing = checks.settings
         logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)

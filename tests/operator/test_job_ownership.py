@@ -1,0 +1,89 @@
+"""What a bridge's jobs create (its Lease, its health ConfigMap) is the bridge's: deleted with it, and a
+bridge re-created under the same name starts with a clean status.
+
+Real kopf over HTTP against the API emulator (which collects garbage by ownerReference). The job's own
+code writes the Lease and the health report, with the environment the operator rendered for the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bridge_job.config import ENV_OWNER_NAME, ENV_OWNER_UID, lease_name
+from bridge_job.kube.api import Kube
+from bridge_job.kube.health import HealthConfigMap
+from bridge_job.kube.leadership import KubernetesLeases, Leadership
+from tests.kubeapi.client import KubeApi
+from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
+from tests.operator.test_operator import LEASES, PRIMARY, SECONDARY, View
+
+pytestmark = pytest.mark.timeout(120)
+
+HEALTH = "simple-jms-bridge-health"
+
+
+@pytest.fixture()
+def view(operator: KubeApi) -> View:
+    return View(operator)
+
+
+def driver_env(view: View) -> dict[str, str]:
+    app = view.wait(lambda: view.apps().get("simple-primary"), "the application")
+    return {e["name"]: e.get("value", "") for e in app["spec"]["driver"].get("env", [])}
+
+
+def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The primary's job takes the Lease and reports its health, as in the driver the operator rendered."""
+    for name, value in driver_env(view).items():
+        if name in (ENV_OWNER_NAME, ENV_OWNER_UID):
+            monkeypatch.setenv(name, value)
+    kube = Kube.connect()
+    leases = KubernetesLeases(NAMESPACE, lease_name("simple"), kube)
+    assert Leadership(leases, PRIMARY, 300).try_acquire()
+    report = HealthConfigMap(kube, NAMESPACE, "simple", "primary")
+    try:
+        report.report_stop("Test", "written by the job's own code")
+    finally:
+        report.stop()
+
+
+def status(view: View) -> dict[str, Any]:
+    return dict((view.bridge("simple") or {}).get("status") or {})
+
+
+def test_the_jobs_objects_go_with_the_bridge_and_a_new_bridge_starts_clean(
+    view: View, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view.create(simple_bridge(standby=True), route("out"))
+    bridge = view.wait(lambda: view.bridge("simple"), "the bridge")
+    env = driver_env(view)
+    assert (env[ENV_OWNER_NAME], env[ENV_OWNER_UID]) == ("simple", bridge["metadata"]["uid"])
+
+    run_jobs(view, monkeypatch)
+    view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.play_spark("simple-secondary", "RUNNING", attempts=1)
+    view.play_lease("simple", SECONDARY, transitions=1)  # a failover
+    view.wait(lambda: status(view).get("failovers") == 1, "the failover in the status")
+    for kind, name in (("Lease", lease_name("simple")), ("ConfigMap", HEALTH)):
+        owner = (view.kube.get(LEASES if kind == "Lease" else "v1", kind, name, NAMESPACE) or {})["metadata"]
+        assert [(o["kind"], o["uid"]) for o in owner["ownerReferences"]] == [
+            ("JmsBridge", bridge["metadata"]["uid"])
+        ]
+
+    view.kube.delete(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE)
+    view.wait(lambda: view.bridge("simple") is None, "the bridge gone")
+    view.wait(lambda: view.kube.get(LEASES, "Lease", lease_name("simple"), NAMESPACE) is None, "Lease gone")
+    view.wait(lambda: view.kube.get("v1", "ConfigMap", HEALTH, NAMESPACE) is None, "health report gone")
+
+    view.create(simple_bridge(standby=True))
+    view.wait(lambda: len(view.apps()) == 2, "the new bridge's applications")
+    view.play_spark("simple-primary", "RUNNING", attempts=1)
+    view.wait(
+        lambda: [i["state"] for i in status(view).get("instances") or []] == ["RUNNING", "NEW"],
+        "the new bridge's status",
+    )
+    fresh = status(view)
+    assert fresh.get("failovers", 0) == 0
+    assert "leaseHolder" not in fresh and "lastFailoverTime" not in fresh

@@ -56,10 +56,7 @@ of micro-batches, the records they carried and the medians of their duration, re
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,12 +72,11 @@ from bench.local_run import (
     Watching,
     batch_lines,
     bridge_document,
-    comparison,
     harness_options,
-    local_brokers,
     median,
     notes,
     quantile,
+    run_and_print,
 )
 from bench.topic_watch import TopicWatch
 from jmsbridge.local import ActiveMqBroker, KafkaBroker
@@ -213,10 +209,7 @@ class Bench(Harness):
     def baseline(self) -> dict[str, Any]:
         topic, queue_name = "egress.baseline", "bench.baseline"
         self.kafka.create_topics(topic, partitions=self.args.journal_partitions)
-        # The JMS connection exactly as the bridge makes it (failover: URL and its options).
-        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": queue_name}], None)
-        url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
-        argv = [str(BENCH / "baseline_loop.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
+        argv = [str(BENCH / "baseline_loop.py"), "--url", self.jms_url(), "--bootstrap", self.kafka.bootstrap]
         argv += ["--queue", queue_name, "--topic", topic]
         return self.run_baseline(topic, queue_name, argv)
 
@@ -224,12 +217,15 @@ class Bench(Harness):
         args = self.args
         topic, queue_name = "egress.bridge", "bench.bridge"
         self.kafka.create_topics(topic, partitions=args.journal_partitions)
-        spark: dict[str, Any] = {}
-        if args.max_records_per_batch is not None:
-            spark["maxRecordsPerBatch"] = args.max_records_per_batch
         sources = [{"queue": queue_name}]
         document = bridge_document(
-            "bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=spark, delivery=args.delivery
+            "bench",
+            self.activemq,
+            self.kafka,
+            sources,
+            args.trigger_ms,
+            spark=self.spark_spec(),
+            delivery=args.delivery,
         )
         document["spec"]["kafka"]["journalPartitions"] = args.journal_partitions  # `kafka=` is taken
         route = route_document("all", "bench", topic)
@@ -242,30 +238,10 @@ def main() -> None:
     harness_options(parser, "messages")
     parser.add_argument("--journal-partitions", type=int, default=1, help="also the destination topics'")
     parser.add_argument("--delivery", choices=["atLeastOnce", "exactlyOnce"], default="atLeastOnce")
-    parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="destination consumer backoff")
     args = parser.parse_args()
 
-    stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
-    began = time.monotonic()
-    with local_brokers(note) as (activemq, kafka, work):
-        baseline, bridge, rate = Bench(args, activemq, kafka).compare(work)
-    result = {
-        "benchmark": "egress",
-        "messages": args.messages,
-        "message_bytes": MESSAGE_BYTES,
-        "journal_partitions": args.journal_partitions,
-        "delivery": args.delivery,
-        "max_records_per_batch": args.max_records_per_batch,
-        "trigger_ms": args.trigger_ms,
-        "warmup_messages": args.warmup_messages,
-        "cpu_count": os.cpu_count(),
-        "latency_rate_msg_s": round(rate, 1),
-        "baseline": baseline,
-        "bridge": bridge,
-        **comparison(baseline, bridge),
-        "elapsed_s": round(time.monotonic() - began, 1),
-    }
-    print(json.dumps(result), file=stdout, flush=True)
+    options = {"journal_partitions": args.journal_partitions, "delivery": args.delivery}
+    run_and_print("egress", args, Bench, note, MESSAGE_BYTES, options)
 
 
 if __name__ == "__main__":

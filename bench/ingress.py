@@ -53,11 +53,8 @@ commit, averaged per batch).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -73,18 +70,17 @@ from bench.local_run import (
     Watching,
     batch_lines,
     bridge_document,
-    comparison,
     harness_options,
-    local_brokers,
     logged_up_to,
     median,
     notes,
     quantile,
+    run_and_print,
 )
 from bench.queue_watch import Collector, QueueWatch
 from bench.raw_jms import connect
 from jmsbridge.local import ActiveMqBroker, KafkaBroker
-from tests.support.harness import route_document, write_yaml
+from tests.support.harness import to_jms_route, write_yaml
 
 MESSAGE_BYTES = 1024
 
@@ -189,10 +185,13 @@ class Bench(Harness):
     def baseline(self) -> dict[str, Any]:
         topic, queue_name = "ingress.baseline", "bench.ingress.baseline"
         self.kafka.create_topics(topic, partitions=self.args.partitions)
-        # The JMS connection exactly as the bridge makes it (failover: URL and its options).
-        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": "unused"}], None)
-        url = document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"]
-        argv = [str(BENCH / "ingress_baseline.py"), "--url", url, "--bootstrap", self.kafka.bootstrap]
+        argv = [
+            str(BENCH / "ingress_baseline.py"),
+            "--url",
+            self.jms_url(),
+            "--bootstrap",
+            self.kafka.bootstrap,
+        ]
         argv += ["--topic", topic, "--queue", queue_name, "--batch", str(self.args.baseline_batch)]
         argv += ["--poll-backoff-ms", str(self.args.poll_backoff_ms)]
         return self.run_baseline(topic, queue_name, argv)
@@ -201,19 +200,12 @@ class Bench(Harness):
         args = self.args
         topic, queue_name = "ingress.bridge", "bench.ingress.bridge"
         self.kafka.create_topics(topic, partitions=args.partitions)
-        spark: dict[str, Any] = {}
-        if args.max_records_per_batch is not None:
-            spark["maxRecordsPerBatch"] = args.max_records_per_batch
         sources = [{"queue": "bench.idle"}]
-        document = bridge_document("bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=spark)
-        route = route_document(
-            "to-jms",
-            "bench",
-            topic,
-            direction="kafkaToJms",
-            jmsDestination={"queue": queue_name},
-            startingOffsets="earliest",
-            send={"deliveryMode": "persistent"},
+        document = bridge_document(
+            "bench", self.activemq, self.kafka, sources, args.trigger_ms, spark=self.spark_spec()
+        )
+        route = to_jms_route(
+            "to-jms", "bench", topic, {"queue": queue_name}, send={"deliveryMode": "persistent"}
         )
         files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", route)]
         return self.run_bridge(work, topic, queue_name, files, rate)
@@ -224,30 +216,10 @@ def main() -> None:
     harness_options(parser, "records")
     parser.add_argument("--partitions", type=int, default=1, help="the topics' partitions: parallel tasks")
     parser.add_argument("--baseline-batch", type=int, default=500, help="messages per baseline JMS commit")
-    parser.add_argument("--poll-backoff-ms", type=float, default=5.0, help="baseline consumer backoff")
     args = parser.parse_args()
 
-    stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
-    began = time.monotonic()
-    with local_brokers(note) as (activemq, kafka, work):
-        baseline, bridge, rate = Bench(args, activemq, kafka).compare(work)
-    result = {
-        "benchmark": "ingress",
-        "messages": args.messages,
-        "message_bytes": MESSAGE_BYTES,
-        "partitions": args.partitions,
-        "trigger_ms": args.trigger_ms,
-        "max_records_per_batch": args.max_records_per_batch,
-        "warmup_messages": args.warmup_messages,
-        "baseline_batch": args.baseline_batch,
-        "cpu_count": os.cpu_count(),
-        "latency_rate_msg_s": round(rate, 1),
-        "baseline": baseline,
-        "bridge": bridge,
-        **comparison(baseline, bridge),
-        "elapsed_s": round(time.monotonic() - began, 1),
-    }
-    print(json.dumps(result), file=stdout, flush=True)
+    options = {"partitions": args.partitions, "baseline_batch": args.baseline_batch}
+    run_and_print("ingress", args, Bench, note, MESSAGE_BYTES, options)
 
 
 if __name__ == "__main__":

@@ -239,6 +239,16 @@ class Harness(ABC):
     def close(self) -> None:  # noqa: B027 (optional: a harness that holds nothing more has nothing to do)
         """Let go of what the harness holds beyond the phases."""
 
+    def jms_url(self) -> str:
+        """The JMS connection exactly as the bridge makes it (failover: URL and its options)."""
+        document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": "unused"}], None)
+        return str(document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"])
+
+    def spark_spec(self) -> dict[str, Any]:
+        """`spec.spark` of the bridge under test: its batch limit, when one is given."""
+        limit = self.args.max_records_per_batch
+        return {} if limit is None else {"maxRecordsPerBatch": limit}
+
     def compare(self, work: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
         """Baseline first, then the bridge at the baseline's latency rate: both figures and that rate."""
         try:
@@ -400,6 +410,12 @@ def harness_options(parser: argparse.ArgumentParser, paced: str) -> None:
         "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a phase may take at most")
+    parser.add_argument(
+        "--poll-backoff-ms",
+        type=float,
+        default=5.0,
+        help="backoff of the Kafka consumer the benchmark reads with",
+    )
 
 
 def comparison(baseline: dict[str, Any], bridge: dict[str, Any]) -> dict[str, Any]:
@@ -475,3 +491,35 @@ def cpu_figures(uses: dict[str, GroupUse], seconds: float, messages: int) -> dic
         "load_generator_cores_busy": round(load.cpu_s / seconds, 2),
         "cpu_window_s": round(seconds, 3),
     }
+
+
+def run_and_print(
+    name: str,
+    args: argparse.Namespace,
+    harness: Callable[[argparse.Namespace, ActiveMqBroker, KafkaBroker], Harness],
+    note: Callable[[str], None],
+    message_bytes: int,
+    options: dict[str, Any],
+) -> None:
+    """Baseline and bridge on local brokers, then the benchmark's one JSON line: on stdout, which carries
+    nothing else (the notes go to stderr). `options`: the benchmark's own settings, for the record."""
+    stdout, sys.stdout = sys.stdout, sys.stderr
+    began = time.monotonic()
+    with local_brokers(note) as (activemq, kafka, work):
+        baseline, bridge, rate = harness(args, activemq, kafka).compare(work)
+    result = {
+        "benchmark": name,
+        "messages": args.messages,
+        "message_bytes": message_bytes,
+        **options,
+        "trigger_ms": args.trigger_ms,
+        "max_records_per_batch": args.max_records_per_batch,
+        "warmup_messages": args.warmup_messages,
+        "cpu_count": os.cpu_count(),
+        "latency_rate_msg_s": round(rate, 1),
+        "baseline": baseline,
+        "bridge": bridge,
+        **comparison(baseline, bridge),
+        "elapsed_s": round(time.monotonic() - began, 1),
+    }
+    print(json.dumps(result), file=stdout, flush=True)

@@ -57,7 +57,7 @@ from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
 from bridge_job.config import SparkSpec
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
-from tests.support.harness import route_document, write_yaml
+from tests.support.harness import route_document, to_jms_route, write_yaml
 
 RECEIVE_MS = 100
 DEFAULT_TRIGGER_MS = SparkSpec.model_fields["trigger_interval_ms"].default
@@ -292,14 +292,7 @@ def bridge(
     document = bridge_document("rr", activemq, kafka, [{"queue": queue}], args.trigger_ms)
     routes = [
         route_document("requests", "rr", REQUEST_TOPIC, match={"address": queue}),
-        route_document(
-            "replies",
-            "rr",
-            REPLY_TOPIC,
-            direction="kafkaToJms",
-            jmsDestination={"fromHeader": "jms.JMSReplyTo"},
-            startingOffsets="earliest",
-        ),
+        to_jms_route("replies", "rr", REPLY_TOPIC, {"fromHeader": "jms.JMSReplyTo"}),
     ]
     files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", *routes)]
     job = BridgeJob(files, work).start()

@@ -30,6 +30,7 @@ from tests.support.harness import (
     received_from,
     route_document,
     send,
+    to_jms_route,
     write_yaml,
 )
 
@@ -160,14 +161,7 @@ def test_journal_records_lost_and_recreated_source_topic_stop_with_one_line(
     bridge = bridge_document(name, activemq, kafka, [{"queue": queue}])
     routes = [
         route_document("out", name, topic, key={"property": "seq"}),
-        route_document(
-            "in",
-            name,
-            source,
-            direction="kafkaToJms",
-            jmsDestination={"queue": back},
-            startingOffsets="earliest",
-        ),
+        to_jms_route("in", name, source, {"queue": back}),
     ]
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", *routes)]
     checkpoint = tmp_path / "checkpoint"

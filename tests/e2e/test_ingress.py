@@ -35,6 +35,7 @@ from tests.support.harness import (
     received_from,
     route_document,
     send,
+    to_jms_route,
     write_yaml,
 )
 
@@ -111,14 +112,7 @@ def test_records_arrive_with_typed_headers_and_kafka_coordinates(
         write_yaml(
             tmp_path / "bridge.yaml",
             bridge_document(bridge, activemq, kafka, [{"queue": f"unused.{n}"}]),
-            route_document(
-                "to-jms",
-                bridge,
-                topic,
-                direction="kafkaToJms",
-                jmsDestination={"queue": target},
-                startingOffsets="earliest",
-            ),
+            to_jms_route("to-jms", bridge, topic, {"queue": target}),
         )
     ]
     job = BridgeJob(files, tmp_path).start()
@@ -161,14 +155,7 @@ def test_a_pair_of_routes_both_ways_does_not_loop(
             tmp_path / "bridge.yaml",
             bridge_document(bridge, activemq, kafka, [{"queue": orders_in}]),
             route_document("out", bridge, orders, match={"address": orders_in}),
-            route_document(
-                "back",
-                bridge,
-                orders,
-                direction="kafkaToJms",
-                jmsDestination={"queue": orders_in},
-                startingOffsets="earliest",
-            ),
+            to_jms_route("back", bridge, orders, {"queue": orders_in}),
         )
     ]
     job = BridgeJob(files, tmp_path, metrics_port=port).start()
@@ -199,14 +186,7 @@ def test_round_trip_keeps_every_header_and_property(
             tmp_path / "bridge.yaml",
             bridge_document(bridge, activemq, kafka, [{"queue": source}]),
             route_document("out", bridge, topic, match={"address": source}),
-            route_document(
-                "back",
-                bridge,
-                topic,
-                direction="kafkaToJms",
-                jmsDestination={"queue": target},
-                startingOffsets="earliest",
-            ),
+            to_jms_route("back", bridge, topic, {"queue": target}),
         )
     ]
     sent = JmsMessage(
@@ -266,14 +246,7 @@ def test_bad_records_follow_the_policy(
                 [{"queue": f"unused.{n}"}],
                 routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
             ),
-            route_document(
-                "to-jms",
-                bridge,
-                topic,
-                direction="kafkaToJms",
-                jmsDestination={"queue": target},
-                startingOffsets="earliest",
-            ),
+            to_jms_route("to-jms", bridge, topic, {"queue": target}),
         )
     ]
     job = BridgeJob(files, tmp_path).start()
@@ -303,14 +276,7 @@ def test_a_route_added_while_running_starts_the_ingress(
         job.wait_running()
         assert "kafkaToJms" not in job.log().split("running:")[-1].split("\n")[0].replace("0 kafkaToJms", "")
         produce(kafka, topic, [(None, b"written before the route", [])])
-        route = route_document(
-            "late",
-            bridge,
-            topic,
-            direction="kafkaToJms",
-            jmsDestination={"queue": target},
-            startingOffsets="earliest",
-        )
+        route = to_jms_route("late", bridge, topic, {"queue": target})
         write_yaml(tmp_path / "bridge.yaml", document, route)
         (message,) = received_from(activemq, target, 1)
     finally:
@@ -328,14 +294,7 @@ def test_a_topic_pattern_reads_every_matching_topic_and_new_ones(
     kafka.create_topics(f"ev-{n}.a", f"ev-{n}.b", f"ev-{n}.a.deep")
     for topic in (f"ev-{n}.a", f"ev-{n}.b", f"ev-{n}.a.deep"):
         produce(kafka, topic, [(None, topic.encode(), [])])
-    route = route_document(
-        "events",
-        bridge,
-        f"ev-{n}.*",
-        direction="kafkaToJms",
-        jmsDestination={"queue": target},
-        startingOffsets="earliest",
-    )
+    route = to_jms_route("events", bridge, f"ev-{n}.*", {"queue": target})
     files = [
         write_yaml(
             tmp_path / "bridge.yaml",

@@ -24,7 +24,7 @@ from bridge_job.jms import JmsError, detach_thread
 from bridge_job.message import JmsMessage
 from jmsbridge.local import BridgeJob, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import bridge_document, to_jms_route, write_yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -108,14 +108,7 @@ def ingress_files(
     topic, queue, bridge = f"in-{n}", f"in.{n}", f"in-{n}"
     kafka.create_topics(topic)
     document = bridge_document(bridge, activemq, kafka, [{"queue": f"unused.{n}"}], **spec)
-    route = route_document(
-        "to-jms",
-        bridge,
-        topic,
-        direction="kafkaToJms",
-        jmsDestination={"queue": queue},
-        startingOffsets="earliest",
-    )
+    route = to_jms_route("to-jms", bridge, topic, {"queue": queue})
     return [write_yaml(tmp_path / "bridge.yaml", document, route)], topic, queue, bridge
 
 

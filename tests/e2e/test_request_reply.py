@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, Producer
 from bridge_job.jms import start_jvm
 from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
-from tests.support.harness import bridge_document, read_topics, route_document, write_yaml
+from tests.support.harness import bridge_document, read_topics, route_document, to_jms_route, write_yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -82,14 +82,7 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
             tmp_path / "bridge.yaml",
             bridge_document(bridge, activemq, kafka, [{"queue": requests_queue}]),
             route_document("requests", bridge, requests, match={"address": requests_queue}),
-            route_document(
-                "replies",
-                bridge,
-                replies,
-                direction="kafkaToJms",
-                jmsDestination={"fromHeader": "jms.JMSReplyTo"},
-                startingOffsets="earliest",
-            ),
+            to_jms_route("replies", bridge, replies, {"fromHeader": "jms.JMSReplyTo"}),
         )
     ]
     requesters = [JmsRequester(activemq, requests_queue) for _ in range(3)]
@@ -146,14 +139,8 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
                 jms={"replyQueue": reply_queue},
                 routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
             ),
-            route_document(
-                "requests",
-                bridge,
-                requests,
-                direction="kafkaToJms",
-                jmsDestination={"queue": service},
-                reply={"topics": [replies_a, replies_b]},
-                startingOffsets="earliest",
+            to_jms_route(
+                "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
             ),
         )
     ]

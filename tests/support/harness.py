@@ -59,6 +59,22 @@ def route_document(name: str, bridge: str, topic: str, **spec: Any) -> dict[str,
     }
 
 
+def to_jms_route(
+    name: str, bridge: str, topic: str, destination: dict[str, Any], **spec: Any
+) -> dict[str, Any]:
+    """A kafkaToJms route to `destination` that reads its topic from the start: what was produced before
+    the job started counts too."""
+    return route_document(
+        name,
+        bridge,
+        topic,
+        direction="kafkaToJms",
+        jmsDestination=destination,
+        startingOffsets="earliest",
+        **spec,
+    )
+
+
 def write_yaml(path: Path, *documents: dict[str, Any]) -> Path:
     path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     return path

@@ -9,5 +9,6 @@ echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import-linter"; lint-imports
 # Two workers (pytest-xdist): most of an end-to-end test is waiting on Spark and the brokers, so two of
-# them side by side keep both cores busy; each worker starts its own brokers. `-n 0` runs in one process.
-echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist worksteal "$@"
+# them side by side keep both cores busy; each worker starts its own brokers. The heaviest scenarios
+# share one worker (`ONE_AT_A_TIME`, tests/support/harness.py). `-n 0` runs in one process.
+echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist loadgroup "$@"

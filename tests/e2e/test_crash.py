@@ -23,13 +23,14 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage, Propert
 from jmsbridge.local import BridgeJob, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
 from tests.support.harness import (
+    ONE_AT_A_TIME,
     bridge_document,
     read_topics,
     route_document,
     write_yaml,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 
 MESSAGES = 9_000
 KILLS = 2

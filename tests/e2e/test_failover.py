@@ -22,8 +22,9 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.kubeapi.client import KubeApi
 from tests.support.failover_scenario import Failover, FailoverPlan
+from tests.support.harness import ONE_AT_A_TIME
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 
 KILLS = 1  # bench/failover.py: 5
 MESSAGES = 5_000  # sent at least; a kill and the freeze take about as many at 250 per second

@@ -24,7 +24,7 @@ from bridge_job.jms import JmsError, detach_thread
 from bridge_job.message import JmsMessage
 from jmsbridge.local import BridgeJob, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.support.harness import bridge_document, to_jms_route, write_yaml
+from tests.support.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, write_yaml
 
 pytestmark = pytest.mark.e2e
 
@@ -132,6 +132,7 @@ def received_at_least(reader: QueueReader, count: int) -> Callable[[], bool]:
     return lambda: len(reader.messages) >= count
 
 
+@ONE_AT_A_TIME
 def test_no_record_lost_across_two_kills(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:

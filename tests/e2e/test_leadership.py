@@ -19,9 +19,16 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.kubeapi.client import KubeApi
-from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
+from tests.support.harness import (
+    ONE_AT_A_TIME,
+    bridge_document,
+    read_topics,
+    route_document,
+    send,
+    write_yaml,
+)
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 
 LEASES = "coordination.k8s.io/v1"
 NAMESPACE = "apps"

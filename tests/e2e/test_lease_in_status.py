@@ -25,9 +25,9 @@ from tests.operator.fixtures import OPERATOR_MODULE
 from tests.operator.helpers import NAMESPACE, STANDBY, claim
 from tests.operator.test_lease_in_status import NO_ACTIVE, both_running, failover_events
 from tests.operator.test_operator import View
-from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import ONE_AT_A_TIME, bridge_document, route_document, write_yaml
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 
 
 @pytest.fixture()

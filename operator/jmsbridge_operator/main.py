@@ -123,7 +123,9 @@ def reset_requested(type: str | None, namespace: str | None, name: str, memo: An
         memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
 
 
-@kopf.daemon(*BRIDGE, cancellation_timeout=CHECK_CANCELLATION)
+# No cancellation timeout: a stop lets a reconciliation under way finish (the loop ends right after it).
+# A forced cancel left kopf's shutdown with a TimeoutError and the operator with exit status 1.
+@kopf.daemon(*BRIDGE)
 async def bridge_rechecks(
     namespace: str | None, name: str, stopped: kopf.DaemonStopped, memo: Any, **kwargs: Any
 ) -> None:

@@ -21,9 +21,7 @@ from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
 from tests.jms.helpers import receive
 
 # The heaviest scenarios (several jobs, kills, a steady load) share one worker of `pytest -n 2`
-# (`--dist loadgroup`), so that two of them never load the two cores beside each other. (A full run with
-# them spread over both workers once saw the failover test's exactlyOnce mode miss 1000 acknowledged
-# messages, an ActiveMQ prefetch's worth held by the frozen zombie: not explained yet, see issue 18.)
+# (`--dist loadgroup`), so that two of them never load the two cores beside each other.
 ONE_AT_A_TIME = pytest.mark.xdist_group("one-at-a-time")
 
 

@@ -41,11 +41,10 @@ class JmsReport:
 def jms_reports(data: Mapping[str, Any] | None) -> list[JmsReport]:
     """The instances' reports in the ConfigMap's data; unreadable entries are left out."""
     reports = []
-    for instance, text in sorted((data or {}).items()):
+    for instance, jms in _sections(data, "jms"):
         try:
-            jms = json.loads(text)["jms"]
             state = str(jms["state"])
-        except (TypeError, ValueError, KeyError):
+        except (TypeError, KeyError):
             continue
         window = jms.get("windowSeconds")
         reports.append(

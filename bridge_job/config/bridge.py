@@ -117,14 +117,25 @@ class ClientLibrary(CamelModel):
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
 
 
-class ReconnectSpec(CamelModel):
-    """How long the ingest keeps reconnecting to a JMS broker it lost before it stops the bridge."""
+class OutagesSpec(CamelModel):
+    """How long the job waits out a system that does not answer: one patience for all of them."""
 
-    window_seconds: Annotated[int, Field(ge=0, le=7 * 24 * 3600)] = Field(
+    patience_seconds: Annotated[int, Field(ge=0, le=7 * 24 * 3600)] = Field(
         default=300,
-        description="Seconds of failing JMS calls (lost connection, failed commits) after which the job "
-        "stops with exit 2; meanwhile it rolls back, reconnects with backoff and carries on.",
+        description="Seconds the job waits for an unreachable system (the JMS broker, Kafka, the Kubernetes "
+        "API) before it stops with exit 2 and a line naming it; meanwhile it retries with backoff, rolls "
+        "back what it cannot finish, reports the outage in the bridge's status and carries on once the "
+        "system answers again.",
     )
+
+
+def moved(document: Any, old: str, where: str) -> None:
+    """A clear refusal of a setting that `spec.outages.patienceSeconds` replaced."""
+    if isinstance(document, dict) and old in document:
+        raise ValueError(
+            f"`{where}` was replaced by `spec.outages.patienceSeconds` (one patience for every system "
+            "the job talks to): move the value there"
+        )
 
 
 class JmsSpec(CamelModel):
@@ -152,7 +163,12 @@ class JmsSpec(CamelModel):
         "(the JMSReplyTo of kafkaToJms routes with `reply`); its messages go to the reply topic each names.",
     )
     ingest: IngestSpec = Field(default_factory=IngestSpec)
-    reconnect: ReconnectSpec = Field(default_factory=ReconnectSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reconnect_moved(cls, document: Any) -> Any:
+        moved(document, "reconnect", "jms.reconnect.windowSeconds")
+        return document
 
     @model_validator(mode="after")
     def _one_factory(self) -> Self:
@@ -195,16 +211,18 @@ class KafkaSpec(CamelModel):
     )
     create_journal_topic: bool = False
     journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
-    startup_timeout_seconds: Annotated[int, Field(ge=0, le=3600)] = Field(
-        default=300,
-        description="How long the job waits for Kafka to answer when it starts before it stops (exit 2).",
-    )
     properties: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
         default_factory=dict,
         description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "
         "operator's checks). The fields above and the bridge's guarantees (allow.auto.create.topics=false; "
         "idempotent producers with acks=all) take precedence over them.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _startup_timeout_moved(cls, document: Any) -> Any:
+        moved(document, "startupTimeoutSeconds", "kafka.startupTimeoutSeconds")
+        return document
 
     @model_validator(mode="after")
     def _sasl_needs_protocol(self) -> Self:
@@ -465,6 +483,7 @@ class JmsBridgeSpec(CamelModel):
     routing: RoutingSpec = Field(default_factory=RoutingSpec)
     delivery: Delivery = Delivery.AT_LEAST_ONCE
     failover: FailoverSpec = Field(default_factory=FailoverSpec)
+    outages: OutagesSpec = Field(default_factory=OutagesSpec)
     spark: SparkSpec = Field(default_factory=SparkSpec)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
     security: SecuritySpec = Field(default_factory=SecuritySpec)

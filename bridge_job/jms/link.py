@@ -13,8 +13,8 @@ JMS call that fails (`JmsError`) is one of two things:
 
 Either way the broker redelivers the batch, and the egress drops what the journal already holds.
 
-`Outage` times a source's failing calls: backoff between attempts, a log line at most every
-`LOG_EVERY_SECONDS`, and `BridgeStopped` once the calls have been failing for `jms.reconnect.windowSeconds`.
+A source's failing calls are timed by an `Outage` (bridge_job/outages.py): backoff between attempts, a
+log line at most every ten seconds, and `BridgeStopped` once they have failed for the bridge's patience.
 
 `Uncommitted` remembers the messages of a batch that was journalled but whose commit failed. The egress
 drops only redeliveries flagged `JMSRedelivered`, and a broker that restarted does not flag them (ActiveMQ
@@ -28,19 +28,16 @@ import contextlib
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Callable
-from typing import Protocol
 
 from bridge_job.config import JmsSource
-from bridge_job.errors import BridgeStopped
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError
 from bridge_job.message import JmsMessage
 
 log = logging.getLogger("jmsbridge.ingest")
 
-BACKOFF_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)
-LOG_EVERY_SECONDS = 10.0
+
+JMS_HINT = "check the JMS broker and the network to it"  # what a stop for a JMS outage tells the user
 
 
 class JmsLink:
@@ -103,78 +100,6 @@ def _sound(connection: JmsConnection) -> bool:
     except JmsError:
         return False
     return True
-
-
-class OutageListener(Protocol):
-    """Told when an outage starts and when it ends (health.JmsHealth reports them to the operator)."""
-
-    def failing(self, what: str, error: BaseException) -> None: ...
-
-    def back(self, what: str) -> None: ...
-
-
-class Outage:
-    """How long the calls of one source have been failing; stops the bridge past the window."""
-
-    def __init__(
-        self,
-        what: str,
-        window_seconds: float,
-        clock: Callable[[], float] = time.monotonic,
-        listener: OutageListener | None = None,
-    ) -> None:
-        self.what = what
-        self.window = window_seconds
-        self.clock = clock
-        self.listener = listener
-        self.since: float | None = None
-        self.attempts = 0
-        self._logged_at: float | None = None
-
-    def failed(self, error: BaseException) -> None:
-        """Count a failure: BridgeStopped once failing for `window` seconds, else a (rate-limited) log."""
-        now = self.clock()
-        if self.since is None:
-            self.since, self.attempts = now, 0
-            if self.listener is not None:
-                self.listener.failing(self.what, error)
-        self.attempts += 1
-        elapsed = now - self.since
-        if elapsed >= self.window:
-            raise BridgeStopped(
-                f"{self.what}: failing for {elapsed:.0f}s, which is jms.reconnect.windowSeconds "
-                f"({self.window:.0f}) or more: {error}: bring the broker back, or raise the window"
-            )
-        if self._logged_at is None or now - self._logged_at >= LOG_EVERY_SECONDS:
-            self._logged_at = now
-            log.warning(
-                "%s: %s; batch rolled back, reconnecting (attempt %d, failing for %.0fs of %.0fs allowed)",
-                self.what,
-                error,
-                self.attempts,
-                elapsed,
-                self.window,
-            )
-
-    def backoff(self) -> float:
-        """How long to wait before the next attempt: growing, and never past the end of the window."""
-        wait = BACKOFF_SECONDS[min(max(self.attempts - 1, 0), len(BACKOFF_SECONDS) - 1)]
-        if self.since is None:
-            return wait
-        return min(wait, max(self.since + self.window - self.clock(), 0.0))
-
-    def clear(self) -> None:
-        """A call succeeded: the outage, if any, is over."""
-        if self.since is not None:
-            log.info(
-                "%s: back after %.0fs and %d failed attempts",
-                self.what,
-                self.clock() - self.since,
-                self.attempts,
-            )
-            self.since, self._logged_at = None, None
-            if self.listener is not None:
-                self.listener.back(self.what)
 
 
 class Uncommitted:

@@ -21,7 +21,7 @@ as the batch's journal records, so the JMS commit waits for both. Nothing behind
 
 JMS failures (a lost connection, a commit the provider rolled back after its failover) roll the batch
 back, reconnect with backoff (jms/link.py) and carry on: the broker redelivers the batch, and the
-egress drops what the journal already holds. Only failing for longer than `jms.reconnect.windowSeconds`
+egress drops what the journal already holds. Only failing for longer than `spec.outages.patienceSeconds`
 stops the bridge.
 """
 
@@ -38,19 +38,19 @@ from bridge_job.config import JmsSource, JobConfig, SoftFailurePolicy
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, detach_thread
-from bridge_job.jms.link import JmsLink, Outage, Uncommitted
+from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
 from bridge_job.jms.settings import jms_classpath, jms_credentials
 from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.journal.entries import Epoch, journal_partition
 from bridge_job.journal.writer import JournalWriter, Written
 from bridge_job.kafka.limits import TopicLimits
-from bridge_job.kube.health import JmsHealth
+from bridge_job.kafka.waiting import kafka_outage
+from bridge_job.kube.health import ConnectionHealth
 from bridge_job.message import JmsMessage
+from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 
 log = logging.getLogger("jmsbridge.ingest")
-
-KAFKA_RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
 def ingest_client_id(config: JobConfig, instance: str) -> str:
@@ -73,12 +73,15 @@ class Ingest:
         config: JobConfig,
         writer: JournalWriter,
         on_batch: Callable[[int], None] = lambda n: None,
-        health: JmsHealth | None = None,
+        health: ConnectionHealth | None = None,
         instance: str = "a",
+        kafka_health: ConnectionHealth | None = None,
     ) -> None:
         self.config = config
         self.writer = writer
         self.health = health
+        self.kafka_health = kafka_health
+        self.patience = config.bridge.outages.patience_seconds
         self.on_batch = on_batch
         self.partitions = writer.partitions
         self.stop_event = threading.Event()
@@ -116,7 +119,7 @@ class Ingest:
             self.writer.open(epoch)
         except KafkaException as error:
             log.warning("cannot take the journal's transactional id yet (%s): retrying per batch", error)
-        outage = Outage("JMS", jms.reconnect.window_seconds, listener=self.health)
+        outage = Outage("JMS", self.patience, listener=self.health, hint=JMS_HINT)
         while True:  # the first connection gets the same window as a reconnection
             try:
                 self.link.connect()
@@ -146,8 +149,9 @@ class Ingest:
 
     def _run(self, source: JmsSource) -> None:
         assert self.link is not None
-        window = self.config.bridge.jms.reconnect.window_seconds
-        outage = Outage(f"JMS source {source.address}", window, listener=self.health)
+        outage = Outage(f"JMS source {source.address}", self.patience, listener=self.health, hint=JMS_HINT)
+        journalling = f"journalling {source.address}"
+        kafka = kafka_outage(self.config.bridge.kafka, self.patience, journalling, listener=self.kafka_health)
         consumer: BatchConsumer | None = None
         uncommitted = Uncommitted()
         try:
@@ -155,9 +159,9 @@ class Ingest:
                 try:
                     if consumer is None:
                         consumer = self.link.consumer(source)
-                    self._pump(consumer, uncommitted)
+                    self._pump(consumer, uncommitted, kafka)
                 except JmsError as error:
-                    outage.failed(error)  # raises BridgeStopped once failing for longer than the window
+                    outage.failed(error, "batch rolled back, reconnecting")  # BridgeStopped past the patience
                     consumer = self.link.recover(consumer)
                     self.stop_event.wait(outage.backoff())
                 else:
@@ -172,9 +176,9 @@ class Ingest:
                     consumer.close()
             detach_thread()
 
-    def _pump(self, consumer: BatchConsumer, uncommitted: Uncommitted) -> None:
-        """One batch: received, journalled and committed (or rolled back for redelivery); JmsError when
-        the broker fails us."""
+    def _pump(self, consumer: BatchConsumer, uncommitted: Uncommitted, kafka: Outage) -> None:
+        """One batch: received, journalled and committed (or rolled back for redelivery, while Kafka does
+        not answer, within the patience); JmsError when the broker fails us."""
         ingest = self.config.bridge.jms.ingest
 
         def receive() -> list[JmsMessage]:
@@ -183,15 +187,15 @@ class Ingest:
             )
 
         batch = receive()
-        attempt = 0
         while batch and not self._journal(batch):
             uncommitted.add(batch)  # some of it may be in the journal
             consumer.rollback()  # the broker redelivers the batch; nothing is lost
-            if self.stop_event.wait(KAFKA_RETRY_SECONDS[min(attempt, len(KAFKA_RETRY_SECONDS) - 1)]):
+            kafka.failed(self.writer.failure or "the journal write failed", "batch rolled back")
+            if self.stop_event.wait(kafka.backoff()):
                 return
-            attempt += 1
             batch = receive()
         if batch:
+            kafka.clear()
             try:
                 consumer.commit()
             except JmsError:
@@ -225,10 +229,7 @@ class Ingest:
 
     def _journal(self, batch: list[JmsMessage]) -> bool:
         """True when the batch's transaction committed; False on a transient error; raises on a hard one."""
-        if self.writer.write(self._records(batch)):
-            return True
-        log.warning("journal write of %d messages failed: rolling back for redelivery", len(batch))
-        return False
+        return self.writer.write(self._records(batch))
 
 
 def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:

@@ -31,13 +31,20 @@ def journal_consumer(config: JobConfig) -> Consumer:
     return kafka_reading.consumer_for(consumer_settings(config))
 
 
-def read_range(consumer: Consumer, topic: str, partition: int, start: int, end: int) -> list[JournalEntry]:
+def read_range(
+    consumer: Consumer,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    stall_seconds: float = kafka_reading.READ_STALL_SECONDS,
+) -> list[JournalEntry]:
     """Every journal entry of `topic`/`partition` from `start` up to `end` (exclusive)."""
 
     def entry(record: KafkaRecord, offset: int, timestamp_ms: int) -> JournalEntry:
         return JournalEntry(record, partition, offset, timestamp_ms)
 
-    return kafka_reading.read_range(consumer, topic, partition, start, end, entry)
+    return kafka_reading.read_range(consumer, topic, partition, start, end, entry, stall_seconds)
 
 
 def find_earlier(

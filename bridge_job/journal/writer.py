@@ -95,6 +95,7 @@ class JournalWriter:
         self._lock = threading.Lock()  # one transaction at a time
         self.producer = Producer(self.settings)  # connects now; fences nobody before `open`
         self._ready = False
+        self.failure: str | None = None  # the last transient failure of `write`
 
     def warm_up(self) -> None:
         """Connect and learn the cluster's metadata now (a standby does, before it holds the lease)."""
@@ -113,15 +114,18 @@ class JournalWriter:
 
     def write(self, records: Sequence[Written]) -> bool:
         """True once `records` are committed in one transaction; False on a transient failure (nothing of
-        them is visible to the journal's readers)."""
+        them is visible to the journal's readers; `failure` says what it was)."""
         with self._lock:
             try:
                 if not self._ready:
                     self._open()
                 self._commit(records)
+                self.failure = None
                 return True
             except KafkaException as failed:
-                self._recover(failed.args[0] if failed.args else failed)
+                error = failed.args[0] if failed.args else failed
+                self.failure = error.str() if isinstance(error, KafkaError) else str(error)
+                self._recover(error)
                 return False
 
     def close(self) -> None:

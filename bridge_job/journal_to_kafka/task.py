@@ -32,8 +32,9 @@ from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.limits import TopicLimits
+from bridge_job.kafka.reading import READ_STALL_SECONDS
+from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
-    TRANSACTION_TIMEOUT_SECONDS,
     Addressed,
     egress_transactional_id,
     transactional_settings,
@@ -122,8 +123,14 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     kafka = config.bridge.kafka
     consumer = journal_consumer(config)
     exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
+    patience = config.bridge.outages.patience_seconds
     if exactly_once:
-        (done,) = consumer.committed([TopicPartition(topic, partition)], timeout=TRANSACTION_TIMEOUT_SECONDS)
+        done = patiently(
+            lambda timeout: consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0],
+            kafka,
+            patience,
+            "asking how far the journal was written",
+        )
         if done.offset >= end:
             log.info("journal %s/%d up to %d was written before a restart: skipped", topic, partition, end)
             summary.replayed = True
@@ -131,7 +138,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
             return summary
         start = max(start, done.offset)
 
-    read = read_range(consumer, topic, partition, start, end)
+    read = read_range(consumer, topic, partition, start, end, max(patience, READ_STALL_SECONDS))
     entries = [e for e in read if not e.is_marker]
     summary.markers = len(read) - len(entries)
     summary.records = len(entries)
@@ -150,8 +157,8 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     if exactly_once:
         transactional_id = egress_transactional_id(config.bridge_id, partition)
         settings = transactional_settings(producer_config(kafka), transactional_id)
-        write_transaction(settings, records, consumer, TopicPartition(topic, partition, end))
+        write_transaction(settings, records, consumer, TopicPartition(topic, partition, end), patience)
     else:
-        write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers)
+        write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers, patience)
     summary.ended_ms = int(time.time() * 1000)
     return summary

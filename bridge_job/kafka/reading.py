@@ -59,9 +59,11 @@ def read_range(
     start: int,
     end: int,
     make: Callable[[KafkaRecord, int, int], T],
+    stall_seconds: float = READ_STALL_SECONDS,
 ) -> list[T]:
     """`make(record, offset, timestamp_ms)` for every record of `topic`/`partition` from `start` up to
-    `end` (exclusive)."""
+    `end` (exclusive). Offsets that stay unreadable for `stall_seconds` (Kafka unreachable, a transaction
+    left open) stop the bridge."""
     found: list[T] = []
     if end <= start:
         return found
@@ -76,10 +78,10 @@ def read_range(
                 current = consumer.position([TopicPartition(topic, partition)])[0].offset
                 position = max(position, current)
                 stalled += 1.0
-                if stalled >= READ_STALL_SECONDS and position < end:
+                if stalled >= stall_seconds and position < end:
                     raise BridgeStopped(
                         f"topic {topic} partition {partition}: offsets {position}..{end - 1} "
-                        f"unreadable for {READ_STALL_SECONDS:.0f}s"
+                        f"unreadable for {stall_seconds:.0f}s (spec.outages.patienceSeconds): is Kafka up?"
                     )
                 continue
             stalled = 0.0

@@ -9,8 +9,11 @@ consumer group for that journal partition (Kafka's consume-transform-produce pat
 at or below it is skipped. The `transactional.id` is stable per bridge and journal partition, so
 opening it fences a crashed or partitioned former writer of that partition (a zombie).
 
-A failed delivery (topic missing, not authorized, ...) raises `BridgeStopped`, which fails the task and
-stops the query: the batch is not committed, and after the cause is fixed the job replays it. Producers
+Kafka unreachable is waited out for the bridge's patience (bridge_job/outages.py): a flush waits that
+long, and a transaction that fails for want of an answer is tried again, after the reader group's offset
+says it did not commit after all. A failed delivery (topic missing, not authorized, ...) raises
+`BridgeStopped`, which fails the task and stops the query: the batch is not committed, and after the cause
+is fixed the job replays it. Producers
 are kept per Python worker process (Spark reuses workers), so a batch does not pay for a connection.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,7 +31,8 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from bridge_job.config import transactional_id_prefix
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.kafka.clients import KafkaConfig, delivery_failure
+from bridge_job.kafka.clients import KafkaConfig, delivery_failure, is_hard
+from bridge_job.outages import Outage
 
 log = logging.getLogger("jmsbridge.writing")
 
@@ -126,7 +131,15 @@ def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: De
                 raise deliveries.failures[0]
 
 
-def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], servers: str) -> None:
+def write_at_least_once(
+    settings: KafkaConfig,
+    records: Sequence[Addressed],
+    servers: str,
+    patience_seconds: float = FLUSH_TIMEOUT_SECONDS,
+) -> None:
+    """`records` written and acknowledged, waiting out Kafka for `patience_seconds`."""
+    # A record is not given up (librdkafka's `message.timeout.ms`) before the flush that waits for it.
+    settings = settings | {"message.timeout.ms": str(max(int(patience_seconds * 1000), 1000))}
     # A producer that failed for good (a broker that lost its idempotence state after a restart says
     # OUT_OF_ORDER_SEQUENCE_NUMBER) is replaced once and the range written again: duplicates, no loss.
     for attempt in (1, 2):
@@ -134,7 +147,7 @@ def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], ser
         deliveries = Deliveries()
         try:
             produce_all(producer, records, deliveries)
-            remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
+            remaining = producer.flush(patience_seconds)
         except (KafkaException, SystemError) as error:  # SystemError: a fatal error inside flush's callbacks
             if attempt == 2 or not (deliveries.fatal or isinstance(error, SystemError) or fenced(error)):
                 raise
@@ -151,8 +164,8 @@ def write_at_least_once(settings: KafkaConfig, records: Sequence[Addressed], ser
         raise deliveries.failures[0]
     if remaining:
         raise BridgeStopped(
-            f"{remaining} records not acknowledged by Kafka after {FLUSH_TIMEOUT_SECONDS:.0f}s "
-            f"({servers} unreachable?)"
+            f"{remaining} records not acknowledged by Kafka at {servers} after {patience_seconds:.0f}s "
+            "(spec.outages.patienceSeconds): is Kafka up?"
         )
 
 
@@ -205,29 +218,52 @@ def _transact(
         raise
 
 
+def written_up_to(reader: Consumer, progress: TopicPartition, timeout: float) -> bool:
+    """Whether the reader group's committed offset has reached `progress` (a transaction did commit)."""
+    (done,) = reader.committed([TopicPartition(progress.topic, progress.partition)], timeout=timeout)
+    return bool(done.offset >= progress.offset)
+
+
 def write_transaction(
     settings: KafkaConfig,
     records: Sequence[Addressed],
     reader: Consumer,
     progress: TopicPartition,
-    give_up_after: float = GIVE_UP_SECONDS,
+    patience_seconds: float = GIVE_UP_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    pause: Callable[[float], None] = time.sleep,
 ) -> None:
-    """`records` and the reader group's offset `progress` in one transaction of `settings`' id."""
+    """`records` and the reader group's offset `progress` in one transaction of `settings`' id, tried
+    again while Kafka does not answer, for `patience_seconds`."""
     # Spark may run the next batch in another of its Python workers, whose producer for the same
-    # transactional id fenced this one: a fenced producer is replaced once and the batch retried.
+    # transactional id fenced this one: a fenced producer is replaced and the batch retried. A transaction
+    # whose outcome is unknown (Kafka gone mid-commit) may have committed: the reader group's offset says.
     what = f"Kafka transaction {settings['transactional.id']} up to journal offset {progress.offset}"
-    for attempt in (1, 2):
+    outage = Outage(what, patience_seconds, clock, hint="check that Kafka is up")
+    fenced_before = False
+    while True:
         transact = functools.partial(_transact, settings, records, reader, progress, Deliveries())
         try:
-            within(give_up_after, transact, what)
+            within(max(outage.left(), 1.0), transact, what)  # a stuck call is given up with the patience
+            outage.clear()
             return
         except BridgeStopped:
             forget_producer(settings)  # a stuck one must not serve the next batch
             raise
         except KafkaException as error:
             forget_producer(settings)
-            if attempt == 2 or not fenced(error):
+            if fenced(error) and not fenced_before:
+                fenced_before = True
+                log.info("transactional producer %s was fenced; retrying with a new one", what)
+                continue
+            if fenced(error) or (error.args and is_hard(error.args[0])):
                 raise BridgeStopped(f"{what} failed: {error}") from None
-            log.info(
-                "transactional producer %s was fenced; retrying with a new one", settings["transactional.id"]
-            )
+            outage.failed(error, "trying the transaction again")
+        pause(outage.backoff())
+        try:
+            if written_up_to(reader, progress, max(1.0, min(outage.left(), TRANSACTION_TIMEOUT_SECONDS))):
+                log.info("%s committed before Kafka stopped answering: not written again", what)
+                outage.clear()
+                return
+        except KafkaException as error:
+            outage.failed(error, "asking how far the journal was written")

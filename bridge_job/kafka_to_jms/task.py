@@ -14,7 +14,7 @@ Spark plans the ranges and checkpoints them (kafka_to_jms/source.py); a task:
    carrying the same `_AMQ_DUPL_ID`.
 
 A lost JMS connection or a failed commit (a broker restart, a failover) drops the connection, backs off
-and carries on from the first chunk not committed on a new one, for up to `jms.reconnect.windowSeconds`;
+and carries on from the first chunk not committed on a new one, for up to `spec.outages.patienceSeconds`;
 then the bridge stops.
 
 Nothing here imports Spark: a task runs the same in a test process as in a Spark Python worker, where the
@@ -36,10 +36,10 @@ from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
-from bridge_job.jms.link import JmsLink, Outage
+from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials
 from bridge_job.kafka.clients import producer_config
-from bridge_job.kafka.reading import consumer_for, read_range
+from bridge_job.kafka.reading import READ_STALL_SECONDS, consumer_for, read_range
 from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.kafka_to_jms.converting import (
@@ -50,6 +50,7 @@ from bridge_job.kafka_to_jms.converting import (
     KafkaSource,
 )
 from bridge_job.message import JmsMessage
+from bridge_job.outages import Outage
 from bridge_job.redaction import redact_process_logs
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 
@@ -189,12 +190,11 @@ def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> Non
     committed, for up to the reconnect window."""
     config = ingress.config
     kafka = config.bridge.kafka
+    patience = config.bridge.outages.patience_seconds
     if planned.dead_letters:  # acknowledged before any commit: a replay may write them again, never lose them
-        write_at_least_once(producer_config(kafka), planned.dead_letters, kafka.bootstrap_servers)
+        write_at_least_once(producer_config(kafka), planned.dead_letters, kafka.bootstrap_servers, patience)
     link = jms_link(config)
-    outage = Outage(
-        f"JMS sends of {summary.topic}/{summary.partition}", config.bridge.jms.reconnect.window_seconds
-    )
+    outage = Outage(f"JMS sends of {summary.topic}/{summary.partition}", patience, hint=JMS_HINT)
     committed = 0
     while committed < len(planned.sends):
         summary.attempts += 1
@@ -242,8 +242,9 @@ def _send_chunk(
                 dead_letters,
             )
     if dead_letters:
-        kafka = ingress.config.bridge.kafka
-        write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers)
+        bridge = ingress.config.bridge
+        settings, servers = producer_config(bridge.kafka), bridge.kafka.bootstrap_servers
+        write_at_least_once(settings, dead_letters, servers, bridge.outages.patience_seconds)
     producer.commit()
     committed_ms = int(time.time() * 1000)
     summary.sent += counts.sent
@@ -264,7 +265,8 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> I
     def record(value: KafkaRecord, offset: int, timestamp_ms: int) -> IngressRecord:
         return IngressRecord(value, KafkaSource(topic, partition, offset, timestamp_ms))
 
-    records = read_range(consumer, topic, partition, start, end, record)
+    stall = max(ingress.config.bridge.outages.patience_seconds, READ_STALL_SECONDS)
+    records = read_range(consumer, topic, partition, start, end, record, stall)
     summary.records = len(records)
     send_range(ingress, plan(ingress, records, summary), summary)
     summary.ended_ms = int(time.time() * 1000)

@@ -131,8 +131,9 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def patient_watermarks(self) -> tuple[Offsets, Offsets]:
         """The watermarks, asked again while Kafka does not answer (kafka/waiting.py): a Kafka restart
         while a batch is planned is waited out, not a stop of the query."""
-        kafka = self.config.bridge.kafka
-        return patiently(lambda timeout: self.watermarks(), kafka, "planning the next batch")
+        bridge = self.config.bridge
+        patience = bridge.outages.patience_seconds
+        return patiently(lambda timeout: self.watermarks(), bridge.kafka, patience, "planning the next batch")
 
     def latest(self) -> tuple[Offsets, Offsets]:
         """The watermarks, remembering the high ones for `reportLatestOffset`."""

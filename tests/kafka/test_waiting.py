@@ -14,7 +14,8 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
 from tests.support.builders import bridge
 
-KAFKA = bridge().spec.kafka.model_copy(update={"startup_timeout_seconds": 60})
+KAFKA = bridge().spec.kafka
+PATIENCE = 60
 
 
 class Clock:
@@ -42,23 +43,24 @@ def failing(times: int, code: int = KafkaError._TRANSPORT) -> tuple[list[float],
     return timeouts, call
 
 
-def test_an_outage_shorter_than_the_window_is_waited_out_with_growing_pauses() -> None:
+def test_an_outage_shorter_than_the_patience_is_waited_out_with_growing_pauses() -> None:
     clock = Clock()
     timeouts, call = failing(4)
-    assert patiently(call, KAFKA, "planning", clock, clock.pause) == "answer"  # type: ignore[arg-type]
-    assert clock.pauses == [1.0, 2.0, 4.0, 8.0]
+    assert patiently(call, KAFKA, PATIENCE, "planning", clock, clock.pause) == "answer"  # type: ignore[arg-type]
+    assert clock.pauses == [0.5, 1.0, 2.0, 5.0]
     assert len(timeouts) == 5
 
 
-def test_an_outage_past_the_window_is_one_stop_line_naming_kafka_and_what_waited() -> None:
+def test_an_outage_past_the_patience_is_one_stop_line_naming_kafka_and_what_waited() -> None:
     clock = Clock()
     _, call = failing(1000)
     with pytest.raises(BridgeStopped) as stopped:
-        patiently(call, KAFKA, "planning the next batch", clock, clock.pause)  # type: ignore[arg-type]
+        patiently(call, KAFKA, PATIENCE, "planning the next batch", clock, clock.pause)  # type: ignore[arg-type]
     assert stopped.value.reason == (
-        f"Kafka at {KAFKA.bootstrap_servers} did not answer within 60 s (kafka.startupTimeoutSeconds) "
-        "while planning the next batch: Failed to get metadata: Local: Broker transport failure; check "
-        "bootstrapServers and that Kafka is up"
+        f"Kafka at {KAFKA.bootstrap_servers} while planning the next batch: unreachable for 60s, the "
+        "patience of spec.outages.patienceSeconds=60: Failed to get metadata: Local: Broker transport "
+        "failure; check bootstrapServers and that Kafka is up (a restart goes on from where the job "
+        "stopped: nothing is lost), or raise the patience"
     )
     assert sum(clock.pauses) == pytest.approx(60.0)
 
@@ -67,5 +69,5 @@ def test_a_refusal_stops_at_once() -> None:
     clock = Clock()
     _, call = failing(1, KafkaError.TOPIC_AUTHORIZATION_FAILED)
     with pytest.raises(BridgeStopped, match="refused the bridge"):
-        patiently(call, KAFKA, "planning", clock, clock.pause)  # type: ignore[arg-type]
+        patiently(call, KAFKA, PATIENCE, "planning", clock, clock.pause)  # type: ignore[arg-type]
     assert clock.pauses == []

@@ -1,13 +1,13 @@
-"""What the job tells the operator about its JMS broker: the ConfigMap `<bridgeId>-jms-bridge-health`.
+"""What the job tells the operator about its brokers: the ConfigMap `<bridgeId>-jms-bridge-health`.
 
-A SparkApplication says RUNNING while the job retries a JMS broker that is gone, and nothing moves. So the
-ingest reports each outage of its JMS connection (jms_link.Outage) here, and a background thread writes
-the latest state of this instance under its own key (`data.<instance>`, a JSON document) with a merge
-patch, creating the ConfigMap when it is missing. The operator reads it (Reconciling, with the reason,
-while an outage lasts; see docs/operator.md):
+A SparkApplication says RUNNING while the job retries a broker that is gone, and nothing moves. So the
+job reports each outage of its JMS broker and of Kafka (bridge_job/outages.py) here, and a background
+thread writes the latest state of this instance under its own key (`data.<instance>`, a JSON document)
+with a merge patch, creating the ConfigMap when it is missing. The operator reads it (Reconciling, with
+the reason, while an outage lasts; see docs/operator.md):
 
-    {"jms": {"state": "Reconnecting", "since": "...", "error": "...", "windowSeconds": 300}, "updated": "..."}
-    {"jms": {"state": "Connected", "since": "..."}, "updated": "..."}
+    {"jms": {"state": "Reconnecting", "since": "...", "error": "...", "patienceSeconds": 300}, ...}
+    {"jms": {"state": "Connected", "since": "..."}, "kafka": {"state": "Connected", ...}, "updated": "..."}
 
 Beside it, in the same document: a checkpoint reset the operator asked for, once done
 (`"checkpointReset": {"id", "to", "summary"}`), the records lost to retention that were skipped
@@ -46,17 +46,19 @@ def now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-class JmsHealth:
-    """The JMS connection's state across the ingest's sources: reconnecting while any of them fails."""
+class ConnectionHealth:
+    """One system's state across the job's callers (`section`: "jms" or "kafka"): reconnecting while any
+    of them fails (an outages.OutageListener)."""
 
-    def __init__(self, publish: Publish | None, window_seconds: float) -> None:
+    def __init__(self, publish: Publish | None, patience_seconds: float, section: str = "jms") -> None:
         self.publish = publish
-        self.window_seconds = window_seconds
+        self.patience_seconds = patience_seconds
+        self.section = section
         self._lock = threading.Lock()
-        self._failing: dict[str, tuple[str, str]] = {}  # source -> (since, error)
+        self._failing: dict[str, tuple[str, str]] = {}  # caller -> (since, error)
         self._state: str | None = None
 
-    def failing(self, what: str, error: BaseException) -> None:
+    def failing(self, what: str, error: object) -> None:
         with self._lock:
             if what not in self._failing:
                 self._failing[what] = (now(), redact(str(error)))
@@ -72,13 +74,13 @@ class JmsHealth:
         if state == self._state or self.publish is None:
             return
         self._state = state
-        jms: dict[str, Any] = {"state": state}
+        report: dict[str, Any] = {"state": state}
         if self._failing:
             since, error = min(self._failing.values())
-            jms |= {"since": since, "error": error, "windowSeconds": int(self.window_seconds)}
+            report |= {"since": since, "error": error, "patienceSeconds": int(self.patience_seconds)}
         else:
-            jms["since"] = now()
-        self.publish({"jms": jms})
+            report["since"] = now()
+        self.publish({self.section: report})
 
 
 class HealthConfigMap:

@@ -8,17 +8,18 @@ pair lost its lease (`bridge_job/kube/leadership.py`; restarted, it comes back a
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bridge_job.config import (
     ConfigError,
@@ -31,6 +32,7 @@ from bridge_job.config.spark_settings import session_settings
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import Epoch
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
+from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us, unforeseen_reason
 from bridge_job.supervision.supervision import Supervision, halt
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
 
 log = logging.getLogger("jmsbridge.job")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -86,18 +89,19 @@ def run(options: JobOptions) -> int:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.jms_to_journal.ingest import Ingest
-    from bridge_job.journal.topic import ensure_journal_topic
     from bridge_job.journal.writer import JournalWriter
-    from bridge_job.kafka.startup import wait_for_kafka
-    from bridge_job.kube.health import HealthConfigMap, JmsHealth
+    from bridge_job.kafka.probe import KafkaProbe
+    from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
     from bridge_job.supervision.queries import egress_query, ingress_query
     from bridge_job.supervision.telemetry import Metrics
 
     config = rendered.config
-    wait_for_kafka(config.bridge.kafka)
-    check_topics(config)
-    partitions = ensure_journal_topic(config)
+    patience = config.bridge.outages.patience_seconds
+    report = HealthConfigMap.for_job(config, options.instance)
+    kafka_health = ConnectionHealth(report, patience, "kafka")
+    partitions = _kafka_at_start(config, kafka_health)
+    probe = KafkaProbe(config.bridge.kafka, config.journal_topic, kafka_health) if report else None
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
     checkpoints = options.checkpoints_dir or Path(config.bridge.spark.checkpoint.path)
@@ -107,17 +111,21 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     _stop_on_signals(stopping)  # a standby stops cleanly too
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
     still_active = leadership.check if leadership is not None else lambda: None
-    report = HealthConfigMap.for_job(config, options.instance)
-    health = JmsHealth(report, config.bridge.jms.reconnect.window_seconds)
+    health = ConnectionHealth(report, patience, "jms")
     writer = JournalWriter(config, partitions, still_active)
-    ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance)
+    ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance, kafka_health)
+
+    def check_checkpoint(may_reset: bool) -> None:
+        prepare = functools.partial(prepare_checkpoint, config, checkpoint, report, may_reset=may_reset)
+        _asking_kafka(config, "checking the checkpoint", prepare)
+
     # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
-    prepare_checkpoint(config, checkpoint, report, may_reset=leadership is None)
+    check_checkpoint(may_reset=leadership is None)
     spark = _session_when_active(config, options, leadership, ingest, stopping)
     if spark is None:
         return 0  # a standby asked to stop
     if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
-        prepare_checkpoint(config, checkpoint, report, may_reset=True)
+        check_checkpoint(may_reset=True)
 
     ingest.start(job_epoch(leadership, options.instance))
 
@@ -158,10 +166,30 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
                     running.stop()
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
+        if probe is not None:
+            probe.stop()
         if report is not None:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
+
+
+def _asking_kafka(config: JobConfig, what: str, call: Callable[[], T]) -> T:
+    """A step that talks to Kafka, asked again while Kafka does not answer (bridge_job/outages.py)."""
+    from bridge_job.kafka.waiting import patiently
+
+    bridge = config.bridge
+    return patiently(lambda timeout: call(), bridge.kafka, bridge.outages.patience_seconds, what)
+
+
+def _kafka_at_start(config: JobConfig, listener: OutageListener) -> int:
+    """Once Kafka answers and the bridge's topics are there: the journal's partitions."""
+    from bridge_job.journal.topic import ensure_journal_topic
+    from bridge_job.kafka.startup import wait_for_kafka
+
+    wait_for_kafka(config.bridge.kafka, config.bridge.outages.patience_seconds, listener)
+    _asking_kafka(config, "checking the topics", lambda: check_topics(config))
+    return _asking_kafka(config, "checking the journal topic", lambda: ensure_journal_topic(config))
 
 
 @contextlib.contextmanager

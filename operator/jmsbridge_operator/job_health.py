@@ -1,13 +1,14 @@
-"""What the running job says of its JMS broker, as a condition: the ConfigMap `<bridgeId>-jms-bridge-health`.
+"""What the running job says of its brokers, as conditions: the ConfigMap `<bridgeId>-jms-bridge-health`.
 
-The job's active instance writes its JMS state there under its instance name (`bridge_job/kube/health.py`):
-`Reconnecting` while the ingest retries a broker it lost, `Connected` once it is back. A SparkApplication
-says RUNNING all the while, so this is the only way the status can tell that nothing moves:
+The job's active instance writes the state of its JMS broker and of Kafka there under its instance name
+(`bridge_job/kube/health.py`): `Reconnecting` while it waits out an outage (bridge_job/outages.py),
+`Connected` once the system answers again. A SparkApplication says RUNNING all the while, so this is the
+only way the status can tell that nothing moves:
 
-- `JmsConnected` True (`Connected`) when the reporting instances are connected;
-- `JmsConnected` False (`Reconnecting`) while one of them reconnects, with since when, the window after
-  which the job stops (`jms.reconnect.windowSeconds`) and the job's (redacted) error; the bridge is then
-  not Ready, and Reconciling with the same reason: it comes back by itself, or stops once the window ends.
+- `JmsConnected` / `KafkaConnected` True (`Connected`) when the reporting instances are connected;
+- False (`Reconnecting`) while one of them waits the system out, with since when, the patience after
+  which the job stops (`spec.outages.patienceSeconds`) and the job's (redacted) error; the bridge is then
+  not Ready, and Reconciling with the same reason: it comes back by itself, or stops once the patience ends.
 
 Only instances whose application is RUNNING count: a report left by an instance that stopped says nothing
 about the bridge now. A bridge whose job never reported (an older job, a local run) gets no condition.
@@ -26,36 +27,54 @@ from bridge_job.config import JMS_CONNECTED as CONNECTED  # the states the job w
 from bridge_job.config import JMS_RECONNECTING as RECONNECTING
 from jmsbridge_operator.conditions import Condition
 
-JMS_CONNECTED = "JmsConnected"
+
+@dataclasses.dataclass(frozen=True)
+class System:
+    """A system the job reports on: its section in the report, its condition and its words."""
+
+    section: str
+    condition: str
+    reason: str  # Ready's and Reconciling's reason while it is unreachable
+    name: str
+
+
+SYSTEMS = (
+    System("jms", "JmsConnected", "JmsReconnecting", "JMS broker"),
+    System("kafka", "KafkaConnected", "KafkaReconnecting", "Kafka cluster"),
+)
+RECONNECTING_REASONS = tuple(system.reason for system in SYSTEMS)
 
 
 @dataclasses.dataclass(frozen=True)
-class JmsReport:
+class ConnectionReport:
     instance: str
     state: str
     since: str | None = None
     error: str | None = None
-    window_seconds: int | None = None
+    patience_seconds: int | None = None
+    section: str = "jms"
 
 
-def jms_reports(data: Mapping[str, Any] | None) -> list[JmsReport]:
-    """The instances' reports in the ConfigMap's data; unreadable entries are left out."""
+def connection_reports(data: Mapping[str, Any] | None) -> list[ConnectionReport]:
+    """The instances' reports on every system in the ConfigMap's data; unreadable entries are left out."""
     reports = []
-    for instance, jms in _sections(data, "jms"):
-        try:
-            state = str(jms["state"])
-        except (TypeError, KeyError):
-            continue
-        window = jms.get("windowSeconds")
-        reports.append(
-            JmsReport(
-                instance,
-                state,
-                jms.get("since"),
-                jms.get("error"),
-                int(window) if isinstance(window, int) else None,
+    for system in SYSTEMS:
+        for instance, report in _sections(data, system.section):
+            try:
+                state = str(report["state"])
+            except (TypeError, KeyError):
+                continue
+            patience = report.get("patienceSeconds")
+            reports.append(
+                ConnectionReport(
+                    instance,
+                    state,
+                    report.get("since"),
+                    report.get("error"),
+                    int(patience) if isinstance(patience, int) else None,
+                    system.section,
+                )
             )
-        )
     return reports
 
 
@@ -79,26 +98,32 @@ def stop_reports(data: Mapping[str, Any] | None) -> list[StopReport]:
     return reports
 
 
-def jms_condition(reports: list[JmsReport], running: Collection[str]) -> Condition | None:
-    """The `JmsConnected` condition from the reports of the instances in `running`; None without any."""
-    current = [r for r in reports if r.instance in running]
-    if not current:
-        return None
-    failing = [r for r in current if r.state == RECONNECTING]
-    if not failing:
-        return Condition(JMS_CONNECTED, "True", CONNECTED, "the job is connected to its JMS broker")
-    report = failing[0]
-    window = (
-        f" (it stops after jms.reconnect.windowSeconds={report.window_seconds})"
-        if report.window_seconds
-        else ""
-    )
-    message = (
-        f"instance {report.instance} lost its JMS broker at {report.since or 'an unknown time'} and is "
-        f"reconnecting{window}: {report.error or 'no error reported'}; check the broker and the network "
-        "between them"
-    )
-    return Condition(JMS_CONNECTED, "False", RECONNECTING, message)
+def connection_conditions(reports: list[ConnectionReport], running: Collection[str]) -> list[Condition]:
+    """`JmsConnected` and `KafkaConnected` from the reports of the instances in `running`; a system
+    without any report gets no condition."""
+    conditions = []
+    for system in SYSTEMS:
+        current = [r for r in reports if r.section == system.section and r.instance in running]
+        if not current:
+            continue
+        failing = [r for r in current if r.state == RECONNECTING]
+        if not failing:
+            message = f"the job is connected to its {system.name}"
+            conditions.append(Condition(system.condition, "True", CONNECTED, message))
+            continue
+        report = failing[0]
+        patience = (
+            f" (it stops after spec.outages.patienceSeconds={report.patience_seconds})"
+            if report.patience_seconds
+            else ""
+        )
+        message = (
+            f"instance {report.instance} lost its {system.name} at {report.since or 'an unknown time'} "
+            f"and is reconnecting{patience}: {report.error or 'no error reported'}; check the "
+            f"{system.name} and the network between them"
+        )
+        conditions.append(Condition(system.condition, "False", RECONNECTING, message))
+    return conditions
 
 
 @dataclasses.dataclass(frozen=True)

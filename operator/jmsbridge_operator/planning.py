@@ -30,7 +30,7 @@ from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
-from jmsbridge_operator.job_health import jms_reports, lost_reports, reset_reports, stop_reports
+from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
 from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
@@ -265,7 +265,7 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
         routes=tuple(r.name for r in config.routes),
         rejected_routes=tuple(judgement.rejected),
         config_map=config_map_name,
-        jms_reports=tuple(jms_reports(reports)),
+        connection_reports=tuple(connection_reports(reports)),
         stop_reports=tuple(stop_reports(reports)),
     )
     try:

@@ -31,7 +31,13 @@ from bridge_job.redaction import redact
 from jmsbridge_operator import naming
 from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip, join
-from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition
+from jmsbridge_operator.job_health import (
+    RECONNECTING_REASONS,
+    SYSTEMS,
+    ConnectionReport,
+    StopReport,
+    connection_conditions,
+)
 from jmsbridge_operator.kafka_checks.gate import OPEN, GateVerdict
 from jmsbridge_operator.lease_status import BridgeLease, Election, elect, parse_time
 from jmsbridge_operator.restarts import (
@@ -178,7 +184,7 @@ class BridgeOutcome:
     rollout: Progress | None = None  # a change of the spec under way, instance by instance
     lease: BridgeLease | None = None  # with a standby: the Lease that decides the active instance
     extra_conditions: tuple[Condition, ...] = ()  # e.g. whether the checkpoint can be shared
-    jms_reports: tuple[JmsReport, ...] = ()  # what the running job says of its JMS broker (job_health.py)
+    connection_reports: tuple[ConnectionReport, ...] = ()  # what the running job says of its brokers
     stop_reports: tuple[StopReport, ...] = ()  # why a job stopped, when it said so (job_health.py)
     checkpoint_reset: CheckpointResetStatus | None = None  # the last one asked for (checkpoint_reset.py)
     records_lost: Mapping[str, int] | None = None  # per topic, skipped with spark.onDataLoss: skip
@@ -425,13 +431,15 @@ def _failed_conditions(
     return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 
-def _with_jms(current: list[Condition], jms: Condition | None) -> list[Condition]:
-    """An active instance that lost its JMS broker moves nothing: not Ready, Reconciling while it
-    reconnects (unless the bridge stalled for another reason)."""
-    if jms is None or jms.status == "True" or any(c.type == STALLED for c in current):
+def _with_connections(current: list[Condition], connections: list[Condition]) -> list[Condition]:
+    """An active instance that lost its JMS broker or Kafka moves nothing: not Ready, Reconciling while
+    it waits the outage out (unless the bridge stalled for another reason)."""
+    reasons = {system.condition: system.reason for system in SYSTEMS}
+    failing = [c for c in connections if c.status != "True"]
+    if not failing or any(c.type == STALLED for c in current):
         return current
     kept = [c for c in current if c.type not in (READY, RECONCILING)]
-    why = ("JmsReconnecting", jms.message)
+    why = (reasons[failing[0].type], failing[0].message)
     return [Condition(READY, "False", *why), Condition(RECONCILING, "True", *why), *kept]
 
 
@@ -542,9 +550,10 @@ def bridge_status(outcome: BridgeOutcome, previous: Mapping[str, Any] | None, no
         now,
         outcome.timing.rollout_deadline_seconds,
     )
-    jms = jms_condition(list(outcome.jms_reports), {active.instance} if active is not None else set())
-    current = _with_jms(current, jms)
-    extra = [*outcome.gate.conditions, *outcome.extra_conditions, *([jms] if jms is not None else [])]
+    running = {active.instance} if active is not None else set()
+    connections = connection_conditions(list(outcome.connection_reports), running)
+    current = _with_connections(current, connections)
+    extra = [*outcome.gate.conditions, *outcome.extra_conditions, *connections]
     if election is not None and election.condition is not None:
         extra.append(election.condition)
     current.extend(sorted(extra, key=lambda c: c.type))
@@ -629,7 +638,7 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
         stalled,
     ):
         return None
-    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", "JmsReconnecting")
+    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", *RECONNECTING_REASONS)
     kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 

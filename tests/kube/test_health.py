@@ -1,4 +1,4 @@
-"""The job's JMS health report: outages of the ingest's sources, written to the bridge's health ConfigMap
+"""The job's health report: outages of the ingest's sources, written to the bridge's health ConfigMap
 on the API emulator (the operator's side is tested in tests/operator)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge_job.jms.link import Outage
 from bridge_job.kube.api import Kube
-from bridge_job.kube.health import CONNECTED, RECONNECTING, HealthConfigMap, JmsHealth
+from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap
+from bridge_job.outages import Outage
 from tests.brokers import wait_until
 from tests.kubeapi.client import KubeApi
 from tests.support.builders import config
@@ -24,7 +24,7 @@ class Clock:
 
 def test_reconnecting_while_any_source_fails_then_connected() -> None:
     published: list[dict[str, Any]] = []
-    health = JmsHealth(published.append, window_seconds=300)
+    health = ConnectionHealth(published.append, 300, "jms")
     clock = Clock()
     orders = Outage("JMS source orders", 300, clock, listener=health)
     audit = Outage("JMS source audit", 300, clock, listener=health)
@@ -39,7 +39,7 @@ def test_reconnecting_while_any_source_fails_then_connected() -> None:
 
     assert [p["jms"]["state"] for p in published] == [CONNECTED, RECONNECTING, CONNECTED]
     reconnecting = published[1]["jms"]
-    assert reconnecting["windowSeconds"] == 300
+    assert reconnecting["patienceSeconds"] == 300
     assert "gone" in reconnecting["error"] and "s3cret" not in reconnecting["error"]
 
 

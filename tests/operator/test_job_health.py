@@ -1,52 +1,71 @@
-"""The job's JMS health report as a status condition (pure)."""
+"""The job's health report on its brokers as status conditions (pure)."""
 
 from __future__ import annotations
 
 import json
 
-from jmsbridge_operator.job_health import JmsReport, StopReport, jms_condition, jms_reports, stop_reports
+from jmsbridge_operator.job_health import (
+    ConnectionReport,
+    StopReport,
+    connection_conditions,
+    connection_reports,
+    stop_reports,
+)
 
 
-def data(**instances: dict[str, object]) -> dict[str, str]:
+def data(section: str = "jms", **instances: dict[str, object]) -> dict[str, str]:
     updated = "2026-11-22T10:00:05Z"
-    return {name: json.dumps({"jms": jms, "updated": updated}) for name, jms in instances.items()}
+    return {name: json.dumps({section: report, "updated": updated}) for name, report in instances.items()}
 
 
 RECONNECTING = {
     "state": "Reconnecting",
     "since": "2026-11-22T10:00:00Z",
     "error": "JMS source orders: the connection to tcp://mq:61616 failed: Connection reset",
-    "windowSeconds": 300,
+    "patienceSeconds": 300,
 }
 
 
 def test_reconnecting_says_since_when_why_and_until_when() -> None:
-    reports = jms_reports(data(primary=RECONNECTING, secondary={"state": "Connected"}))
-    condition = jms_condition(reports, running={"primary"})
-    assert condition is not None
+    reports = connection_reports(data(primary=RECONNECTING, secondary={"state": "Connected"}))
+    (condition,) = connection_conditions(reports, running={"primary"})
     assert (condition.type, condition.status, condition.reason) == ("JmsConnected", "False", "Reconnecting")
     assert condition.message == (
         "instance primary lost its JMS broker at 2026-11-22T10:00:00Z and is reconnecting (it stops after "
-        "jms.reconnect.windowSeconds=300): JMS source orders: the connection to tcp://mq:61616 failed: "
-        "Connection reset; check the broker and the network between them"
+        "spec.outages.patienceSeconds=300): JMS source orders: the connection to tcp://mq:61616 failed: "
+        "Connection reset; check the JMS broker and the network between them"
     )
 
 
+def test_kafka_gets_a_condition_of_its_own_beside_jms() -> None:
+    error = "Kafka at kafka:9092 while journalling orders: Local: Broker transport failure"
+    kafka = RECONNECTING | {"error": error}
+    document = {"jms": {"state": "Connected"}, "kafka": kafka}
+    reports = connection_reports({"primary": json.dumps(document)})
+    conditions = {c.type: c for c in connection_conditions(reports, running={"primary"})}
+    assert (conditions["JmsConnected"].status, conditions["KafkaConnected"].status) == ("True", "False")
+    assert conditions["KafkaConnected"].message.startswith(
+        "instance primary lost its Kafka cluster at 2026-11-22T10:00:00Z and is reconnecting"
+    )
+    assert "Broker transport failure" in conditions["KafkaConnected"].message
+
+
 def test_only_running_instances_count() -> None:
-    reports = jms_reports(data(primary=RECONNECTING, secondary={"state": "Connected", "since": "x"}))
-    connected = jms_condition(reports, running={"secondary"})
-    assert connected is not None and (connected.status, connected.reason) == ("True", "Connected")
-    assert jms_condition(reports, running=set()) is None
+    reports = connection_reports(data(primary=RECONNECTING, secondary={"state": "Connected", "since": "x"}))
+    (connected,) = connection_conditions(reports, running={"secondary"})
+    assert (connected.status, connected.reason) == ("True", "Connected")
+    assert connection_conditions(reports, running=set()) == []
 
 
 def test_no_report_no_condition_and_unreadable_entries_are_ignored() -> None:
-    assert jms_condition(jms_reports(None), running={"primary"}) is None
-    assert jms_reports({"primary": "not json", "secondary": json.dumps({"other": 1})}) == []
-    assert jms_reports(data(primary={"state": "Connected"})) == [JmsReport("primary", "Connected")]
+    assert connection_conditions(connection_reports(None), running={"primary"}) == []
+    assert connection_reports({"primary": "not json", "secondary": json.dumps({"other": 1})}) == []
+    expected = [ConnectionReport("primary", "Connected")]
+    assert connection_reports(data(primary={"state": "Connected"})) == expected
 
 
-def test_a_stop_report_is_read_and_a_jms_state_is_none() -> None:
+def test_a_stop_report_is_read_and_a_connection_state_is_none() -> None:
     stopped = {"stopped": {"reason": "CheckpointMismatch", "message": "bridge b: checkpoint mismatch"}}
     reports = stop_reports({"primary": json.dumps(stopped), **data(secondary={"state": "Connected"})})
     assert reports == [StopReport("primary", "CheckpointMismatch", "bridge b: checkpoint mismatch")]
-    assert jms_reports({"primary": json.dumps(stopped)}) == []
+    assert connection_reports({"primary": json.dumps(stopped)}) == []

@@ -22,7 +22,7 @@ import yaml
 
 from bridge_job.config import CONFIG_FILE_NAME, JobConfig
 from bridge_job.kube.api import Kube
-from bridge_job.kube.health import HealthConfigMap, JmsHealth
+from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
 from tests.kubeapi.client import KubeApi
 from tests.kubeapi.operator_runner import run_operator
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
@@ -274,15 +274,16 @@ def test_status_follows_the_application(view: View) -> None:
     view.wait(lambda: ("simple", "Warning", "ApplicationFailed") in view.events(), "a Warning Event")
 
 
-def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -> None:
-    """The job's own reporting code writes the health ConfigMap, as the running job's ingest would."""
+def test_an_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -> None:
+    """The job's own reporting code writes the health ConfigMap, as the running job's ingest would: a JMS
+    broker lost, then Kafka lost (bridge_job/outages.py)."""
     view.create(simple_bridge(), route("out"))
     view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
     view.play_spark("simple-primary", "RUNNING")
     view.wait_conditions("JmsBridge", "simple", RUNNING)
 
     report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
-    health = JmsHealth(report, window_seconds=300)
+    health = ConnectionHealth(report, 300, "jms")
     try:
         health.back("JMS")
         connected = RUNNING | {"JmsConnected": ("True", "Connected")}
@@ -302,11 +303,26 @@ def test_a_jms_outage_the_job_reports_is_reconciling_until_it_is_back(view: View
         bridge = view.wait(lambda: now(reconnecting), "JmsReconnecting")
         message = view.message(bridge)
         assert message.startswith("instance primary lost its JMS broker at ")
-        assert "jms.reconnect.windowSeconds=300" in message and "reset" in message and "pw1" not in message
+        assert "spec.outages.patienceSeconds=300" in message and "reset" in message and "pw1" not in message
         view.wait(lambda: ("simple", "Warning", "JmsReconnecting") in view.events(), "a Warning Event")
 
         health.back("JMS source in.orders")
         view.wait(lambda: now(connected), "Running again")
+
+        kafka = ConnectionHealth(report, 300, "kafka")
+        kafka.back("Kafka at kafka:9092 while starting")
+        connected |= {"KafkaConnected": ("True", "Connected")}
+        view.wait(lambda: now(connected), "KafkaConnected")
+        kafka.failing("Kafka at kafka:9092 while journalling in.orders", "Local: Broker transport failure")
+        kafka_lost = connected | {
+            "Ready": ("False", "KafkaReconnecting"),
+            "Reconciling": ("True", "KafkaReconnecting"),
+            "KafkaConnected": ("False", "Reconnecting"),
+        }
+        bridge = view.wait(lambda: now(kafka_lost), "KafkaReconnecting")
+        assert view.message(bridge).startswith("instance primary lost its Kafka cluster at ")
+        kafka.back("Kafka at kafka:9092 while journalling in.orders")
+        view.wait(lambda: now(connected), "Running again after Kafka")
     finally:
         report.stop()
 

@@ -97,7 +97,19 @@ class _Process:
         """SIGKILL the whole process group (a crash, for failure tests)."""
         kill_group(self.process, 30)
 
+    def freeze(self) -> None:
+        """SIGSTOP the process group: a blackhole (the kernel still accepts connections, nobody answers:
+        what a network partition looks like to a client, timeouts rather than refusals)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT what `freeze` stopped: the same process answers again, with what it had."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
+        self.thaw()  # a frozen process cannot handle SIGTERM
         stop_group(self.process, 20)
         port = getattr(self, "port", None)
         if port is not None:  # a launcher may exit before its server has let go of the port

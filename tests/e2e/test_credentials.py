@@ -73,8 +73,9 @@ def secured_activemq() -> Iterator[SecuredActiveMq]:
 def test_a_wrong_jms_password_stops_the_job_and_never_shows(
     tmp_path: Path, kafka: KafkaBroker, secured_activemq: SecuredActiveMq
 ) -> None:
-    jms = {"credentialsSecretRef": {"name": "amq"}, "reconnect": {"windowSeconds": 5}}
+    jms = {"credentialsSecretRef": {"name": "amq"}}
     document = bridge_document("secured", secured_activemq, kafka, [{"queue": "secured.in"}], jms=jms)
+    document["spec"]["outages"] = {"patienceSeconds": 5}
     env = {"JMSBRIDGE_JMS_USERNAME": USER, "JMSBRIDGE_JMS_PASSWORD": WRONG}
     job = BridgeJob([write_yaml(tmp_path / "bridge.yaml", document)], tmp_path, env=env).start()
 

@@ -1,26 +1,27 @@
 """Outage soak benchmark: JMS -> Kafka through the bridge job while Kafka flaps, nothing lost, no stop.
 
     python bench/outages.py [--minutes 10] [--period 60] [--down 20] [--how freeze|stop] [--rate 100]
-                            [--delivery atLeastOnce|exactlyOnce] [--timeout 600]
+                            [--warmup 30] [--delivery atLeastOnce|exactlyOnce] [--timeout 600]
 
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes `--minutes` plus about two.
 
 ActiveMQ Classic (persistent) and noida-db are started here, and one bridge (`jmsbridge job`, local
 Spark, the default patience of 300 s) moves a queue to a topic. A sender thread sends persistent 256-byte
-messages numbered by a `seq` property at `--rate` per second for `--minutes`; a consumer of the topic
-(read_committed) notes when each record arrives. Every `--period` seconds, starting one period in, Kafka
-goes away for `--down` seconds: frozen (`--how freeze`, SIGSTOP: connections accepted and never answered,
-what a partition looks like) or stopped (`--how stop`: refused). Then the load stops and the topic is read
-until every sent message is there or `--timeout` passes.
+messages numbered by a `seq` property at `--rate` per second for `--warmup` seconds and then `--minutes`;
+a consumer of the topic (read_committed) notes when each record arrives. Every `--period` seconds after
+the warm-up, starting one period in, Kafka goes away for `--down` seconds: frozen (`--how freeze`,
+SIGSTOP: connections accepted and never answered, what a partition looks like) or stopped (`--how stop`:
+refused). Then the load stops and the topic is read until every sent message is there or `--timeout`
+passes.
 
 Figures:
 - `lost` (sent and acknowledged by ActiveMQ, never in the topic), `duplicates` (records beyond one per
   message), `job_stops` (`jmsbridge stopped:` lines; the job must not stop at all), `outages`;
-- `latency_p50_ms` / `latency_p99_ms` of the messages sent before the first outage: the baseline this run
-  compares against; `recovery_s` per outage: from the end of the outage until the first message sent
-  after it arrives with a latency at or below that baseline p99 (the backlog is drained and records flow
-  at their normal pace again), and its maximum.
+- `latency_p50_ms` / `latency_p99_ms` of the messages sent after the warm-up and before the first
+  outage: the baseline this run compares against; `recovery_s` per outage: from the end of the outage
+  until the first message sent after it arrives with a latency at or below that baseline p99 (the
+  backlog is drained and records flow at their normal pace again), and its maximum.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--down", type=float, default=20.0)
     parser.add_argument("--how", choices=["freeze", "stop"], default="freeze")
     parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--warmup", type=float, default=30.0)
     parser.add_argument("--delivery", choices=["atLeastOnce", "exactlyOnce"], default="atLeastOnce")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
@@ -130,11 +132,11 @@ def soak(
         job.wait_running(180)
         watch = Watch(kafka, topic)
         watch.start()
-        load = Load(activemq, queue, args.rate, args.minutes * 60)
+        load = Load(activemq, queue, args.rate, args.warmup + args.minutes * 60)
         load.start()
         note(f"{args.rate}/s for {args.minutes} min; Kafka {args.how} {args.down} s every {args.period} s")
         outages: list[tuple[float, float]] = []
-        began = time.time()
+        began = time.time() + args.warmup
         while time.time() - began + args.period < args.minutes * 60:
             time.sleep(max(0.0, began + (len(outages) + 1) * args.period - time.time()))
             cut = time.time()
@@ -155,18 +157,20 @@ def soak(
         watch.join()
     finally:
         job.stop()
-    return figures(args, load.sent, watch, outages, job.log())
+    return figures(args, load.sent, watch, began, outages, job.log())
 
 
 def figures(
     args: argparse.Namespace,
     sent: dict[int, float],
     watch: Watch,
+    warm: float,
     outages: list[tuple[float, float]],
     log: str,
 ) -> dict[str, Any]:
     first_cut = outages[0][0] if outages else float("inf")
-    before = [1000 * (watch.arrived[s] - t) for s, t in sent.items() if t < first_cut and s in watch.arrived]
+    steady = [(s, t) for s, t in sent.items() if warm <= t < first_cut and s in watch.arrived]
+    before = [1000 * (watch.arrived[s] - t) for s, t in steady]
     p99 = quantile(before, 99)  # ms
     recovery = []
     for _, back in outages:

@@ -62,11 +62,14 @@ class Supervision:
                     raise self.ingest.failure
                 self._reload_routes()
             self._check_lease()  # a query stopped because the lease was lost: no failure of its own
+            if self.stopping.is_set():
+                # Asked to stop: the signal reaches Spark's JVM too (a process group, a pod's stop), and
+                # a query it took down is no failure. Logging one would make a clean stop exit 2.
+                return 0
             self._raise_failure()
-            if not self.stopping.is_set():  # availableNow: one query is done, the other drains too
-                for query in self.queries:
-                    query.awaitTermination()
-                self._raise_failure()
+            for query in self.queries:  # availableNow: one query is done, the other drains too
+                query.awaitTermination()
+            self._raise_failure()
             return 0
         except (BridgeStopped, LeadershipLost):
             raise

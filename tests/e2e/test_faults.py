@@ -270,10 +270,11 @@ def test_kafka_unreachable_mid_stream_is_waited_out(
         send(activemq, [numbered(queue, seq) for seq in range(total * 3 // 4, total)])
         records = read_topics(own_kafka, [topic], total, timeout=300, settle=3.0, done=all_of(range(total)))
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]
-        assert stop_lines(job) == []  # it never stopped (what its own stop below logs is not asked)
+        assert stop_lines(job) == []  # it never stopped
         assert "back after" in job.log()  # the outage's end is said too
     finally:
         job.stop()
+    assert job.process.returncode == 0 and stop_lines(job) == [], job.log()[-3000:]  # a clean stop
     # librdkafka's lines, the tasks' in Spark's Python workers included, all go through the job's
     # (redacting) log format rather than straight to stderr
     complaints = [line for line in job.log().splitlines() if "rdkafka#" in line or "brokers are down" in line]

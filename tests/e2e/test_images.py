@@ -14,6 +14,7 @@ machine's download cache, where the Dockerfile downloads.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -95,6 +96,12 @@ def held(lease: dict[str, Any] | None) -> str | None:
     return holder
 
 
+def reported(config_map: dict[str, Any] | None) -> str | None:
+    """The primary instance's document in the health ConfigMap, once it has said how JMS is."""
+    document: str | None = ((config_map or {}).get("data") or {}).get("primary")
+    return document if document and '"jms"' in document else None
+
+
 def imported_from(venv: ImageVenv, cwd: Path, *modules: str) -> list[Path]:
     """Where the venv's Python finds `modules` (run where no checkout is on its path)."""
     code = f"import importlib; print(*(importlib.import_module(m).__file__ for m in {modules!r}))"
@@ -166,8 +173,8 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
             what="the job's Lease, held",
         )
         health = cluster.wait_for(
-            lambda: cluster.get("v1", "ConfigMap", health_config_map_name(name), NAMESPACE),
-            what="the job's health ConfigMap",
+            lambda: reported(cluster.get("v1", "ConfigMap", health_config_map_name(name), NAMESPACE)),
+            what="the job's health ConfigMap, this instance's report in it",
         )
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]  # still running
     finally:
@@ -175,7 +182,7 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     assert sorted(r.value or b"" for r in records) == [f"m{i}".encode() for i in range(5)]
     assert {r.key for r in records} == {s.encode() for s in sent}  # keyed by JMSMessageID, the default
     assert holder == lease_holder_identity("primary", f"{name}-driver")
-    assert '"Connected"' in health["data"]["primary"], health["data"]
+    assert json.loads(health)["jms"]["state"] == "Connected", health
 
 
 @pytest.fixture()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge_job.config.job import CHECKPOINT_POSITIONS
+from jmsbridge.files import add_file_argument
 
 
 def register(commands: Any) -> None:
@@ -25,10 +26,8 @@ def register(commands: Any) -> None:
         help="start a bridge again from a stated position (after a checkpoint mismatch)",
         description=__doc__.splitlines()[0],
     )
-    reset.add_argument(
-        "-f", "--file", "--config", dest="files", action="append", type=Path, required=True,
-        help="the bridge's YAML (JmsBridge and JmsBridgeRoutes) or its rendered job config",
-    )  # fmt: skip
+    what = "the bridge's YAML (JmsBridge and JmsBridgeRoutes) or its rendered job config"
+    add_file_argument(reset, what, "--file", "--config")
     reset.add_argument(
         "--checkpoint", type=Path,
         help="checkpoint directory (default: as `jmsbridge job` with the same --work-dir)",

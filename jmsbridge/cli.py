@@ -10,11 +10,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from bridge_job import __version__
 from jmsbridge import checkpoint_cli, codec_cli, demo, job_cli, operator_cli
 
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="jmsbridge", description=__doc__.splitlines()[0])
+    root.add_argument("--version", action="version", version=f"jmsbridge {__version__}")
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (job_cli, checkpoint_cli, demo, operator_cli, codec_cli):
         module.register(commands)

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from jmsbridge.files import add_file_argument
+
 
 def register(commands: Any) -> None:
     job = commands.add_parser(
@@ -14,9 +16,9 @@ def register(commands: Any) -> None:
         help="run the bridge job",
         description="Run the bridge job from JmsBridge/JmsBridgeRoute YAML (or a rendered job config).",
     )
-    job.add_argument(
-        "-f", "--file", "--config", dest="files", action="append", type=Path, required=True,
-        help="a YAML file with the JmsBridge and its JmsBridgeRoutes, or the rendered job config",
+    add_file_argument(
+        job, "a YAML file with the JmsBridge and its JmsBridgeRoutes, or the rendered job config",
+        "--file", "--config",
     )  # fmt: skip
     job.add_argument("--master", help="Spark master, e.g. local[2] (default: from spark-submit)")
     job.add_argument(

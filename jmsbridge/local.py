@@ -278,7 +278,7 @@ class BridgeJob:
         log_path = self.work_dir / f"{name}-{len(self.logs)}.log"
         self.logs.append(log_path)
         argv = [sys.executable, "-m", "jmsbridge", "job", "--master", self.master]
-        argv += [f"--file={f}" for f in self.files]
+        argv += [f"--filename={f}" for f in self.files]
         argv += [
             "--checkpoint", str(self.work_dir / "checkpoint"),
             "--work-dir", str(self.work_dir / (f"run-{self.instance}" if self.instance else "run")),

@@ -24,6 +24,7 @@ import yaml
 from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError
 from bridge_job.config.loading import read_documents
 from bridge_job.config.validation import duplicate_message, duplicates, fault_line
+from jmsbridge.files import add_file_argument
 
 if TYPE_CHECKING:
     from jmsbridge_operator.conditions import Problem
@@ -107,9 +108,7 @@ def register(commands: Any) -> None:
         "bridge's metadata the objects carry no ownerReference (the operator sets it). On any problem it "
         "renders nothing, prints the problems as validate does and exits 1.",
     )
-    render.add_argument(
-        "-f", "--filename", dest="files", action="append", type=Path, required=True, metavar="FILE"
-    )
+    add_file_argument(render, "a YAML file with JmsBridge and JmsBridgeRoute resources (and their Secrets)")
     render.add_argument("-n", "--namespace", help="namespace for resources that name none")
     render.set_defaults(run=run_render)
 
@@ -118,9 +117,7 @@ def register(commands: Any) -> None:
         help="check JmsBridge and JmsBridgeRoute files",
         description="Report every problem of the resources in the files, with file and field; exit 1 if any.",
     )
-    validate.add_argument(
-        "-f", "--filename", dest="files", action="append", type=Path, required=True, metavar="FILE"
-    )
+    add_file_argument(validate, "a YAML file with JmsBridge and JmsBridgeRoute resources")
     validate.add_argument("-n", "--namespace", help="namespace for resources that name none")
     validate.set_defaults(run=run_validate)
 

@@ -7,8 +7,8 @@
 #   scripts/build-images.sh                 # build with docker
 #   scripts/build-images.sh --push          # build, then push both
 #   scripts/build-images.sh --dry-run       # print the commands only
-# Environment: REGISTRY (default ghcr.io/jmsbridge), DOCKER (default docker; podman works too),
-# SPARK_VERSION (the job image's Spark, default: the Dockerfile's).
+# Environment: REGISTRY (default ghcr.io/jmsbridge), DOCKER (default docker; podman works too).
+# The job image's Spark is not a choice here: it is the pyspark the tests ran (images/bridge-job/Dockerfile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,20 +25,13 @@ done
 registry="${REGISTRY:-ghcr.io/jmsbridge}"
 docker="${DOCKER:-docker}"
 version="$(PYTHONPATH=. python3 -c 'import bridge_job; print(bridge_job.__version__)')"
-spark_arg=()
-if [ -n "${SPARK_VERSION:-}" ]; then
-    spark_arg=(--build-arg "SPARK_VERSION=$SPARK_VERSION")
-fi
 
 for image in jms-bridge-operator:operator bridge-job:bridge-job; do
     name="${image%%:*}"
     dockerfile="images/${image#*:}/Dockerfile"
     tag="$registry/$name:$version"
-    extra=()
-    if [ "$name" = bridge-job ]; then
-        extra=("${spark_arg[@]}")
-    fi
-    $run "$docker" build --file "$dockerfile" --tag "$tag" "${extra[@]}" .
+    # VERSION: the images' org.opencontainers.image.version label.
+    $run "$docker" build --file "$dockerfile" --tag "$tag" --build-arg "VERSION=$version" .
     if $push; then
         $run "$docker" push "$tag"
     fi

@@ -1,38 +1,35 @@
-"""The container images' build contexts: every path they name exists and agrees with the code, and the job
-image's file layout, assembled from this repository as its Dockerfile COPYs it, runs as the spark-operator
-starts a SparkApplication's driver (that one, with real brokers and Spark: tests/e2e/test_images.py).
-
-No image can be built or pulled here (no Docker daemon, no registry). The Dockerfiles are read with
-BuildKit's own parser (the `dockerfile` package); what they copy is checked and assembled in a temp dir.
-Two steps of the job image are played, not run: `pip install` of the copied sources (here the copied
-sources are put on PYTHONPATH) and the image's Python (here this interpreter).
+"""The container images' build contexts: every path they name exists and agrees with the code, the job
+image holds the Spark the suite runs and every package the job imports. How the Dockerfiles are read:
+tests/support/images.py. The images' Python environments, built as the Dockerfiles build them, run their
+entry commands in tests/e2e/test_images.py.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-import shutil
+import sys
 import tomllib
-from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
-from typing import Any
 
-import dockerfile
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
+import bridge_job
 from bridge_job.config import (
     JOB_MAIN_FILE,
     SparkSpec,
 )
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from jmsbridge.cli import parser
+from tests.support.images import JOB_DOCKERFILE, OPERATOR_DOCKERFILE, REPO, Image, image_path
 
-REPO = Path(__file__).resolve().parents[1]
-JOB_DOCKERFILE = REPO / "images" / "bridge-job" / "Dockerfile"
-OPERATOR_DOCKERFILE = REPO / "images" / "operator" / "Dockerfile"
 ACTIVEMQ_JARS_DOCKERFILE = REPO / "images" / "jms-clients" / "activemq" / "Dockerfile"
 CHART = REPO / "charts" / "jms-bridge-operator"
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # What a user puts into /opt/jmsbridge/jms-lib for ActiveMQ Classic: its client and the JMS 1.1 API.
 ACTIVEMQ_CLIENT_JARS = (
     "activemq-client.jar",
@@ -41,67 +38,6 @@ ACTIVEMQ_CLIENT_JARS = (
     "hawtbuf.jar",
     "slf4j-api.jar",
 )
-
-
-@dataclass(frozen=True)
-class Copy:
-    """A COPY from the build context (the repository root)."""
-
-    sources: tuple[str, ...]
-    destination: str
-
-
-@dataclass(frozen=True)
-class Image:
-    commands: tuple[Any, ...]  # dockerfile.Command
-
-    @classmethod
-    def parse(cls, path: Path) -> Image:
-        return cls(tuple(dockerfile.parse_file(str(path))))
-
-    def values(self, instruction: str) -> list[tuple[str, ...]]:
-        return [tuple(c.value) for c in self.commands if c.cmd == instruction]
-
-    def copies(self) -> list[Copy]:
-        return [
-            Copy(tuple(c.value[:-1]), c.value[-1])
-            for c in self.commands
-            if c.cmd == "COPY" and not any(flag.startswith("--from=") for flag in c.flags)
-        ]
-
-    def env(self) -> dict[str, str]:
-        pairs = [
-            value for values in self.values("ENV") for value in zip(values[::2], values[1::2], strict=True)
-        ]
-        return dict(pairs)
-
-    def arg_default(self, name: str) -> str | None:
-        defaults = dict(v[0].partition("=")[::2] for v in self.values("ARG") if "=" in v[0])
-        return defaults.get(name)
-
-
-def assemble(image: Image, root: Path) -> Path:
-    """The image's files from the build context under `root`, as `COPY` places them (sources into a
-    destination ending in `/` keep their names; a directory's content is copied)."""
-    for copy in image.copies():
-        for source in copy.sources:
-            origin = REPO / source
-            target = root / copy.destination.lstrip("/")
-            if copy.destination.endswith("/"):
-                target = target / origin.name
-            if origin.is_dir():
-                shutil.copytree(
-                    origin, target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True
-                )
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(origin, target)
-    return root
-
-
-def image_path(uri_or_path: str) -> str:
-    """`local:///opt/x` -> `/opt/x` (a path inside the image)."""
-    return uri_or_path.removeprefix("local://")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -135,11 +71,10 @@ def test_the_job_image_holds_what_every_application_names() -> None:
 def test_the_operator_image_runs_the_charts_command_as_the_charts_user() -> None:
     image = Image.parse(OPERATOR_DOCKERFILE)
     (entrypoint,) = image.values("ENTRYPOINT")
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert entrypoint == ("jmsbridge",) and "jmsbridge" in project["project"]["scripts"]
+    assert entrypoint == ("jmsbridge",) and "jmsbridge" in PROJECT["scripts"]
     (command,) = image.values("CMD")
     assert parser().parse_args(list(command)).command == "operator"
-    assert any('"/src[operator]"' in run[0] for run in image.values("RUN"))  # the operator extra
+    assert image.requirements() == [".[operator]"]  # the project with its operator extra, nothing else
 
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     user, _, group = image.values("USER")[-1][0].partition(":")
@@ -147,6 +82,77 @@ def test_the_operator_image_runs_the_charts_command_as_the_charts_user() -> None
     assert (security["runAsUser"], security["runAsGroup"]) == (int(user), int(group))
     deployment = (CHART / "templates" / "deployment.yaml").read_text()
     assert f"command: [{entrypoint[0]}]" in deployment
+
+
+def requirement(text: str) -> Requirement:
+    return Requirement(text)
+
+
+def named(requirements: list[str], name: str) -> list[Requirement]:
+    return [r for r in map(requirement, requirements) if canonicalize_name(r.name) == canonicalize_name(name)]
+
+
+def test_the_job_image_the_pins_and_the_suite_run_one_spark() -> None:
+    image = Image.parse(JOB_DOCKERFILE)
+    spark = image.arg_default("SPARK_VERSION")
+    assert spark is not None
+    assert image.requirements()[0] == ".[job]"  # the project with its job extra
+    (pinned,) = named(image.requirements()[1:], "pyspark")
+    assert str(pinned.specifier) == f"=={spark}", "the image's pyspark is its base image's Spark"
+    assert [str(r.specifier) for r in named(PROJECT["optional-dependencies"]["test"], "pyspark")] == [
+        f"=={spark}"
+    ], "the suite's pyspark (test extra) is the image's"
+    assert metadata.version("pyspark") == spark  # and it is what this run runs
+    assert SparkSpec().spark_version == spark  # what the SparkApplications ask for by default
+    (needed,) = named(PROJECT["optional-dependencies"]["job"], "pyspark")
+    assert needed.specifier.contains(spark), "the job extra states the range the code needs"
+
+
+def third_party_imports(package: Path) -> dict[str, set[str]]:
+    """Top-level modules outside the standard library and this project that the package's modules import
+    (at module level or inside functions), each with the files that import it."""
+    ours = {"bridge_job", "jmsbridge", "jmsbridge_operator"}
+    found: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                top = module.partition(".")[0]
+                if top not in sys.stdlib_module_names and top not in ours:
+                    found.setdefault(top, set()).add(str(path.relative_to(REPO)))
+    return found
+
+
+def test_the_job_extra_holds_every_package_the_job_imports() -> None:
+    declared = {
+        canonicalize_name(requirement(text).name)
+        for text in [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["job"]]
+    }
+    distributions = metadata.packages_distributions()
+    imports = third_party_imports(Path(bridge_job.__file__).parent)
+    assert "kubernetes" in imports  # the walk sees the Lease's lazy import
+    undeclared = {
+        module: sorted(files)
+        for module, files in imports.items()
+        if not {canonicalize_name(d) for d in distributions.get(module, [module])} & declared
+    }
+    assert undeclared == {}, "imported by the job, missing in pyproject's dependencies and job extra"
+
+
+@pytest.mark.parametrize("path", [JOB_DOCKERFILE, OPERATOR_DOCKERFILE], ids=["bridge-job", "operator"])
+def test_the_images_are_labelled_with_their_source_and_release(path: Path) -> None:
+    image = Image.parse(path)
+    labels = image.labels()
+    assert labels["org.opencontainers.image.version"] == "${VERSION}"
+    assert labels["org.opencontainers.image.source"].startswith("https://")
+    assert image.arg_default("VERSION")  # a build without the script still has a label
+    build = (REPO / "scripts" / "build-images.sh").read_text()
+    assert '--build-arg "VERSION=$version"' in build
 
 
 def jar_family(file_name: str) -> str:

@@ -388,7 +388,7 @@ class SparkSpec(CamelModel):
     )
 
     image: str = f"{JOB_IMAGE}:{__version__}"
-    spark_version: str = "4.0.0"
+    spark_version: str = "4.3.0"
     service_account: str | None = None
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)

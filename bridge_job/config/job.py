@@ -3,8 +3,9 @@ operator renders, and the errors a user can act on."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -144,17 +145,32 @@ def describe_validation_error(error: ValidationError, where: str) -> str:
     return "\n".join(f"{where}: {path}: {message}" for path, message in field_errors(error))
 
 
+Resource = TypeVar("Resource", JmsBridge, JmsBridgeRoute)
+
+
+def _json_value(value: object) -> object:
+    """What kubectl sends for a value YAML has and JSON has not: a mapping view as an object, a
+    timestamp as its text."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    return str(value)
+
+
+def as_api_server(model: type[Resource], document: Mapping[str, Any]) -> Resource:
+    """The resource as the API server takes it: the document as JSON, its types strict (no "200" for an
+    integer, no "on" for a boolean: the CRD's schema refuses them), where pydantic alone would convert.
+    ValidationError otherwise."""
+    return model.model_validate_json(json.dumps(document, default=_json_value), strict=True)
+
+
 def parse_resource(document: Mapping[str, Any], where: str) -> JmsBridge | JmsBridgeRoute:
     """Validate one YAML document as a JmsBridge or JmsBridgeRoute."""
     kind = document.get("kind")
-    model: type[JmsBridge] | type[JmsBridgeRoute]
-    if kind == BRIDGE_KIND:
-        model = JmsBridge
-    elif kind == ROUTE_KIND:
-        model = JmsBridgeRoute
-    else:
+    if kind not in (BRIDGE_KIND, ROUTE_KIND):
         raise ConfigError(f"{where}: kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}")
     try:
-        return model.model_validate(document)
+        if kind == BRIDGE_KIND:
+            return as_api_server(JmsBridge, document)
+        return as_api_server(JmsBridgeRoute, document)
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error, where)) from None

@@ -23,7 +23,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, Route, field_errors, job_config
+from bridge_job.config import (
+    JmsBridge,
+    JmsBridgeRoute,
+    JobConfig,
+    Route,
+    as_api_server,
+    field_errors,
+    job_config,
+)
 from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
@@ -46,7 +54,7 @@ def field_problems(error: ValidationError) -> tuple[Problem, ...]:
 def route_problems(body: Mapping[str, Any]) -> tuple[Problem, ...]:
     """The problems of a route's own spec (none: it is a valid JmsBridgeRoute)."""
     try:
-        JmsBridgeRoute.model_validate(body)
+        as_api_server(JmsBridgeRoute, body)
     except ValidationError as error:
         return field_problems(error)
     return ()
@@ -97,7 +105,7 @@ def judge_routes(
     for body in bodies:
         name = route_name(body)
         try:
-            parsed.append((body, JmsBridgeRoute.model_validate(body)))
+            parsed.append((body, as_api_server(JmsBridgeRoute, body)))
         except ValidationError as error:
             verdicts[name] = RouteVerdict(name, bridge_name, problems=field_problems(error))
     if bridge is None:
@@ -147,7 +155,7 @@ def validate(
     """Judge a JmsBridge body and the bodies of the routes that reference it."""
     name = str((body.get("metadata") or {}).get("name"))
     try:
-        bridge = JmsBridge.model_validate(body)
+        bridge = as_api_server(JmsBridge, body)
     except ValidationError as error:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, field_problems(error), invalid)

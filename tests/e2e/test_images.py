@@ -1,32 +1,67 @@
-"""The job image's file layout, assembled from this repository as its Dockerfile COPYs it
-(tests/test_images.py), runs under spark-submit as the spark-operator starts a SparkApplication's driver,
-on real brokers.
+"""The images' entry commands run from their Python environments, built as their Dockerfiles build them:
+a clean venv with exactly the packages of the image's requirements file, installed from the repository
+as the Dockerfile COPYs it (tests/support/images.py; cached in .venv-cache/ between runs).
 
-Two steps of the job image are played, not run: `pip install` of the copied sources (here the copied
-sources are put on PYTHONPATH) and the image's Python (here this interpreter).
+- The job image: the entry file every SparkApplication names, under that venv's spark-submit, with the
+  config and arguments the operator renders for a standby pair in a namespace, on real brokers and the
+  Kubernetes API emulator: it moves messages and takes the Lease and writes the health ConfigMap.
+- The operator image: its ENTRYPOINT and CMD, against the API emulator: it reconciles a bridge.
+
+What stays different from the images: the base image's Python (here this machine's, the same minor
+version) and Spark (here the pyspark of the venv, the same version: tests/test_images.py); pip reads this
+machine's download cache, where the Dockerfile downloads.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import subprocess
-import sys
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bridge_job.config import CONFIG_MOUNT_PATH, JmsBridge, JmsBridgeRoute, job_config
+from bridge_job.config import (
+    CONFIG_MOUNT_PATH,
+    JmsBridge,
+    JmsBridgeRoute,
+    health_config_map_name,
+    job_config,
+    lease_holder_identity,
+    lease_name,
+)
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from bridge_job.message import Destination, DestinationKind, JmsMessage
-from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob
+from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob, stop_group
 from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.kubeapi.client import KubeApi
+from tests.operator.helpers import NAMESPACE
 from tests.support.harness import bridge_document, read_topics, route_document, send
-from tests.test_images import ACTIVEMQ_CLIENT_JARS, JOB_DOCKERFILE, Image, assemble, image_path
+from tests.support.images import (
+    JOB_DOCKERFILE,
+    OPERATOR_DOCKERFILE,
+    Image,
+    ImageVenv,
+    assemble,
+    image_path,
+    image_venv,
+)
+from tests.test_images import ACTIVEMQ_CLIENT_JARS
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def job_venv(tmp_path_factory: pytest.TempPathFactory) -> ImageVenv:
+    return image_venv(Image.parse(JOB_DOCKERFILE), tmp_path_factory.mktemp("job-venv"))
+
+
+@pytest.fixture(scope="session")
+def operator_venv(tmp_path_factory: pytest.TempPathFactory) -> ImageVenv:
+    return image_venv(Image.parse(OPERATOR_DOCKERFILE), tmp_path_factory.mktemp("operator-venv"))
 
 
 @dataclass
@@ -46,14 +81,6 @@ class SubmittedJob(BridgeJob):
         return self
 
 
-def spark_submit() -> Path:
-    import pyspark
-
-    path = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    assert path.exists(), f"pyspark ships no {path}"
-    return path
-
-
 def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The primary SparkApplication the operator renders, and the job config its ConfigMap holds."""
     from jmsbridge_operator.render import render
@@ -64,18 +91,44 @@ def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple
     return rendered.applications["primary"], config_text
 
 
-def test_the_job_image_layout_runs_under_spark_submit(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+def held(lease: dict[str, Any] | None) -> str | None:
+    holder: str | None = (lease or {}).get("spec", {}).get("holderIdentity")
+    return holder
+
+
+def reported(config_map: dict[str, Any] | None) -> str | None:
+    """The primary instance's document in the health ConfigMap, once it has said how JMS is."""
+    document: str | None = ((config_map or {}).get("data") or {}).get("primary")
+    return document if document and '"jms"' in document else None
+
+
+def imported_from(venv: ImageVenv, cwd: Path, *modules: str) -> list[Path]:
+    """Where the venv's Python finds `modules` (run where no checkout is on its path)."""
+    code = f"import importlib; print(*(importlib.import_module(m).__file__ for m in {modules!r}))"
+    done = subprocess.run(
+        [venv.bin("python"), "-c", code], env=venv.env(), cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return [Path(p) for p in done.stdout.split()]
+
+
+def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
+    job_venv: ImageVenv,
+    cluster: KubeApi,
+    activemq: ActiveMqBroker,
+    kafka: KafkaBroker,
+    tmp_path: Path,
 ) -> None:
     n = uuid.uuid4().hex[:8]
-    queue, topic = f"orders.{n}", f"orders-{n}"
+    name, queue, topic = f"image-{n}", f"orders.{n}", f"orders-{n}"
     kafka.create_topics(topic)
-    bridge = bridge_document(f"image-{n}", activemq, kafka, [{"queue": queue}])
+    bridge = bridge_document(name, activemq, kafka, [{"queue": queue}])
     del bridge["spec"]["jms"]["classpath"]  # the image's default: /opt/jmsbridge/jms-lib/*.jar
-    bridge["metadata"] |= {"namespace": "apps", "uid": "uid-1"}
-    bridge["spec"]["spark"]["checkpoint"] = {"path": str(tmp_path / "checkpoints")}  # an emptyDir there
-    route = route_document("all", f"image-{n}", topic)
-    route["metadata"]["namespace"] = "apps"
+    bridge["metadata"] |= {"namespace": NAMESPACE, "uid": "uid-1"}
+    bridge["spec"]["failover"] = {"standby": True}  # the Lease, beside the health ConfigMap
+    bridge["spec"]["spark"]["checkpoint"] = {"path": str(tmp_path / "checkpoints")}  # a shared volume there
+    route = route_document("all", name, topic)
+    route["metadata"]["namespace"] = NAMESPACE
     application, config_text = rendered_application(bridge, route)
 
     root = assemble(Image.parse(JOB_DOCKERFILE), tmp_path / "image")
@@ -91,23 +144,20 @@ def test_the_job_image_layout_runs_under_spark_submit(
     # The ConfigMap, mounted where the driver's volumeMount puts it.
     inside(CONFIG_MOUNT_PATH).mkdir(parents=True)
     (inside(CONFIG_MOUNT_PATH) / "job.yaml").write_text(config_text)
-
     spec = application["spec"]
     assert CONFIG_MOUNT_PATH in {m["mountPath"] for m in spec["driver"]["volumeMounts"]}
-    sources = inside("/opt/jmsbridge/src")
-    env = os.environ | {
-        "PYTHONPATH": os.pathsep.join([str(sources), str(sources / "operator")]),  # pip install, played
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "JMSBRIDGE_CLASSPATH": str(jms_lib / "*.jar"),  # DEFAULT_CLASSPATH, re-rooted
-    }
-    where = "import bridge_job, jmsbridge; print(bridge_job.__file__, jmsbridge.__file__)"
-    imported = subprocess.run(
-        [sys.executable, "-c", where], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    assert all(Path(p).is_relative_to(sources) for p in imported.stdout.split()), imported.stdout
 
-    argv = [str(spark_submit()), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
+    # The job's code and its Lease's client come from the venv, nothing from this checkout or test run.
+    for module in imported_from(job_venv, tmp_path, "bridge_job", "jmsbridge", "kubernetes", "pyspark"):
+        assert module.is_relative_to(job_venv.root), module
+
+    env = job_venv.env(
+        PYSPARK_PYTHON=str(job_venv.bin("python")),  # the image's ENV
+        PYSPARK_DRIVER_PYTHON=str(job_venv.bin("python")),
+        JMSBRIDGE_CLASSPATH=str(jms_lib / "*.jar"),  # DEFAULT_CLASSPATH, re-rooted
+        HOSTNAME=f"{name}-driver",  # the pod's name: the Lease holder
+    )  # $KUBECONFIG: the emulator (the `cluster` fixture)
+    argv = [str(job_venv.bin("spark-submit")), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
     argv += [arg for key, value in spec["sparkConf"].items() for arg in ("--conf", f"{key}={value}")]
     argv.append(str(inside(image_path(spec["mainApplicationFile"]))))
     argv += [str(inside(arg)) if arg.startswith("/") else arg for arg in spec["arguments"]]
@@ -118,8 +168,70 @@ def test_the_job_image_layout_runs_under_spark_submit(
             activemq, [JmsMessage(Destination(DestinationKind.QUEUE, queue), body=f"m{i}") for i in range(5)]
         )
         records = read_topics(kafka, [topic], len(sent), settle=1.0)
+        holder = cluster.wait_for(
+            lambda: held(cluster.get("coordination.k8s.io/v1", "Lease", lease_name(name), NAMESPACE)),
+            what="the job's Lease, held",
+        )
+        health = cluster.wait_for(
+            lambda: reported(cluster.get("v1", "ConfigMap", health_config_map_name(name), NAMESPACE)),
+            what="the job's health ConfigMap, this instance's report in it",
+        )
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]  # still running
     finally:
         job.stop()
     assert sorted(r.value or b"" for r in records) == [f"m{i}".encode() for i in range(5)]
     assert {r.key for r in records} == {s.encode() for s in sent}  # keyed by JMSMessageID, the default
+    assert holder == lease_holder_identity("primary", f"{name}-driver")
+    assert json.loads(health)["jms"]["state"] == "Connected", health
+
+
+@pytest.fixture()
+def operator_process(
+    operator_venv: ImageVenv, cluster: KubeApi, no_kafka_checks: None, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """The operator image's ENTRYPOINT and CMD, from its venv, with its ENV HOME (a writable /tmp)."""
+    image = Image.parse(OPERATOR_DOCKERFILE)
+    ((entrypoint, *arguments),) = image.values("ENTRYPOINT")
+    (command,) = image.values("CMD")
+    log_path = tmp_path / "operator.log"
+    env = operator_venv.env(HOME=str(tmp_path), PYTHONUNBUFFERED="1")  # $KUBECONFIG: the emulator
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(operator_venv.bin(entrypoint)), *arguments, *command],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield process, log_path
+    finally:
+        stop_group(process, 30)
+
+
+def test_the_operator_image_runs_its_command_from_a_clean_venv(
+    operator_process: tuple[subprocess.Popen[bytes], Path], cluster: KubeApi, tmp_path: Path
+) -> None:
+    process, log_path = operator_process
+    name = "image-operator"
+    bridge = {
+        "apiVersion": "jmsbridge.dev/v1alpha1",
+        "kind": "JmsBridge",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "jms": {
+                "connectionFactory": {"className": "a.B", "properties": {"brokerURL": "tcp://jms:61616"}},
+                "sources": [{"queue": "orders"}],
+            },
+            "kafka": {"bootstrapServers": "kafka:9092"},
+        },
+    }
+    route = route_document("all", name, "orders")
+    route["metadata"]["namespace"] = NAMESPACE
+    cluster.create(bridge)
+    cluster.create(route)
+
+    def application() -> dict[str, Any] | None:
+        assert process.poll() is None, log_path.read_text()[-3000:]  # it did not exit
+        applications = cluster.list("sparkoperator.k8s.io/v1beta2", "SparkApplication", NAMESPACE)
+        return applications[0] if applications else None
+
+    created = cluster.wait_for(application, timeout=60, what="the operator's SparkApplication")
+    assert created["metadata"]["ownerReferences"][0]["name"] == name

@@ -16,8 +16,9 @@ from tests.operator.helpers import CHART_DIR, CRD_DIR, EXAMPLES, REPO, load_yaml
 
 DOCS = REPO / "docs" / "operator.md"
 ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
-# The one value an all-namespaces install must set (where bridges run: their service account goes there).
-REQUIRED = ("bridgeJob.namespaces={apps}",)
+# Serving every namespace, and where bridges run there (their service account goes there): the chart's
+# defaults serve the release namespace only.
+ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
 MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
 
 
@@ -39,8 +40,8 @@ def helm_template(*values: str) -> subprocess.CompletedProcess[str]:
 
 
 def template(*values: str) -> list[dict[str, Any]]:
-    """The rendered documents, with REQUIRED set first (the values given come after and win)."""
-    result = helm_template(*REQUIRED, *values)
+    """The rendered documents."""
+    result = helm_template(*values)
     assert result.returncode == 0, result.stderr
     return [d for d in yaml.safe_load_all(result.stdout) if d]
 
@@ -120,6 +121,45 @@ def test_example_resources_validate_against_the_rendered_crds() -> None:
                 jsonschema.validate(document, schemas[document["kind"]])
 
 
+def test_the_defaults_serve_the_release_namespace() -> None:
+    documents = template()  # no value set: `helm install` works as it is
+    assert "--namespace=ops" in container(documents)["args"]
+    assert "--all-namespaces" not in container(documents)["args"]
+    cluster_roles = [d["metadata"]["name"] for d in documents if d["kind"] == "ClusterRole"]
+    assert cluster_roles == ["bridge-jms-bridge-operator-discovery"]  # read-only, namespaces and CRDs
+    assert {(d["kind"], d["metadata"]["namespace"]) for d in documents if d["kind"] == "Role"} == {
+        ("Role", "ops")
+    }
+    everywhere = container(template(*ALL_NAMESPACES))["args"]
+    assert "--all-namespaces" in everywhere and not [a for a in everywhere if a.startswith("--namespace")]
+
+
+def lint(*values: str) -> subprocess.CompletedProcess[str]:
+    args = [helm(), "lint", "--strict", str(CHART_DIR)]
+    for value in values:
+        args += ["--set", value]
+    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("replicaCount=two", "at '/replicaCount': got string, want integer"),
+        ("operator.logFormat=xml", "at '/operator/logFormat': value must be one of 'json', 'full'"),
+        ("operator.logFromat=json", "at '/operator': additional properties 'logFromat' not allowed"),
+        ("metrics.podMonitor.enabled=yes", "at '/metrics/podMonitor/enabled': got string, want boolean"),
+        ("allNamespaces=true", "at '/bridgeJob/namespaces': minItems: got 0, want 1"),
+        ("watchNamespaces={Apps}", "at '/watchNamespaces/0'"),
+        ("allNamespaces=true,watchNamespaces={apps}", "at '/watchNamespaces': maxItems: got 1, want 0"),
+        ("leaderElection.enabled=false", "at '/replicaCount': maximum: got 2, want 1"),
+    ],
+)
+def test_a_wrong_value_is_refused_naming_it_by_template_and_lint(value: str, message: str) -> None:
+    assert message in refused(value)
+    linted = lint(value)
+    assert linted.returncode != 0 and message in linted.stdout + linted.stderr
+
+
 def test_namespaced_install_gets_roles_not_cluster_roles() -> None:
     documents = template("watchNamespaces={apps,payments}")
     roles = {
@@ -145,7 +185,7 @@ def test_namespaced_install_gets_roles_not_cluster_roles() -> None:
 def test_rbac_covers_exactly_what_the_operator_touches() -> None:
     role = next(
         d
-        for d in template()
+        for d in template(*ALL_NAMESPACES)
         if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
     )
     granted = {
@@ -177,7 +217,7 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
 
     unchecked = next(
         d
-        for d in template("operator.kafkaChecks.enabled=false")
+        for d in template(*ALL_NAMESPACES, "operator.kafkaChecks.enabled=false")
         if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
     )
     assert not any("secrets" in rule["resources"] for rule in unchecked["rules"])
@@ -189,7 +229,7 @@ def test_rbac_lets_the_operator_watch_what_its_handlers_watch() -> None:
     registry = registry_of("jmsbridge_operator")
     role = next(
         d
-        for d in template()
+        for d in template(*ALL_NAMESPACES)
         if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
     )
     granted = {
@@ -226,8 +266,11 @@ def test_kafka_check_values_become_operator_options() -> None:
 
 
 def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
-    message = refused()  # all namespaces, and nowhere for the Spark pods' service account
-    assert "bridgeJob.namespaces is required" in message and "spec.spark.serviceAccount" in message
+    # All namespaces, and nowhere for the Spark pods' service account.
+    assert "at '/bridgeJob/namespaces': minItems" in refused("allNamespaces=true")
+    assert {  # by default: the release namespace, the one the operator serves
+        d["metadata"]["namespace"] for d in template() if d["metadata"]["name"] == "jms-bridge-job"
+    } == {"ops"}
     accounts = {
         (d["kind"], d["metadata"]["namespace"])
         for d in template("bridgeJob.namespaces={apps,payments}")
@@ -281,9 +324,8 @@ def test_replicas_elect_a_leader_over_a_lease_in_the_release_namespace() -> None
         for d in single
         if d["kind"] == "PodDisruptionBudget" or d["metadata"]["name"].endswith("leader-election")
     ]
-    assert "replicaCount > 1 needs leaderElection.enabled=true" in refused(
-        *REQUIRED, "leaderElection.enabled=false"
-    )
+    # Every replica would reconcile every bridge: the chart's schema refuses it.
+    assert "at '/replicaCount': maximum: got 2, want 1" in refused("leaderElection.enabled=false")
 
 
 def test_probes_resources_and_a_restricted_security_context() -> None:
@@ -319,9 +361,8 @@ def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
     assert not [
         d for d in template() if d["apiVersion"].startswith("monitoring.coreos.com/")
     ]  # off by default
-    assert "needs metrics.service.enabled=true" in refused(
-        *REQUIRED, *MONITORS, "metrics.service.enabled=false"
-    )
+    no_service = "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"
+    assert "at '/metrics/service/enabled': value must be true" in refused(no_service)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,9 @@ from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.status import find_condition
 
+from bridge_job import __version__
 from jmsbridge.cli import main, parser
-from tests.operator.helpers import EXAMPLES, load_yaml, route, simple_bridge
+from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, simple_bridge, strict
 
 FILES = ["-f", str(EXAMPLES / "bridge.yaml"), "-f", str(EXAMPLES / "routes.yaml")]
 
@@ -320,3 +323,45 @@ def test_operator_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert everything.run(everything) == 0 and calls["run"]["clusterwide"] is True
     with pytest.raises(SystemExit):
         parser().parse_args(["operator", "-A", "-n", "apps"])
+
+
+def test_version_prints_the_release_and_exits_0() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "jmsbridge", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, f"jmsbridge {__version__}")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            ("jms", "ingest", "maxBatchMessages"),
+            "200",
+            "spec.jms.ingest.maxBatchMessages: Input should be a valid integer",
+        ),
+        (("suspend",), "on", "spec.suspend: Input should be a valid boolean"),
+        (
+            ("spark", "triggerIntervalMs"),
+            1.5,
+            "spec.spark.triggerIntervalMs: Input should be a valid integer",
+        ),
+    ],
+)
+def test_validate_refuses_what_the_api_server_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: tuple[str, ...], value: Any, message: str
+) -> None:
+    import jsonschema
+
+    body = simple_bridge()
+    parent = body["spec"]
+    for key in field[:-1]:
+        parent = parent.setdefault(key, {})
+    parent[field[-1]] = value
+    path = write(tmp_path / "bridge.yaml", body)
+    assert main(["validate", "-f", path]) == 1
+    assert f"{path}: {message}" in capsys.readouterr().err.splitlines()
+    # The API server's judgement: the CRD's schema refuses the same document.
+    schema = strict(load_yaml(CRD_DIR / "jmsbridge.dev_jmsbridges.yaml")[0]["spec"]["versions"][0])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(body, schema["schema"]["openAPIV3Schema"])

@@ -24,6 +24,21 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
+{{/*
+The namespaces the operator serves, as JSON (`include ... | fromJsonArray`): [] for all of them
+(allNamespaces), else watchNamespaces, else the release namespace.
+*/}}
+{{- define "jms-bridge-operator.watchNamespaces" -}}
+{{- if .Values.allNamespaces }}
+{{- if .Values.watchNamespaces }}
+{{- fail "allNamespaces and watchNamespaces exclude each other: set one" }}
+{{- end }}
+{{- list | toJson }}
+{{- else }}
+{{- .Values.watchNamespaces | default (list .Release.Namespace) | toJson }}
+{{- end }}
+{{- end }}
+
 {{- define "jms-bridge-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "jms-bridge-operator.fullname" .) .Values.serviceAccount.name }}

@@ -8,6 +8,8 @@ authorizer; `test_kafka_probe.py` covers what a real Kafka-protocol broker answe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from jmsbridge_operator.conditions import MESSAGE_LIMIT
 from jmsbridge_operator.kafka_checks import evaluation
@@ -108,6 +110,16 @@ def test_every_bridge_needs_its_transactional_ids_for_the_journal(exactly_once: 
     assert needed.transactional_id_prefix == "orders.jms-bridge."
     assert needed.probe_transactional_id == "orders.jms-bridge.preflight"
     assert needed.consumer_groups == (READER,)
+
+
+def test_the_docs_acl_table_grants_the_transactional_ids_every_bridge_needs() -> None:
+    """The row a user copies from docs/kafka-checks.md asks what the check requires of every bridge."""
+    docs = Path(__file__).resolve().parents[3] / "docs" / "kafka-checks.md"
+    (row,) = [line for line in docs.read_text().splitlines() if line.startswith("| TransactionalId |")]
+    _, pattern, name, operations, when = [cell.strip() for cell in row.split("|")[1:-1]]
+    assert (pattern, operations) == ("PREFIXED", "WRITE, DESCRIBE")
+    assert name == f"`{access(exactly_once=False).transactional_id_prefix}`"  # an atLeastOnce bridge too
+    assert when.startswith("always")
 
 
 def test_journal_creation_only_when_the_spec_asks() -> None:

@@ -18,10 +18,11 @@ passes.
 Figures:
 - `lost` (sent and acknowledged by ActiveMQ, never in the topic), `duplicates` (records beyond one per
   message), `job_stops` (`jmsbridge stopped:` lines; the job must not stop at all), `outages`;
-- `latency_p50_ms` / `latency_p99_ms` of the messages sent after the warm-up and before the first
-  outage: the baseline this run compares against; `recovery_s` per outage: from the end of the outage
-  until the first message sent after it arrives with a latency at or below that baseline p99 (the
-  backlog is drained and records flow at their normal pace again), and its maximum.
+- `latency_p50_ms` / `latency_p99_ms` of the messages sent in the `--period` / 2 seconds before the
+  first outage (after the warm-up and the job's first, slower batches): the baseline this run compares
+  against; `recovery_s` per outage: from the end of the outage until the first message sent after it
+  arrives with a latency at or below that baseline p99 (the backlog is drained and records flow at their
+  normal pace again), and its maximum.
 """
 
 from __future__ import annotations
@@ -168,8 +169,9 @@ def figures(
     outages: list[tuple[float, float]],
     log: str,
 ) -> dict[str, Any]:
-    first_cut = outages[0][0] if outages else float("inf")
-    steady = [(s, t) for s, t in sent.items() if warm <= t < first_cut and s in watch.arrived]
+    first_cut = outages[0][0] if outages else time.time()
+    since = max(warm, first_cut - args.period / 2)
+    steady = [(s, t) for s, t in sent.items() if since <= t < first_cut and s in watch.arrived]
     before = [1000 * (watch.arrived[s] - t) for s, t in steady]
     p99 = quantile(before, 99)  # ms
     recovery = []

@@ -32,6 +32,7 @@ from bridge_job.config import transactional_id_prefix
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import KafkaConfig, delivery_failure, is_hard
+from bridge_job.kafka.waiting import cause
 from bridge_job.outages import Outage
 
 log = logging.getLogger("jmsbridge.writing")
@@ -239,7 +240,7 @@ def write_transaction(
     # transactional id fenced this one: a fenced producer is replaced and the batch retried. A transaction
     # whose outcome is unknown (Kafka gone mid-commit) may have committed: the reader group's offset says.
     what = f"Kafka transaction {settings['transactional.id']} up to journal offset {progress.offset}"
-    outage = Outage(what, patience_seconds, clock, hint="check that Kafka is up")
+    outage = Outage(what, patience_seconds, clock, hint="check that Kafka is up", describe=cause)
     fenced_before = False
     while True:
         transact = functools.partial(_transact, settings, records, reader, progress, Deliveries())

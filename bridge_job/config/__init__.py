@@ -85,8 +85,10 @@ from bridge_job.config.names import (
     transactional_id_prefix,
 )
 from bridge_job.config.route import (
+    DEFAULT_REPLY_TIMEOUT_SECONDS,
     WILDCARD_TOPIC_MESSAGE,
     BridgeRef,
+    Correlation,
     JmsBridgeRouteSpec,
     JmsDestination,
     JmsSendSpec,
@@ -136,6 +138,7 @@ __all__ = [
     "CHECKPOINT_POSITIONS",
     "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
+    "DEFAULT_REPLY_TIMEOUT_SECONDS",
     "DESTINATION_PATTERN",
     "ENV_JMS_PASSWORD",
     "ENV_JMS_USERNAME",
@@ -165,6 +168,7 @@ __all__ = [
     "ClientLibrary",
     "ConfigError",
     "ConnectionFactorySpec",
+    "Correlation",
     "Delivery",
     "DestinationName",
     "Direction",

@@ -23,7 +23,7 @@ from dataclasses import astuple, dataclass
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery
+from bridge_job.config import Delivery, JobConfig, journal_reader_group
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
@@ -31,6 +31,7 @@ from bridge_job.journal.reading import find_earlier, journal_consumer, read_rang
 from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
+from bridge_job.kafka.compacted import CompactedTopic
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.writing import (
     TRANSACTION_TIMEOUT_SECONDS,
@@ -41,6 +42,7 @@ from bridge_job.kafka.writing import (
     write_transaction,
 )
 from bridge_job.redaction import redact_process_logs
+from bridge_job.routing.pending import stale, tombstone
 
 log = logging.getLogger("jmsbridge.egress")
 
@@ -74,7 +76,27 @@ SUMMARY_SCHEMA = (
     "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
 )
 
-_egresses = PerConfig(lambda config: Egress(config, TopicLimits(config.bridge.kafka).limit))
+_tables: dict[str, CompactedTopic] = {}  # per pending topic, for this process's tasks
+
+
+def pending_table(config: JobConfig) -> CompactedTopic:
+    """This process's copy of the bridge's pending requests (routing/pending.py)."""
+    table = _tables.get(config.pending_topic)
+    if table is None:
+        group = journal_reader_group(config.bridge_id)
+        table = _tables[config.pending_topic] = CompactedTopic(
+            config.bridge.kafka, config.pending_topic, group
+        )
+    return table
+
+
+def _egress(config: JobConfig) -> Egress:
+    table = pending_table(config) if config.keeps_pending_requests else None
+    lookup = None if table is None else (lambda message_id: table.get(message_id.encode()))
+    return Egress(config, TopicLimits(config.bridge.kafka).limit, lookup)
+
+
+_egresses = PerConfig(_egress)
 
 
 def current_egress(config_path: str) -> Egress:
@@ -89,6 +111,8 @@ def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSumm
     for entry in entries:
         outcome = egress.handle(entry)
         action = outcome.action
+        if action is not Action.FAIL:
+            records.extend(outcome.also)
         if action is Action.PUBLISH or action is Action.DEAD_LETTER:
             assert outcome.topic is not None and outcome.record is not None
             records.append((outcome.topic, outcome.record))
@@ -146,6 +170,8 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     began = time.perf_counter_ns()
     records = route_all(egress, kept, summary)
     summary.routing_ns = time.perf_counter_ns() - began
+    if config.keeps_pending_requests:
+        records += sweep(config, pending_table(config))
 
     if exactly_once:
         transactional_id = egress_transactional_id(config.bridge_id, partition)
@@ -153,5 +179,20 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         write_transaction(settings, records, consumer, TopicPartition(topic, partition, end))
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers)
+    if config.keeps_pending_requests:  # written: answered and swept requests are not found again
+        pending_table(config).forget(r.key or b"" for t, r in records if t == config.pending_topic)
     summary.ended_ms = int(time.time() * 1000)
     return summary
+
+
+SWEEP_EVERY_MS = 60_000  # a sweep reads every entry the process holds: not on every batch
+_swept_ms: dict[str, int] = {}
+
+
+def sweep(config: JobConfig, table: CompactedTopic) -> list[Addressed]:
+    """Tombstones for the pending requests this process knows that are long past their deadline."""
+    now_ms = int(time.time() * 1000)
+    if now_ms - _swept_ms.get(config.pending_topic, 0) < SWEEP_EVERY_MS:
+        return []
+    _swept_ms[config.pending_topic] = now_ms
+    return [(config.pending_topic, tombstone(i)) for i in stale(table.snapshot(), now_ms)]

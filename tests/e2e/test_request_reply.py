@@ -15,14 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
-import jpype
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from bridge_job.jms import start_jvm
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
+from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.support.harness import bridge_document, read_topics, route_document, to_jms_route, write_yaml
+from tests.support.jms_services import answer_requests
 
 pytestmark = pytest.mark.e2e
 
@@ -99,26 +98,6 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
             requester.close()
     for number, got in enumerate(answers):
         assert got == [(f"r{number}-{i}", f"re: q{number}.{i}") for i in range(4)]
-
-
-def answer_requests(activemq: ActiveMqBroker, queue: str, count: int) -> None:
-    """A JMS service: answers `count` requests on `queue` to their JMSReplyTo, copying JMSCorrelationID."""
-    start_jvm(activemq_classpath())
-    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
-    connection = factory.createConnection()
-    try:
-        connection.start()
-        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
-        consumer = session.createConsumer(session.createQueue(queue))
-        producer = session.createProducer(None)
-        for _ in range(count):
-            request = consumer.receive(120_000)
-            assert request is not None, f"no request on {queue} within 120 s"
-            answer = session.createTextMessage(f"re: {request.getText()}")
-            answer.setJMSCorrelationID(request.getJMSCorrelationID())
-            producer.send(request.getJMSReplyTo(), answer)
-    finally:
-        connection.close()
 
 
 def test_kafka_requesters_get_their_replies_from_a_jms_service(

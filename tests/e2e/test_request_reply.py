@@ -4,6 +4,7 @@ The requesters use the ActiveMQ client's own javax.jms API (through JPype, as an
 would): each has its connection and its TemporaryQueue, sets JMSReplyTo and JMSCorrelationID. The
 service is a confluent-kafka consumer and producer that answers each request record with a reply record
 carrying the request's `jms.JMSReplyTo` and `jms.JMSCorrelationID` headers, as docs/ingress.md says.
+The other way, Kafka requesters and JMS services of either convention (tests/support/jms_services.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from confluent_kafka import Consumer, Producer
 
 from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.harness import bridge_document, read_topics, route_document, to_jms_route, write_yaml
+from tests.support.harness import (
+    ONE_AT_A_TIME,
+    bridge_document,
+    read_topics,
+    route_document,
+    to_jms_route,
+    write_yaml,
+)
 from tests.support.jms_services import answer_requests
 
 pytestmark = pytest.mark.e2e
@@ -149,3 +157,47 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
         (f"b-{i}".encode(), f"re: b{i}".encode()) for i in range(3)
     ]
     assert letter.value == b"x" and letter.header("jmsbridge.deadletter.reason") == b"ReplyTopicRefused"
+
+
+@ONE_AT_A_TIME  # two starts of the job
+def test_a_message_id_service_answers_a_kafka_requester_across_a_kill_of_the_job(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """The job is killed once the service has taken the requests and before it answers: the restarted
+    job finds the pending requests in Kafka and routes every answer, once (`exactlyOnce`)."""
+    n = uuid.uuid4().hex[:8]
+    requests, service, reply_queue, replies, bridge = f"req-{n}", f"svc.{n}", f"rq.{n}", f"ra-{n}", f"mk-{n}"
+    kafka.create_topics(requests, replies)
+    reply = {"topics": [replies], "correlation": "messageId", "timeoutSeconds": 600}
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(
+                bridge,
+                activemq,
+                kafka,
+                [{"queue": reply_queue}],
+                jms={"replyQueue": reply_queue},
+                delivery="exactlyOnce",
+            ),
+            to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply),
+        )
+    ]
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(3):
+        headers: Headers = [
+            ("jmsbridge.replyTopic", replies.encode()),
+            ("jms.JMSCorrelationID", f"k-{i}".encode()),
+        ]
+        producer.produce(requests, f"q{i}".encode(), headers=headers)
+    assert producer.flush(30) == 0
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        answer_requests(activemq, service, 3, by_message_id=True, before_answering=job.kill)
+        job.start()  # the same checkpoint; nothing of the requests in its memory
+        got = read_topics(kafka, [replies], 3, settle=1.0)
+    finally:
+        job.stop()
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got) == [
+        (f"k-{i}".encode(), f"re: q{i}".encode(), f"k-{i}".encode()) for i in range(3)
+    ]

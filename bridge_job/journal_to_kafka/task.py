@@ -23,26 +23,26 @@ from dataclasses import astuple, dataclass
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery, JobConfig, journal_reader_group
+from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
 from bridge_job.journal.redelivery import unresolved, without_duplicates
+from bridge_job.journal_to_kafka import pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
-from bridge_job.kafka.compacted import CompactedTopic
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.writing import (
     TRANSACTION_TIMEOUT_SECONDS,
     Addressed,
     egress_transactional_id,
+    producer_for,
     transactional_settings,
     write_at_least_once,
     write_transaction,
 )
 from bridge_job.redaction import redact_process_logs
-from bridge_job.routing.pending import stale, tombstone
 
 log = logging.getLogger("jmsbridge.egress")
 
@@ -76,24 +76,9 @@ SUMMARY_SCHEMA = (
     "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
 )
 
-_tables: dict[str, CompactedTopic] = {}  # per pending topic, for this process's tasks
-
-
-def pending_table(config: JobConfig) -> CompactedTopic:
-    """This process's copy of the bridge's pending requests (routing/pending.py)."""
-    table = _tables.get(config.pending_topic)
-    if table is None:
-        group = journal_reader_group(config.bridge_id)
-        table = _tables[config.pending_topic] = CompactedTopic(
-            config.bridge.kafka, config.pending_topic, group
-        )
-    return table
-
 
 def _egress(config: JobConfig) -> Egress:
-    table = pending_table(config) if config.keeps_pending_requests else None
-    lookup = None if table is None else (lambda message_id: table.get(message_id.encode()))
-    return Egress(config, TopicLimits(config.bridge.kafka).limit, lookup)
+    return Egress(config, TopicLimits(config.bridge.kafka).limit, pending_requests.lookup(config))
 
 
 _egresses = PerConfig(_egress)
@@ -105,14 +90,20 @@ def current_egress(config_path: str) -> Egress:
     return _egresses.current(config_path)
 
 
-def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSummary) -> list[Addressed]:
-    """The records to write for `entries`, counting outcomes into `summary`."""
+def route_all(
+    egress: Egress,
+    entries: Sequence[JournalEntry],
+    summary: TaskSummary,
+    answered: list[Addressed] | None = None,
+) -> list[Addressed]:
+    """The records to write for `entries`, counting outcomes into `summary`; the tombstones of the pending
+    requests they answer go to `answered`."""
     records: list[Addressed] = []
     for entry in entries:
         outcome = egress.handle(entry)
         action = outcome.action
-        if action is not Action.FAIL:
-            records.extend(outcome.also)
+        if action is not Action.FAIL and answered is not None:
+            answered.extend(outcome.also)
         if action is Action.PUBLISH or action is Action.DEAD_LETTER:
             assert outcome.topic is not None and outcome.record is not None
             records.append((outcome.topic, outcome.record))
@@ -167,32 +158,25 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     kept = without_duplicates(entries, earlier)
     summary.duplicates = len(entries) - len(kept)
 
-    began = time.perf_counter_ns()
-    records = route_all(egress, kept, summary)
-    summary.routing_ns = time.perf_counter_ns() - began
-    if config.keeps_pending_requests:
-        records += sweep(config, pending_table(config))
-
+    transactional = None
     if exactly_once:
         transactional_id = egress_transactional_id(config.bridge_id, partition)
-        settings = transactional_settings(producer_config(kafka), transactional_id)
-        write_transaction(settings, records, consumer, TopicPartition(topic, partition, end))
+        transactional = transactional_settings(producer_config(kafka), transactional_id)
+        if config.keeps_pending_requests:
+            # Opening the producer fences a killed former writer of this partition and aborts its open
+            # transaction, which holds back what the pending-request lookups can read until then.
+            producer_for(transactional)
+
+    began = time.perf_counter_ns()
+    answered: list[Addressed] = []
+    records = route_all(egress, kept, summary, answered)
+    summary.routing_ns = time.perf_counter_ns() - began
+    records += pending_requests.tombstones(config, partition, start, end, answered, transactional is not None)
+
+    if transactional is not None:
+        write_transaction(transactional, records, consumer, TopicPartition(topic, partition, end))
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers)
-    if config.keeps_pending_requests:  # written: answered and swept requests are not found again
-        pending_table(config).forget(r.key or b"" for t, r in records if t == config.pending_topic)
+    pending_requests.written(config, records)
     summary.ended_ms = int(time.time() * 1000)
     return summary
-
-
-SWEEP_EVERY_MS = 60_000  # a sweep reads every entry the process holds: not on every batch
-_swept_ms: dict[str, int] = {}
-
-
-def sweep(config: JobConfig, table: CompactedTopic) -> list[Addressed]:
-    """Tombstones for the pending requests this process knows that are long past their deadline."""
-    now_ms = int(time.time() * 1000)
-    if now_ms - _swept_ms.get(config.pending_topic, 0) < SWEEP_EVERY_MS:
-        return []
-    _swept_ms[config.pending_topic] = now_ms
-    return [(config.pending_topic, tombstone(i)) for i in stale(table.snapshot(), now_ms)]

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -108,6 +108,22 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
         assert got == [(f"r{number}-{i}", f"re: q{number}.{i}") for i in range(4)]
 
 
+def requests_bridge(
+    tmp_path: Path,
+    activemq: ActiveMqBroker,
+    kafka: KafkaBroker,
+    bridge: str,
+    reply_queue: str,
+    route: dict[str, Any],
+    **spec: Any,
+) -> list[Path]:
+    """The files of a bridge taking answers from `reply_queue`, with one request route."""
+    document = bridge_document(
+        bridge, activemq, kafka, [{"queue": reply_queue}], jms={"replyQueue": reply_queue}, **spec
+    )
+    return [write_yaml(tmp_path / "bridge.yaml", document, route)]
+
+
 def test_kafka_requesters_get_their_replies_from_a_jms_service(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
@@ -115,22 +131,11 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
     requests, service, reply_queue, bridge = f"req-{n}", f"svc.{n}", f"replies.{n}", f"kr-{n}"
     replies_a, replies_b, elsewhere, dlq = f"ra-{n}", f"rb-{n}", f"other-{n}", f"dlq-{n}"
     kafka.create_topics(requests, replies_a, replies_b, elsewhere, dlq)
-    files = [
-        write_yaml(
-            tmp_path / "bridge.yaml",
-            bridge_document(
-                bridge,
-                activemq,
-                kafka,
-                [{"queue": reply_queue}],
-                jms={"replyQueue": reply_queue},
-                routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
-            ),
-            to_jms_route(
-                "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
-            ),
-        )
-    ]
+    route = to_jms_route(
+        "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
+    )
+    policy = {"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"}
+    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, routing=policy)
     producer = Producer({"bootstrap.servers": kafka.bootstrap})
     for i in range(3):  # requester a names its correlation id in a header, requester b by the key
         to_a: Headers = [
@@ -169,20 +174,8 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_kill_of_the_job
     requests, service, reply_queue, replies, bridge = f"req-{n}", f"svc.{n}", f"rq.{n}", f"ra-{n}", f"mk-{n}"
     kafka.create_topics(requests, replies)
     reply = {"topics": [replies], "correlation": "messageId", "timeoutSeconds": 600}
-    files = [
-        write_yaml(
-            tmp_path / "bridge.yaml",
-            bridge_document(
-                bridge,
-                activemq,
-                kafka,
-                [{"queue": reply_queue}],
-                jms={"replyQueue": reply_queue},
-                delivery="exactlyOnce",
-            ),
-            to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply),
-        )
-    ]
+    route = to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply)
+    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, delivery="exactlyOnce")
     producer = Producer({"bootstrap.servers": kafka.bootstrap})
     for i in range(3):
         headers: Headers = [

@@ -60,6 +60,7 @@ def bridge(
     tmp_path: Path,
     *routes: RouteFor,
     sources: tuple[str, ...] = ("reply_queue",),
+    **spec: Any,
 ) -> Bridge:
     """A bridge of new names (`NAMES`) whose reply queue is `replies.<n>`, dead-lettering soft failures;
     `sources` name the queues it takes from."""
@@ -73,6 +74,7 @@ def bridge(
         [{"queue": named[source]} for source in sources],
         jms={"replyQueue": named["reply_queue"]},
         routing={"deadLetterTopic": named["dlq"], "onSoftFailure": "deadLetter"},
+        **spec,
     )
     specs = [JmsBridgeRoute.model_validate(r(named)) for r in routes]
     config = job_config(JmsBridge.model_validate(document), specs)
@@ -124,13 +126,33 @@ def test_kafka_requesters_get_the_answers_of_a_message_id_service(
     answer_requests(activemq, b.service, len(ids), by_message_id=True)
     journal(kafka, b.config, *received_from(activemq, b.reply_queue, len(ids)))
     # The ingress keeps nothing in memory: the egress finds the requests in Kafka, as after a restart.
-    routed = egress_task.run(b.path, b.config.journal_topic, 0, 0, len(ids))
+    journal_topic = b.config.journal_topic
+    routed = egress_task.run(b.path, journal_topic, 0, 0, len(ids))
     assert (routed.published, routed.dead_lettered) == (len(ids), 0)
-    answers = read_topics(kafka, [b.replies_topic], len(ids), settle=0.5)
-    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in answers) == [
-        (cid.encode(), f"re: q-{cid}".encode(), cid.encode()) for cid in ids
-    ]
+    again = egress_task.run(b.path, journal_topic, 0, 0, len(ids))  # the range again, as after a crash
+    assert again.published == len(ids)  # atLeastOnce: the requests are still found
+    assert len(pending_entries(kafka, b)) == len(ids)
+    egress_task.run(b.path, journal_topic, 0, len(ids), len(ids))  # a later range: the first is committed
     assert pending_entries(kafka, b) == {}  # answered: tombstoned
+    answers = read_topics(kafka, [b.replies_topic], 2 * len(ids), settle=0.5)
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in answers) == [
+        (cid.encode(), f"re: q-{cid}".encode(), cid.encode()) for cid in ids for _ in range(2)
+    ]
+
+
+def test_exactly_once_writes_each_answer_and_its_tombstone_once(
+    kafka: KafkaBroker, activemq: ActiveMqBroker, tmp_path: Path
+) -> None:
+    b = bridge(kafka, activemq, tmp_path, requests_route(), delivery="exactlyOnce")
+    request(kafka, b, "e-1", "e-2")
+    ingress_task.run(b.path, b.requests_topic, 0, 0, 2)
+    answer_requests(activemq, b.service, 2, by_message_id=True)
+    journal(kafka, b.config, *received_from(activemq, b.reply_queue, 2))
+    assert egress_task.run(b.path, b.config.journal_topic, 0, 0, 2).published == 2
+    assert pending_entries(kafka, b) == {}  # in the answers' transaction
+    assert egress_task.run(b.path, b.config.journal_topic, 0, 0, 2).replayed  # written: not routed again
+    answers = read_topics(kafka, [b.replies_topic], 2, settle=1.0)
+    assert sorted(r.key or b"" for r in answers) == [b"e-1", b"e-2"]
 
 
 def test_late_and_unknown_answers_are_soft_failures_and_leave_nothing_pending(
@@ -157,6 +179,7 @@ def test_late_and_unknown_answers_are_soft_failures_and_leave_nothing_pending(
         b"ReplyExpired",
         b"UnknownRequest",
     ]
+    egress_task.run(b.path, b.config.journal_topic, 0, 2, 2)  # a later range: the first is committed
     assert pending_entries(kafka, b) == {}  # the expired request is tombstoned too
 
 

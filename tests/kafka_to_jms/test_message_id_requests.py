@@ -16,12 +16,14 @@ import yaml
 from confluent_kafka import Producer
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, job_config, journal_reader_group
+from bridge_job.journal_to_kafka import pending_requests as egress_pending
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.compacted import CompactedTopic
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import close_producers
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.message import Destination, DestinationKind, JmsMessage
+from bridge_job.routing.pending import PendingRequest, pending_record
 from jmsbridge.local import JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.support.harness import bridge_document, read_topics, received_from, route_document, to_jms_route
@@ -214,3 +216,32 @@ def test_a_jms_requester_gets_its_message_id_back_from_a_kafka_service(
         assert requester.reply(30_000) == (message_id, "42")
     finally:
         requester.close()
+
+
+ANSWERED = 100_000
+
+
+def test_a_hundred_thousand_answered_requests_leave_no_state(
+    kafka: KafkaBroker, activemq: ActiveMqBroker, tmp_path: Path
+) -> None:
+    """The pending entries as the ingress writes them and the answers as the journal holds them, without
+    JMS in between (the other tests cover that): every answer routed, nothing pending after."""
+    b = bridge(kafka, activemq, tmp_path, requests_route(), delivery="exactlyOnce")
+    producer = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 50})
+    deadline = int(time.time() * 1000) + 600_000
+    for i in range(ANSWERED):
+        entry = pending_record(f"ID:r-{i}", PendingRequest(b.replies_topic, f"c-{i}", deadline, "requests"))
+        producer.produce(b.config.pending_topic, entry.value, entry.key)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+    queue = Destination(DestinationKind.QUEUE, b.reply_queue)
+    answers = (
+        JmsMessage(queue, body="a", message_id=f"ID:a-{i}", correlation_id=f"ID:r-{i}")
+        for i in range(ANSWERED)
+    )
+    journal(kafka, b.config, *answers)
+    routed = egress_task.run(b.path, b.config.journal_topic, 0, 0, ANSWERED)
+    assert (routed.published, routed.dead_lettered) == (ANSWERED, 0)
+    assert pending_entries(kafka, b) == {}
+    assert egress_pending.pending_table(b.config).snapshot() == {}  # the egress process's copy too

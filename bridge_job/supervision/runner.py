@@ -34,7 +34,7 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, Leaders
 from bridge_job.redaction import redact_logs
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us, unforeseen_reason
 from bridge_job.supervision.supervision import Supervision, halt
-from bridge_job.supervision.topics import check_topics
+from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
@@ -86,11 +86,10 @@ def run(options: JobOptions) -> int:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.jms_to_journal.ingest import Ingest
-    from bridge_job.journal.topic import ensure_journal_topic, ensure_topic
+    from bridge_job.journal.topic import ensure_journal_topic
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.startup import wait_for_kafka
     from bridge_job.kube.health import HealthConfigMap, JmsHealth
-    from bridge_job.routing.pending import pending_topic
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
     from bridge_job.supervision.queries import egress_query, ingress_query
     from bridge_job.supervision.telemetry import Metrics
@@ -99,9 +98,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     wait_for_kafka(config.bridge.kafka)
     check_topics(config)
     partitions = ensure_journal_topic(config)
-    if config.keeps_pending_requests:
-        name = config.pending_topic
-        ensure_topic(config, name, lambda brokers: pending_topic(name, brokers), "pending-request")
+    ensure_pending_topic(config)
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
     checkpoints = options.checkpoints_dir or Path(config.bridge.spark.checkpoint.path)

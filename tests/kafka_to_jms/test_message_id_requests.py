@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 import yaml
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, job_config, journal_reader_group
+from bridge_job.errors import BridgeStopped
 from bridge_job.journal_to_kafka import pending_requests as egress_pending
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.compacted import CompactedTopic
@@ -24,6 +26,7 @@ from bridge_job.kafka.writing import close_producers
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from bridge_job.routing.pending import PendingRequest, pending_record
+from bridge_job.supervision.topics import ensure_pending_topic
 from jmsbridge.local import JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.support.harness import bridge_document, read_topics, received_from, route_document, to_jms_route
@@ -245,3 +248,21 @@ def test_a_hundred_thousand_answered_requests_leave_no_state(
     assert (routed.published, routed.dead_lettered) == (ANSWERED, 0)
     assert pending_entries(kafka, b) == {}
     assert egress_pending.pending_table(b.config).snapshot() == {}  # the egress process's copy too
+
+
+def test_the_job_creates_the_pending_topic_compacted_when_asked(
+    kafka: KafkaBroker, activemq: ActiveMqBroker, tmp_path: Path
+) -> None:
+    b = bridge(kafka, activemq, tmp_path, requests_route())
+    kafka.delete_topics(b.config.pending_topic)
+    ensure_pending_topic(b.config)  # bridge_document sets createJournalTopic
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, b.config.pending_topic)
+    entries = admin.describe_configs([resource], request_timeout=10)[resource].result(timeout=30)
+    assert entries["cleanup.policy"].value == "compact"
+    spec = b.config.bridge
+    kafka_spec = spec.kafka.model_copy(update={"create_journal_topic": False})
+    without = b.config.model_copy(update={"bridge": spec.model_copy(update={"kafka": kafka_spec})})
+    kafka.delete_topics(b.config.pending_topic)
+    with pytest.raises(BridgeStopped, match=r"pending-request topic .* does not exist"):
+        ensure_pending_topic(without)

@@ -1,11 +1,12 @@
 """Request/reply benchmark: a JMS requester answered by a Kafka service through the bridge, against a JMS
-responder on the same broker, in the same run.
+responder on the same broker; and Kafka requesters answered by JMS services of both correlation
+conventions through the bridge, the message-id one against the correlation-id one; in the same run.
 
     python bench/request_reply.py [--rate 20] [--seconds 30] [--warmup-requests 20] [--trigger-ms MS]
-                                  [--reply-timeout 60]
+                                  [--reply-timeout 60] [--directions jms,kafka]
 
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark).
-Prints exactly one JSON line on stdout; progress goes to stderr. Takes two to three minutes.
+Prints exactly one JSON line on stdout; progress goes to stderr. Takes three to five minutes.
 
 The brokers are started here: ActiveMQ Classic with its persistent store, and noida-db (Kafka protocol).
 The requester, in this process, uses the raw javax.jms API through JPype (bench/raw_jms.py) as a JMS
@@ -32,6 +33,10 @@ and the bridge's over the direct one's; the p50 of the first and of the second h
 the order sent: a path still warming up shows in the first); for the bridge, how many micro-batches
 each query ran meanwhile and their median and longest duration (the job's `batch` and `ingress batch`
 lines), which with the trigger interval account for most of a round trip.
+
+The Kafka-requester direction (`kafka_requester` in the JSON line) is bench/kafka_requests.py: its
+figures per convention, and `message_id_p50_over_correlation_id`, what keeping the requests pending in
+Kafka costs the round trip.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from confluent_kafka import Message, Producer
 
+from bench.kafka_requests import JmsService, kafka_requesters
 from bench.local_run import batch_lines, bridge_document, local_brokers, median, quantile, ratio
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
@@ -129,33 +135,6 @@ class Requester:
     def close(self) -> None:
         self._stop.set()
         self._receiver.join()
-        self.connection.close()
-
-
-class Responder:
-    """The direct path's JMS service: answers each request on its JMSReplyTo, same correlation id."""
-
-    def __init__(self, url: str, queue: str) -> None:
-        self.connection = connect(url)
-        self.session = self.connection.createSession(False, AUTO_ACKNOWLEDGE)
-        self.consumer = self.session.createConsumer(self.session.createQueue(queue))
-        self.producer = self.session.createProducer(None)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="responder", daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            m = self.consumer.receive(RECEIVE_MS)
-            if m is None:
-                continue
-            reply = self.session.createTextMessage(f"reply to {m.getText()}")
-            reply.setJMSCorrelationID(m.getJMSCorrelationID())
-            self.producer.send(m.getJMSReplyTo(), reply)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
         self.connection.close()
 
 
@@ -274,7 +253,7 @@ def measure(
 
 def direct(activemq: ActiveMqBroker, args: argparse.Namespace) -> dict[str, Any]:
     queue = "rr.direct"
-    responder = Responder(activemq.url, queue)
+    responder = JmsService(activemq.url, queue, "correlationId")
     requester = Requester(activemq.url, queue)
     try:
         warm_up(requester, "direct", args, lambda: None)
@@ -335,13 +314,23 @@ def main() -> None:
         "--trigger-ms", type=int, default=None, help=f"default: the bridge's ({DEFAULT_TRIGGER_MS})"
     )
     parser.add_argument("--reply-timeout", type=float, default=60.0, help="seconds after the last request")
+    parser.add_argument(
+        "--directions", default="jms,kafka", help="jms: JMS requesters; kafka: Kafka requesters; default both"
+    )
     args = parser.parse_args()
+    directions = set(args.directions.split(","))
 
     stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
     began = time.monotonic()
+    direct_figures: dict[str, Any] = {"p50_ms": None, "p99_ms": None}
+    bridge_figures: dict[str, Any] = {"p50_ms": None, "p99_ms": None}
+    kafka_figures: dict[str, Any] | None = None
     with local_brokers(note) as (activemq, kafka, work):
-        direct_figures = direct(activemq, args)
-        bridge_figures = bridge(activemq, kafka, work, args)
+        if "jms" in directions:
+            direct_figures = direct(activemq, args)
+            bridge_figures = bridge(activemq, kafka, work, args)
+        if "kafka" in directions:
+            kafka_figures = kafka_requesters(activemq, kafka, work / "kafka-requesters", args, note)
     result = {
         "benchmark": "request_reply",
         "rate_per_s": args.rate,
@@ -354,6 +343,7 @@ def main() -> None:
         "p50_ratio": ratio(bridge_figures["p50_ms"], direct_figures["p50_ms"]),
         "p99_ratio": ratio(bridge_figures["p99_ms"], direct_figures["p99_ms"]),
         "bridge_p50_within_1s": bridge_figures["p50_ms"] is not None and bridge_figures["p50_ms"] <= 1000,
+        "kafka_requester": kafka_figures,
         "elapsed_s": round(time.monotonic() - began, 1),
     }
     print(json.dumps(result), file=stdout, flush=True)

@@ -231,13 +231,16 @@ class JmsRequester:
         self.consumer = self.session.createConsumer(self.replies)
         self.producer = self.session.createProducer(self.session.createQueue(queue))
 
-    def request(self, text: str, correlation_id: str, properties: dict[str, str] | None = None) -> None:
+    def request(self, text: str, correlation_id: str, properties: dict[str, str] | None = None) -> str:
+        """Sends a request; returns its JMSMessageID (what a requester of the message-id convention expects
+        back as the reply's JMSCorrelationID)."""
         message = self.session.createTextMessage(text)
         message.setJMSReplyTo(self.replies)
         message.setJMSCorrelationID(correlation_id)
         for name, value in (properties or {}).items():
             message.setStringProperty(name, value)
         self.producer.send(message)
+        return str(message.getJMSMessageID())
 
     def reply(self, timeout_ms: int = 120_000) -> tuple[str, str]:
         """The next reply's JMSCorrelationID and text."""

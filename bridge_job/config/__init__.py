@@ -86,8 +86,10 @@ from bridge_job.config.names import (
     transactional_id_prefix,
 )
 from bridge_job.config.route import (
+    DEFAULT_REPLY_TIMEOUT_SECONDS,
     WILDCARD_TOPIC_MESSAGE,
     BridgeRef,
+    Correlation,
     JmsBridgeRouteSpec,
     JmsDestination,
     JmsSendSpec,
@@ -137,6 +139,7 @@ __all__ = [
     "CHECKPOINT_POSITIONS",
     "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
+    "DEFAULT_REPLY_TIMEOUT_SECONDS",
     "DESTINATION_PATTERN",
     "ENV_JMS_PASSWORD",
     "ENV_JMS_USERNAME",
@@ -166,6 +169,7 @@ __all__ = [
     "ClientLibrary",
     "ConfigError",
     "ConnectionFactorySpec",
+    "Correlation",
     "Delivery",
     "DestinationName",
     "Direction",

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bridge_job.config.bridge import JmsBridgeSpec
-from bridge_job.config.route import JmsBridgeRouteSpec
+from bridge_job.config.route import Correlation, JmsBridgeRouteSpec
 from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
     BRIDGE_KIND,
@@ -76,6 +76,19 @@ class JobConfig(CamelModel):
     @property
     def journal_topic(self) -> str:
         return self.bridge.kafka.journal_topic or f"{self.bridge_id}.jms-bridge.journal"
+
+    @property
+    def pending_topic(self) -> str:
+        """The compacted topic of requests waiting for a `messageId` answer (routing/pending.py)."""
+        return f"{self.bridge_id}.jms-bridge.pending"
+
+    @property
+    def keeps_pending_requests(self) -> bool:
+        """Whether a route sends requests to a JMS service that answers with the request's JMSMessageID."""
+        return any(
+            r.spec.reply is not None and r.spec.reply.correlation is Correlation.MESSAGE_ID
+            for r in self.routes_for(Direction.KAFKA_TO_JMS)
+        )
 
     def routes_for(self, direction: Direction) -> list[Route]:
         return [r for r in self.routes if r.spec.direction is direction]

@@ -85,13 +85,58 @@ class JmsDestination(CamelModel):
         return self
 
 
+class Correlation(enum.StrEnum):
+    """The two JMS conventions for matching an answer to its request: the answer's JMSCorrelationID is the
+    request's JMSCorrelationID, or the request's JMSMessageID."""
+
+    CORRELATION_ID = "correlationId"
+    MESSAGE_ID = "messageId"
+
+
+# How long a `messageId` request waits for its answer when its route sets no `reply.timeoutSeconds`.
+DEFAULT_REPLY_TIMEOUT_SECONDS = 3600
+# A `correlationId` answer needs no pending request, so it has no deadline either.
+TIMEOUT_MESSAGE = "`timeoutSeconds` applies to `correlation: messageId` only"
+
+
 class ReplySpec(CamelModel):
     """Request/reply from Kafka: a record naming a reply topic (header `jmsbridge.replyTopic`) goes to JMS
     with JMSReplyTo the bridge's `jms.replyQueue`; the JMS service's answer goes back to that topic."""
 
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!has(self.timeoutSeconds) || (has(self.correlation) && self.correlation == 'messageId')",
+                TIMEOUT_MESSAGE,
+                "timeoutSeconds",
+            )
+        )
+    )
+
     topics: Annotated[list[TopicName], Field(min_length=1, max_length=100)] = Field(
         description="The reply topics a request may name; a request naming another is a soft failure."
     )
+    correlation: Correlation = Field(
+        default=Correlation.CORRELATION_ID,
+        description="How the JMS service marks its answer: `correlationId`, copying the request's "
+        "JMSCorrelationID; `messageId`, setting the request's JMSMessageID as JMSCorrelationID (the bridge "
+        "then keeps each request pending in Kafka until its answer or its timeout).",
+    )
+    timeout_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] | None = Field(
+        default=None,
+        description=f"`messageId`: how long a request waits for its answer (default "
+        f"{DEFAULT_REPLY_TIMEOUT_SECONDS}); a later answer is a soft failure (`ReplyExpired`).",
+    )
+
+    @model_validator(mode="after")
+    def _timeout_for_message_ids(self) -> Self:
+        if self.timeout_seconds is not None and self.correlation is not Correlation.MESSAGE_ID:
+            raise ValueError(TIMEOUT_MESSAGE)
+        return self
+
+    @property
+    def timeout_ms(self) -> int:
+        return (self.timeout_seconds or DEFAULT_REPLY_TIMEOUT_SECONDS) * 1000
 
 
 class StartingOffsets(enum.StrEnum):
@@ -106,6 +151,12 @@ class JmsSendSpec(CamelModel):
     priority: Annotated[int, Field(ge=0, le=9)] | None = None
     time_to_live_ms: Annotated[int, Field(ge=0, le=10 * 365 * 24 * 3600 * 1000)] | None = Field(
         default=None, description="0: never expires. Unset: the record's own expiration, if any."
+    )
+    correlation: Correlation = Field(
+        default=Correlation.CORRELATION_ID,
+        description="Where the message's JMSCorrelationID comes from: the record's own "
+        "(`jms.JMSCorrelationID`), or, for answers to a JMS requester that expects its request's "
+        "JMSMessageID back, the record's `jms.JMSMessageID` (`messageId`).",
     )
 
 

@@ -13,8 +13,10 @@ size it records.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
@@ -35,6 +37,7 @@ from bridge_job.routing.failures import (
     too_large,
 )
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
 
 
@@ -72,6 +75,11 @@ class Outcome:
     record: KafkaRecord | None = None
     route: str | None = None
     failure: SoftFailure | None = None
+    also: tuple[tuple[str, KafkaRecord], ...] = ()  # written with it: a pending request's tombstone
+
+
+# A pending request's entry by its JMSMessageID (routing/pending.py); None when there is none.
+PendingLookup = Callable[[str], bytes | None]
 
 
 def kafka_key(entry: JournalEntry, route: Route) -> bytes:
@@ -135,12 +143,15 @@ def dead_letter(
 class Egress:
     """Routes and converts journalled messages under one JobConfig."""
 
-    def __init__(self, config: JobConfig, limits: Limits = no_limits) -> None:
+    def __init__(
+        self, config: JobConfig, limits: Limits = no_limits, pending: PendingLookup | None = None
+    ) -> None:
         self.config = config
         self.table = RouteTable.of(config.routes)
         self.limits = limits
         self.reply_queue = replies.reply_queue(config)
         self.reply_topics = replies.reply_topics(config)
+        self.pending = pending if config.keeps_pending_requests else None
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -165,12 +176,33 @@ class Egress:
         return Outcome(Action.PUBLISH, route.spec.kafka_topic, record, route.name)
 
     def reply(self, entry: JournalEntry) -> Outcome:
-        """A JMS service's answer to a request from Kafka, to the topic it names (routing/replies.py)."""
+        """A JMS service's answer to a request from Kafka, to the topic it names (routing/replies.py), or
+        to the one its pending request names."""
         answer = replies.reply_record(entry, self.config.bridge_id, self.reply_topics)
         if isinstance(answer, str):
-            raise SoftFailure(SoftFailureReason.NO_ROUTE, answer)
+            if self.pending is None:
+                raise SoftFailure(SoftFailureReason.NO_ROUTE, answer)
+            return self.pending_reply(entry)
         topic, record, route = answer
         return Outcome(Action.PUBLISH, topic, record, route)
+
+    def pending_reply(self, entry: JournalEntry) -> Outcome:
+        """The answer to a `messageId` request; its entry is tombstoned, answered or expired."""
+        assert self.pending is not None
+        message_id = entry.text("JMSCorrelationID")
+        found = None if message_id is None else self.pending(message_id)
+        answer = replies.pending_answer(entry, self.config.bridge_id, found, self.reply_topics)
+        done = (
+            ()
+            if found is None or message_id is None
+            else ((self.config.pending_topic, tombstone(message_id)),)
+        )
+        if isinstance(answer, SoftFailure):
+            name = pending_route(found)
+            route = next((r for r in self.config.routes if r.name == name), None)
+            return dataclasses.replace(self.soft_failure(answer, entry, route), also=done)
+        topic, record, route_name = answer
+        return Outcome(Action.PUBLISH, topic, record, route_name, also=done)
 
     def is_loop(self, entry: JournalEntry, route: Route) -> bool:
         """A message this bridge's ingress sent from the very topic the route writes to."""

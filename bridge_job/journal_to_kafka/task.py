@@ -23,12 +23,13 @@ from dataclasses import astuple, dataclass
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery
+from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
 from bridge_job.journal.redelivery import unresolved, without_duplicates
+from bridge_job.journal_to_kafka import pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.limits import TopicLimits
@@ -37,6 +38,7 @@ from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
     Addressed,
     egress_transactional_id,
+    producer_for,
     transactional_settings,
     write_at_least_once,
     write_transaction,
@@ -75,7 +77,12 @@ SUMMARY_SCHEMA = (
     "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
 )
 
-_egresses = PerConfig(lambda config: Egress(config, TopicLimits(config.bridge.kafka).limit))
+
+def _egress(config: JobConfig) -> Egress:
+    return Egress(config, TopicLimits(config.bridge.kafka).limit, pending_requests.lookup(config))
+
+
+_egresses = PerConfig(_egress)
 
 
 def current_egress(config_path: str) -> Egress:
@@ -84,12 +91,20 @@ def current_egress(config_path: str) -> Egress:
     return _egresses.current(config_path)
 
 
-def route_all(egress: Egress, entries: Sequence[JournalEntry], summary: TaskSummary) -> list[Addressed]:
-    """The records to write for `entries`, counting outcomes into `summary`."""
+def route_all(
+    egress: Egress,
+    entries: Sequence[JournalEntry],
+    summary: TaskSummary,
+    answered: list[Addressed] | None = None,
+) -> list[Addressed]:
+    """The records to write for `entries`, counting outcomes into `summary`; the tombstones of the pending
+    requests they answer go to `answered`."""
     records: list[Addressed] = []
     for entry in entries:
         outcome = egress.handle(entry)
         action = outcome.action
+        if action is not Action.FAIL and answered is not None:
+            answered.extend(outcome.also)
         if action is Action.PUBLISH or action is Action.DEAD_LETTER:
             assert outcome.topic is not None and outcome.record is not None
             records.append((outcome.topic, outcome.record))
@@ -150,15 +165,25 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     kept = without_duplicates(entries, earlier)
     summary.duplicates = len(entries) - len(kept)
 
-    began = time.perf_counter_ns()
-    records = route_all(egress, kept, summary)
-    summary.routing_ns = time.perf_counter_ns() - began
-
+    transactional = None
     if exactly_once:
         transactional_id = egress_transactional_id(config.bridge_id, partition)
-        settings = transactional_settings(producer_config(kafka), transactional_id)
-        write_transaction(settings, records, consumer, TopicPartition(topic, partition, end), patience)
+        transactional = transactional_settings(producer_config(kafka), transactional_id)
+        if config.keeps_pending_requests:
+            # Opening the producer fences a killed former writer of this partition and aborts its open
+            # transaction, which holds back what the pending-request lookups can read until then.
+            producer_for(transactional)
+
+    began = time.perf_counter_ns()
+    answered: list[Addressed] = []
+    records = route_all(egress, kept, summary, answered)
+    summary.routing_ns = time.perf_counter_ns() - began
+    records += pending_requests.tombstones(config, partition, start, end, answered, transactional is not None)
+
+    if transactional is not None:
+        write_transaction(transactional, records, consumer, TopicPartition(topic, partition, end), patience)
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers, patience)
+    pending_requests.written(config, records)
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -31,12 +31,22 @@ import re
 import time
 from dataclasses import dataclass
 
-from bridge_job.config import IDENTIFIER_PATTERN, Direction, Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import (
+    IDENTIFIER_PATTERN,
+    Correlation,
+    Direction,
+    Format,
+    JmsSendSpec,
+    JobConfig,
+    Route,
+    SoftFailurePolicy,
+)
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec, origin
 from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
 
@@ -92,6 +102,7 @@ class IngressOutcome:
     dead_letter: KafkaRecord | None = None
     route: str | None = None
     failure: SoftFailure | None = None
+    request: PendingRequest | None = None  # SEND of a `messageId` request: kept under the id it is sent with
 
 
 def destination(record: IngressRecord, route: Route) -> Destination:
@@ -164,7 +175,43 @@ def request_changes(
         correlation = key.decode("utf-8", "replace")
     if correlation is None:
         correlation = f"{record.source.topic}:{record.source.partition}:{record.source.offset}"
+    if route.spec.reply.correlation is Correlation.MESSAGE_ID:  # the answer is found by its request's id
+        return {"reply_to": reply_queue(config), "correlation_id": correlation}
     return {"reply_to": reply_queue(config), "correlation_id": request_correlation(topic, correlation)}
+
+
+def pending_request(
+    record: IngressRecord, route: Route, message: JmsMessage, now_ms: int
+) -> PendingRequest | None:
+    """What to remember of a request to a `messageId` service (routing/pending.py), once sent as `message`."""
+    reply = route.spec.reply
+    raw = record.record.header(REPLY_TOPIC_HEADER)
+    if reply is None or reply.correlation is not Correlation.MESSAGE_ID or raw is None:
+        return None
+    assert message.correlation_id is not None  # request_changes set the requester's
+    return PendingRequest(
+        raw.decode("utf-8", "replace"), message.correlation_id, now_ms + reply.timeout_ms, route.name
+    )
+
+
+def send_changes(send: JmsSendSpec, message: JmsMessage, now_ms: int) -> dict[str, object]:
+    """What a route's `send` overrides."""
+    changes: dict[str, object] = {}
+    if send.correlation is Correlation.MESSAGE_ID:  # a JMS requester that expects its own id back
+        if message.message_id is None:
+            raise SoftFailure(
+                SoftFailureReason.CONVERSION_FAILED,
+                "send.correlation messageId: the record carries no JMSMessageID (header jms.JMSMessageID)",
+            )
+        changes["correlation_id"] = message.message_id
+    if send.delivery_mode is not None:
+        persistent = send.delivery_mode == "persistent"
+        changes["delivery_mode"] = DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT
+    if send.priority is not None:
+        changes["priority"] = send.priority
+    if send.time_to_live_ms is not None:
+        changes["expiration"] = now_ms + send.time_to_live_ms if send.time_to_live_ms else 0
+    return changes
 
 
 def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) -> JmsMessage:
@@ -199,13 +246,7 @@ def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) 
     }
     changes |= request_changes(record, route, message, config)
     if send is not None:
-        if send.delivery_mode is not None:
-            persistent = send.delivery_mode == "persistent"
-            changes["delivery_mode"] = DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT
-        if send.priority is not None:
-            changes["priority"] = send.priority
-        if send.time_to_live_ms is not None:
-            changes["expiration"] = now_ms + send.time_to_live_ms if send.time_to_live_ms else 0
+        changes |= send_changes(send, message, now_ms)
     return dataclasses.replace(message, **changes)  # type: ignore[arg-type]
 
 
@@ -235,13 +276,15 @@ class Ingress:
             return self.soft_failure(
                 SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches"), record, None
             )
+        now_ms = now_ms or int(time.time() * 1000)
         try:
-            message = to_jms(record, route, self.config, now_ms or int(time.time() * 1000))
+            message = to_jms(record, route, self.config, now_ms)
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
         if is_loop(record.record, message.destination, self.config.bridge_id):
             return IngressOutcome(IngressAction.LOOP, route=route.name)
-        return IngressOutcome(IngressAction.SEND, message, route=route.name)
+        request = pending_request(record, route, message, now_ms)
+        return IngressOutcome(IngressAction.SEND, message, route=route.name, request=request)
 
     def soft_failure(
         self, failure: SoftFailure, record: IngressRecord, route: Route | None

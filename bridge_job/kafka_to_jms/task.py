@@ -8,7 +8,9 @@ Spark plans the ranges and checkpoints them (kafka_to_jms/source.py); a task:
 3. writes the dead letters of step 2 to Kafka and waits for their acknowledgement;
 4. sends the messages in offset order in transacted JMS sessions of `COMMIT_EVERY` messages; a message
    the provider refuses is a soft failure (`SendFailed`) whose dead letter is acknowledged before its
-   chunk commits;
+   chunk commits; so is the pending entry of each request to a `messageId` service, written under the
+   JMSMessageID the send assigned (routing/pending.py): the service sees the request only after its entry
+   is in Kafka. A chunk whose commit fails leaves entries no answer will name; they expire;
 5. returns once the last chunk is committed, so Spark commits the batch after every message is
    delivered. A crash before that sends the range again: duplicates, never a loss, each duplicate
    carrying the same `_AMQ_DUPL_ID`.
@@ -53,6 +55,7 @@ from bridge_job.message import JmsMessage
 from bridge_job.outages import Outage
 from bridge_job.redaction import redact_process_logs
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+from bridge_job.routing.pending import PendingRequest, pending_record
 
 log = logging.getLogger("jmsbridge.ingress")
 
@@ -135,22 +138,26 @@ def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
     )
 
 
+# A record, its message, and for a `messageId` request what to remember of it (routing/pending.py).
+Send = tuple[IngressRecord, JmsMessage, PendingRequest | None]
+
+
 @dataclass
 class _Plan:
     """The range's outcomes, in offset order."""
 
-    sends: list[tuple[IngressRecord, JmsMessage]]
+    sends: list[Send]
     dead_letters: list[Addressed]
 
 
 def plan(ingress: Ingress, records: Sequence[IngressRecord], summary: IngressSummary) -> _Plan:
-    sends: list[tuple[IngressRecord, JmsMessage]] = []
+    sends: list[Send] = []
     dead_letters: list[Addressed] = []
     for record in records:
         outcome = ingress.handle(record)
         if outcome.action is IngressAction.SEND:
             assert outcome.message is not None
-            sends.append((record, outcome.message))
+            sends.append((record, outcome.message, outcome.request))
         else:
             _count(ingress, record, outcome, summary, dead_letters)
     return _Plan(sends, dead_letters)
@@ -215,17 +222,21 @@ def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> Non
 def _send_chunk(
     ingress: Ingress,
     producer: JmsProducer,
-    chunk: Sequence[tuple[IngressRecord, JmsMessage]],
+    chunk: Sequence[Send],
     summary: IngressSummary,
 ) -> None:
-    """One JMS transaction: the chunk's messages, the dead letters of those the provider refused
-    (acknowledged by Kafka first), the commit; counted into `summary` once committed."""
+    """One JMS transaction: the chunk's messages, the dead letters of those the provider refused and the
+    pending entries of `messageId` requests under the ids they were sent with (acknowledged by Kafka
+    first: no answer can come before its entry), the commit; counted into `summary` once committed."""
     counts = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
     dead_letters: list[Addressed] = []
-    for record, message in chunk:
+    pending: list[Addressed] = []
+    for record, message, request in chunk:
         try:
-            producer.send(message)
+            message_id = producer.send(message)
             counts.sent += 1
+            if request is not None:
+                pending.append((ingress.config.pending_topic, pending_record(message_id, request)))
         except JmsError as error:
             if caused_by(error, _NOT_AUTHORIZED):
                 raise BridgeStopped(
@@ -241,16 +252,16 @@ def _send_chunk(
                 counts,
                 dead_letters,
             )
-    if dead_letters:
+    if dead_letters or pending:
         bridge = ingress.config.bridge
         settings, servers = producer_config(bridge.kafka), bridge.kafka.bootstrap_servers
-        write_at_least_once(settings, dead_letters, servers, bridge.outages.patience_seconds)
+        write_at_least_once(settings, dead_letters + pending, servers, bridge.outages.patience_seconds)
     producer.commit()
     committed_ms = int(time.time() * 1000)
     summary.sent += counts.sent
     summary.dead_lettered += counts.dead_lettered
     summary.skipped += counts.skipped
-    for record, _ in chunk:
+    for record, _, _ in chunk:
         latency = max(committed_ms - record.source.timestamp_ms, 0)
         summary.latency_ms += latency
         summary.max_latency_ms = max(summary.max_latency_ms, latency)

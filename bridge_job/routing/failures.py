@@ -35,6 +35,8 @@ class SoftFailureReason(enum.StrEnum):
     NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
     SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
     REPLY_TOPIC_REFUSED = "ReplyTopicRefused"  # kafkaToJms: a request names a topic its route does not list
+    REPLY_EXPIRED = "ReplyExpired"  # an answer to a `messageId` request after its deadline
+    UNKNOWN_REQUEST = "UnknownRequest"  # an answer naming no pending `messageId` request
 
 
 @dataclass(frozen=True, slots=True)

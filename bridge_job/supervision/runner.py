@@ -36,7 +36,7 @@ from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us, unforeseen_reason
 from bridge_job.supervision.supervision import Supervision, halt
-from bridge_job.supervision.topics import check_topics
+from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
@@ -183,13 +183,16 @@ def _asking_kafka(config: JobConfig, what: str, call: Callable[[], T]) -> T:
 
 
 def _kafka_at_start(config: JobConfig, listener: OutageListener) -> int:
-    """Once Kafka answers and the bridge's topics are there: the journal's partitions."""
+    """Once Kafka answers and the bridge's topics (journal, pending requests) are there: the journal's
+    partitions."""
     from bridge_job.journal.topic import ensure_journal_topic
     from bridge_job.kafka.startup import wait_for_kafka
 
     wait_for_kafka(config.bridge.kafka, config.bridge.outages.patience_seconds, listener)
     _asking_kafka(config, "checking the topics", lambda: check_topics(config))
-    return _asking_kafka(config, "checking the journal topic", lambda: ensure_journal_topic(config))
+    partitions = _asking_kafka(config, "checking the journal topic", lambda: ensure_journal_topic(config))
+    _asking_kafka(config, "checking the pending-request topic", lambda: ensure_pending_topic(config))
+    return partitions
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from bridge_job.config.rendered import RenderedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kube.leadership import Leadership, LeadershipLost
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us
-from bridge_job.supervision.topics import check_topics
+from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
@@ -152,6 +152,7 @@ class Supervision:
             return
         if changed is not None:
             check_topics(changed)
+            ensure_pending_topic(changed)
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
             self._start_ingress_for(changed)
 

@@ -1,10 +1,13 @@
-"""Destination topics, checked before the bridge starts and after every route change."""
+"""Destination topics, checked before the bridge starts and after every route change; the pending-request
+topic, created then when the bridge says so."""
 
 from __future__ import annotations
 
 from bridge_job.config import JobConfig, is_topic_pattern
 from bridge_job.errors import BridgeStopped
+from bridge_job.journal.topic import ensure_topic
 from bridge_job.kafka.clients import admin_client
+from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
 
 
@@ -29,3 +32,10 @@ def check_topics(config: JobConfig) -> None:
             f"topic{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             f"{'do' if len(missing) > 1 else 'does'} not exist: create them or fix the routes"
         )
+
+
+def ensure_pending_topic(config: JobConfig) -> None:
+    """For `reply.correlation: messageId` routes: their topic, created with kafka.createJournalTopic."""
+    if config.keeps_pending_requests:
+        name = config.pending_topic
+        ensure_topic(config, name, lambda brokers: pending_topic(name, brokers), "pending-request")

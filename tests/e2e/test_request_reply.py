@@ -4,6 +4,7 @@ The requesters use the ActiveMQ client's own javax.jms API (through JPype, as an
 would): each has its connection and its TemporaryQueue, sets JMSReplyTo and JMSCorrelationID. The
 service is a confluent-kafka consumer and producer that answers each request record with a reply record
 carrying the request's `jms.JMSReplyTo` and `jms.JMSCorrelationID` headers, as docs/ingress.md says.
+The other way, Kafka requesters and JMS services of either convention (tests/support/jms_services.py).
 """
 
 from __future__ import annotations
@@ -13,16 +14,22 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
-import jpype
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from bridge_job.jms import start_jvm
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
-from tests.support.harness import bridge_document, read_topics, route_document, to_jms_route, write_yaml
+from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.support.harness import (
+    ONE_AT_A_TIME,
+    bridge_document,
+    read_topics,
+    route_document,
+    to_jms_route,
+    write_yaml,
+)
+from tests.support.jms_services import answer_requests
 
 pytestmark = pytest.mark.e2e
 
@@ -101,24 +108,20 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
         assert got == [(f"r{number}-{i}", f"re: q{number}.{i}") for i in range(4)]
 
 
-def answer_requests(activemq: ActiveMqBroker, queue: str, count: int) -> None:
-    """A JMS service: answers `count` requests on `queue` to their JMSReplyTo, copying JMSCorrelationID."""
-    start_jvm(activemq_classpath())
-    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
-    connection = factory.createConnection()
-    try:
-        connection.start()
-        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
-        consumer = session.createConsumer(session.createQueue(queue))
-        producer = session.createProducer(None)
-        for _ in range(count):
-            request = consumer.receive(120_000)
-            assert request is not None, f"no request on {queue} within 120 s"
-            answer = session.createTextMessage(f"re: {request.getText()}")
-            answer.setJMSCorrelationID(request.getJMSCorrelationID())
-            producer.send(request.getJMSReplyTo(), answer)
-    finally:
-        connection.close()
+def requests_bridge(
+    tmp_path: Path,
+    activemq: ActiveMqBroker,
+    kafka: KafkaBroker,
+    bridge: str,
+    reply_queue: str,
+    route: dict[str, Any],
+    **spec: Any,
+) -> list[Path]:
+    """The files of a bridge taking answers from `reply_queue`, with one request route."""
+    document = bridge_document(
+        bridge, activemq, kafka, [{"queue": reply_queue}], jms={"replyQueue": reply_queue}, **spec
+    )
+    return [write_yaml(tmp_path / "bridge.yaml", document, route)]
 
 
 def test_kafka_requesters_get_their_replies_from_a_jms_service(
@@ -128,22 +131,11 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
     requests, service, reply_queue, bridge = f"req-{n}", f"svc.{n}", f"replies.{n}", f"kr-{n}"
     replies_a, replies_b, elsewhere, dlq = f"ra-{n}", f"rb-{n}", f"other-{n}", f"dlq-{n}"
     kafka.create_topics(requests, replies_a, replies_b, elsewhere, dlq)
-    files = [
-        write_yaml(
-            tmp_path / "bridge.yaml",
-            bridge_document(
-                bridge,
-                activemq,
-                kafka,
-                [{"queue": reply_queue}],
-                jms={"replyQueue": reply_queue},
-                routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
-            ),
-            to_jms_route(
-                "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
-            ),
-        )
-    ]
+    route = to_jms_route(
+        "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
+    )
+    policy = {"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"}
+    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, routing=policy)
     producer = Producer({"bootstrap.servers": kafka.bootstrap})
     for i in range(3):  # requester a names its correlation id in a header, requester b by the key
         to_a: Headers = [
@@ -170,3 +162,35 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
         (f"b-{i}".encode(), f"re: b{i}".encode()) for i in range(3)
     ]
     assert letter.value == b"x" and letter.header("jmsbridge.deadletter.reason") == b"ReplyTopicRefused"
+
+
+@ONE_AT_A_TIME  # two starts of the job
+def test_a_message_id_service_answers_a_kafka_requester_across_a_kill_of_the_job(
+    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """The job is killed once the service has taken the requests and before it answers: the restarted
+    job finds the pending requests in Kafka and routes every answer, once (`exactlyOnce`)."""
+    n = uuid.uuid4().hex[:8]
+    requests, service, reply_queue, replies, bridge = f"req-{n}", f"svc.{n}", f"rq.{n}", f"ra-{n}", f"mk-{n}"
+    kafka.create_topics(requests, replies)
+    reply = {"topics": [replies], "correlation": "messageId", "timeoutSeconds": 600}
+    route = to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply)
+    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, delivery="exactlyOnce")
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(3):
+        headers: Headers = [
+            ("jmsbridge.replyTopic", replies.encode()),
+            ("jms.JMSCorrelationID", f"k-{i}".encode()),
+        ]
+        producer.produce(requests, f"q{i}".encode(), headers=headers)
+    assert producer.flush(30) == 0
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        answer_requests(activemq, service, 3, by_message_id=True, before_answering=job.kill)
+        job.start()  # the same checkpoint; nothing of the requests in its memory
+        got = read_topics(kafka, [replies], 3, settle=1.0)
+    finally:
+        job.stop()
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got) == [
+        (f"k-{i}".encode(), f"re: q{i}".encode(), f"k-{i}".encode()) for i in range(3)
+    ]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bridge_job.config import JobConfig
+from bridge_job.config import DEFAULT_REPLY_TIMEOUT_SECONDS, JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord, jsonmode, native
 from bridge_job.journal.entries import JournalEntry
@@ -29,6 +29,8 @@ from bridge_job.message import (
     Property,
     PropertyType,
 )
+from bridge_job.routing.failures import SoftFailureReason
+from bridge_job.routing.pending import PendingRequest, pending_record, tombstone
 from tests.support.builders import config, route
 
 NOW = 1_700_000_000_000
@@ -244,3 +246,100 @@ def test_a_pattern_reads_every_topic_it_matches() -> None:
     record = IngressRecord(KafkaRecord(b"x"), KafkaSource("ev.b", 0, 0, NOW))
     assert Ingress(cfg).route(record) is not None and ingress.table.routes_of("ev.b")[0].name == "events"
     assert ingress.table.routes_of("ev.a.deep") == ()
+
+
+def message_id_requests_config(policy: str = "fail", **reply: Any) -> JobConfig:
+    jms = {
+        "connectionFactory": {"className": "org.apache.activemq.ActiveMQConnectionFactory"},
+        "sources": [{"queue": "orders.in"}, {"queue": "replies"}],
+        "replyQueue": "replies",
+    }
+    spec = {"topics": ["answers"], "correlation": "messageId"} | reply
+    requests = ingress_route(reply=spec, onSoftFailure=policy)
+    return config(requests, route("out", "t"), jms=jms, bridgeId="b")
+
+
+def test_a_message_id_request_keeps_the_requester_correlation_id_and_is_remembered() -> None:
+    cfg = message_id_requests_config(timeoutSeconds=30)
+    outcome = handle(cfg, b"q", [("jmsbridge.replyTopic", b"answers"), ("jms.JMSCorrelationID", b"c1")])
+    message = sent(outcome)
+    assert message.reply_to == Destination(DestinationKind.QUEUE, "replies")
+    assert message.correlation_id == "c1"  # the service answers with the message id: nothing to carry
+    assert outcome.request == PendingRequest("answers", "c1", NOW + 30_000, "in")
+    keyed = handle(cfg, b"q", [("jmsbridge.replyTopic", b"answers")], key=b"k")
+    assert keyed.request is not None and keyed.request.correlation_id == "k"
+    assert keyed.request.deadline_ms == NOW + 30_000
+    assert handle(cfg, b"q").request is None  # no reply topic: a one-way message
+    default = message_id_requests_config()
+    outcome = handle(default, b"q", [("jmsbridge.replyTopic", b"answers")], key=b"k")
+    assert outcome.request is not None
+    assert outcome.request.deadline_ms == NOW + DEFAULT_REPLY_TIMEOUT_SECONDS * 1000
+    assert handle(requests_config(), b"q", [("jmsbridge.replyTopic", b"answers")]).request is None
+
+
+def answer_entry(correlation: str | None, taken_ms: int = NOW) -> JournalEntry:
+    replies = Destination(DestinationKind.QUEUE, "replies")
+    message = JmsMessage(replies, body="a", message_id="ID:answer", correlation_id=correlation)
+    return JournalEntry(native.encode(message), 0, 0, taken_ms)
+
+
+def test_a_message_id_answer_goes_to_its_pending_request_and_tombstones_it() -> None:
+    cfg = message_id_requests_config("skip")
+    entry = pending_record("ID:req-1", PendingRequest("answers", "c1", NOW + 1_000, "in")).value
+    asked: list[str] = []
+
+    def lookup(message_id: str) -> bytes | None:
+        asked.append(message_id)
+        return entry if message_id == "ID:req-1" else None
+
+    egress = Egress(cfg, pending=lookup)
+    outcome = egress.handle(answer_entry("ID:req-1"))
+    assert (outcome.action, outcome.topic, outcome.route) == (Action.PUBLISH, "answers", "in")
+    assert outcome.record is not None
+    assert outcome.record.key == b"c1" and outcome.record.header("jms.JMSCorrelationID") == b"c1"
+    assert outcome.also == (("b.jms-bridge.pending", tombstone("ID:req-1")),)
+    late = egress.handle(answer_entry("ID:req-1", taken_ms=NOW + 1_001))  # taken by the journal too late
+    assert late.action is Action.SKIP and late.failure is not None
+    assert late.failure.reason is SoftFailureReason.REPLY_EXPIRED and "1 ms after" in late.failure.error
+    assert late.also == outcome.also  # expired: forgotten too
+    unknown = egress.handle(answer_entry("ID:other"))  # no route known: the bridge's policy (fail)
+    assert (unknown.action, unknown.route) == (Action.FAIL, None) and unknown.failure is not None
+    assert unknown.failure.reason is SoftFailureReason.UNKNOWN_REQUEST and unknown.also == ()
+    assert asked == ["ID:req-1", "ID:req-1", "ID:other"]
+    # a correlation-id answer on the same reply queue needs no lookup
+    assert egress.handle(answer_entry("answers/c9")).action is Action.PUBLISH and len(asked) == 3
+
+
+def test_an_expired_answer_follows_its_route_policy() -> None:
+    cfg = message_id_requests_config("fail")
+    entry = pending_record("ID:req-1", PendingRequest("answers", "c1", NOW - 1, "in")).value
+    outcome = Egress(cfg, pending=lambda _: entry).handle(answer_entry("ID:req-1"))
+    assert (outcome.action, outcome.route) == (Action.FAIL, "in")
+
+
+def test_without_a_message_id_route_no_pending_request_is_looked_up() -> None:
+    def lookup(message_id: str) -> bytes | None:
+        raise AssertionError("looked up")
+
+    outcome = Egress(requests_config(), pending=lookup).handle(answer_entry("ID:req-1"))
+    assert outcome.failure is not None and outcome.failure.reason is SoftFailureReason.NO_ROUTE
+
+
+def test_a_reply_to_a_jms_requester_may_carry_the_request_message_id_as_correlation_id() -> None:
+    cfg = config(
+        ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo"}, send={"correlation": "messageId"}),
+        bridgeId="b",
+    )
+    headers = [("jms.JMSReplyTo", b"queue://ID:temp-1"), ("jms.JMSMessageID", b"ID:req-7")]
+    message = sent(handle(cfg, b"answer", [*headers, ("jms.JMSCorrelationID", b"theirs")]))
+    assert message.correlation_id == "ID:req-7"
+    skip = config(
+        ingress_route(
+            jmsDestination={"fromHeader": "jms.JMSReplyTo"},
+            send={"correlation": "messageId"},
+            onSoftFailure="skip",
+        )
+    )
+    missing = handle(skip, b"answer", [("jms.JMSReplyTo", b"queue://ID:temp-1")])
+    assert missing.action is IngressAction.SKIP and missing.failure is not None
+    assert "jms.JMSMessageID" in missing.failure.error

@@ -327,6 +327,17 @@ CASES = [
         "`send` applies to direction kafkaToJms only",
     ),
     Case(
+        "reply-timeout-without-message-ids",
+        "JmsBridgeRoute",
+        _both(
+            _set("spec.direction", "kafkaToJms"),
+            _set("spec.jmsDestination", {"queue": "q"}),
+            _set("spec.reply", {"topics": ["answers"], "timeoutSeconds": 30}),
+        ),
+        "spec.reply",
+        "`timeoutSeconds` applies to `correlation: messageId` only",
+    ),
+    Case(
         "destination-queue-and-topic",
         "JmsBridgeRoute",
         _both(

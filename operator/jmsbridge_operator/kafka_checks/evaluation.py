@@ -51,6 +51,7 @@ from bridge_job.config import (
     transactional_id_prefix,
 )
 from bridge_job.journal.entries import JournalTopicSpec, journal_topic
+from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
 from jmsbridge_operator.conditions import Condition, Problem, join
 
@@ -158,6 +159,7 @@ class RequiredAccess:
     consumer_groups: tuple[str, ...]
     transactional_id_prefix: str | None
     journal_creation: JournalCreation | None
+    pending_creation: str | None = None  # the pending-request topic, to create when it is missing
 
     @property
     def probe_transactional_id(self) -> str | None:
@@ -169,8 +171,9 @@ class RequiredAccess:
 def required_access(config: JobConfig) -> RequiredAccess:
     """The topics (with operations and purposes), groups and transactional ids this bridge uses.
 
-    Writes: every `jmsToKafka` route's topic, the dead-letter topic, reply topics, the journal. Reads: every
-    `kafkaToJms` route's topic, the journal. Topics are listed by name; purposes in config order.
+    Writes: every `jmsToKafka` route's topic, the dead-letter topic, reply topics, the journal, the pending
+    requests of `messageId` routes. Reads: every `kafkaToJms` route's topic, the journal, the pending
+    requests. Topics are listed by name; purposes in config order.
     """
     operations: dict[str, set[Operation]] = {}
     purposes: dict[str, list[str]] = {}
@@ -190,6 +193,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
             use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
     for topic, route_name in reply_topics(config).items():
         use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
+    if config.keeps_pending_requests:
+        use(config.pending_topic, WRITE_ACCESS | READ_ACCESS, "pending requests")
 
     kafka = config.bridge.kafka
     return RequiredAccess(
@@ -207,11 +212,18 @@ def required_access(config: JobConfig) -> RequiredAccess:
             if kafka.create_journal_topic
             else None
         ),
+        pending_creation=(
+            config.pending_topic if kafka.create_journal_topic and config.keeps_pending_requests else None
+        ),
     )
 
 
 def journal_topic_spec(creation: JournalCreation, broker_count: int) -> JournalTopicSpec:
     return journal_topic(creation.name, creation.partitions, broker_count)
+
+
+def pending_topic_spec(name: str, broker_count: int) -> JournalTopicSpec:
+    return pending_topic(name, broker_count)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from bridge_job.config import JobConfig, KafkaSpec
+from bridge_job.journal.entries import JournalTopicSpec
 from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
@@ -60,7 +61,6 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     CheckSettings,
     CheckState,
     GroupAnswer,
-    JournalCreation,
     Lookup,
     Operation,
     ProbeResult,
@@ -70,6 +70,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     detect_authorizer,
     evaluate,
     journal_topic_spec,
+    pending_topic_spec,
     required_access,
 )
 
@@ -194,7 +195,10 @@ class _Probe:
         topics = self.describe_topics([use.name for use in access.topics])
         creation = access.journal_creation
         if creation is not None and topics[creation.name].lookup is Lookup.NOT_FOUND:
-            topics[creation.name] = self.create_journal(creation, len(cluster.nodes))
+            topics[creation.name] = self.create(journal_topic_spec(creation, len(cluster.nodes)))
+        pending = access.pending_creation
+        if pending is not None and topics[pending].lookup is Lookup.NOT_FOUND:
+            topics[pending] = self.create(pending_topic_spec(pending, len(cluster.nodes)))
         groups = {group: self.describe_group(group) for group in access.consumer_groups}
         transactional_id = None
         if access.probe_transactional_id is not None:
@@ -262,8 +266,7 @@ class _Probe:
                 answers[name] = TopicAnswer(Lookup.FOUND, _operations(description.authorized_operations))
         return answers
 
-    def create_journal(self, creation: JournalCreation, broker_count: int) -> TopicAnswer:
-        spec = journal_topic_spec(creation, broker_count)
+    def create(self, spec: JournalTopicSpec) -> TopicAnswer:
         topic = NewTopic(
             spec.name,
             num_partitions=spec.partitions,
@@ -282,7 +285,7 @@ class _Probe:
             if code != KafkaError.TOPIC_ALREADY_EXISTS:  # created meanwhile by someone else: fine
                 return TopicAnswer(Lookup.NOT_FOUND, creation_error=kafka_error.str())
         else:
-            log.info("created journal topic %s", spec.name)
+            log.info("created topic %s", spec.name)
         # Metadata reaches every broker shortly after the creation: ask until it is visible, and
         # otherwise leave the permissions to the next check.
         try:

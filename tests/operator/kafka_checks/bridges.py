@@ -20,8 +20,10 @@ def bridge_config(
     journal_partitions: int = 1,
     exactly_once: bool = False,
     sasl_secret: str | None = None,
+    message_id_replies: str | None = None,
 ) -> JobConfig:
-    """A bridge with a jmsToKafka route per topic in `writes` and a kafkaToJms route per topic in `reads`."""
+    """A bridge with a jmsToKafka route per topic in `writes` and a kafkaToJms route per topic in `reads`;
+    those are requests to a `messageId` service answering to the topic `message_id_replies` when given."""
     kafka: dict[str, Any] = {
         "bootstrapServers": bootstrap,
         "createJournalTopic": create_journal,
@@ -43,19 +45,27 @@ def bridge_config(
                 "direction": "kafkaToJms",
                 "kafkaTopic": topic,
                 "jmsDestination": {"queue": f"{topic}.out"},
-            },
+            }
+            | (
+                {"reply": {"topics": [message_id_replies], "correlation": "messageId"}}
+                if message_id_replies
+                else {}
+            ),
         }
         for topic in reads
     ]
+    jms: dict[str, Any] = {
+        "connectionFactory": {"className": "org.example.Factory"},
+        "sources": [{"queue": "in"}],
+    }
+    if message_id_replies:
+        jms |= {"sources": [{"queue": "in"}, {"queue": "replies"}], "replyQueue": "replies"}
     routes.sort(key=lambda route: str(route["name"]))
     return JobConfig.model_validate(
         {
             "bridgeId": bridge_id,
             "bridge": {
-                "jms": {
-                    "connectionFactory": {"className": "org.example.Factory"},
-                    "sources": [{"queue": "in"}],
-                },
+                "jms": jms,
                 "kafka": kafka,
                 "routing": {"deadLetterTopic": dead_letter} if dead_letter else {},
                 "delivery": "exactlyOnce" if exactly_once else "atLeastOnce",

@@ -129,6 +129,15 @@ def test_journal_creation_only_when_the_spec_asks() -> None:
     assert access(journal="j").journal_creation is None
 
 
+def test_message_id_requests_need_the_pending_topic_created_with_the_journal() -> None:
+    needed = access(reads=("requests",), message_id_replies="answers", create_journal=True)
+    (pending,) = [u for u in needed.topics if u.name == "orders.jms-bridge.pending"]
+    assert pending.operations == {R, W, D} and pending.purposes == ("pending requests",)
+    assert needed.pending_creation == "orders.jms-bridge.pending"
+    assert access(reads=("requests",), message_id_replies="answers").pending_creation is None
+    assert "orders.jms-bridge.pending" not in {u.name for u in access(reads=("requests",)).topics}
+
+
 @pytest.mark.parametrize(
     ("brokers", "replicas", "min_insync"), [(1, 1, "1"), (2, 2, "1"), (3, 3, "2"), (9, 3, "2")]
 )

@@ -127,6 +127,29 @@ def test_journal_topic_created_when_asked_with_its_documented_config(kafka: Kafk
     assert again.notes == (NO_AUTHORIZER,)
 
 
+def test_pending_topic_created_with_the_journal_compacted(kafka: KafkaBroker) -> None:
+    requests, replies, journal = unique("requests"), unique("replies"), unique("journal")
+    kafka.create_topics(requests, replies)
+    bridge_id = unique("p")  # a DNS label
+    config = bridge_config(
+        kafka.bootstrap,
+        bridge_id=bridge_id,
+        writes=[],
+        reads=[requests],
+        journal=journal,
+        create_journal=True,
+        message_id_replies=replies,
+    )
+
+    first = check(config)
+    assert first.ready, first.condition
+    assert f"created topic {config.pending_topic} (pending requests)" in first.notes
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, config.pending_topic)
+    entries = admin.describe_configs([resource], request_timeout=10)[resource].result(timeout=30)
+    assert entries["cleanup.policy"].value == "compact"
+
+
 def journal_config_names() -> tuple[str, ...]:
     return ("cleanup.policy", "retention.ms", "min.insync.replicas", "unclean.leader.election.enable")
 

@@ -6,9 +6,8 @@ mid-stream, and Spark's JVM killed.
 Each test prints what it measured (`-s`): sent, received, lost, duplicates. The brokers that a test
 kills are its own, so that the session's brokers stay up for the other tests.
 
-Kafka is stopped only once records flow: killed before the egress query's first micro-batch, Spark's
-Python streaming source could not start ("Python worker failed to connect back", on this loaded
-machine, twice in two runs), which stops the job; that is Spark's source start-up, not the outage.
+Kafka is cut mid-stream, once records flow, and once while the job starts its queries (after the start-up
+checks, before the first micro-batch): the job waits both out with its patience (docs/outages.md).
 """
 
 from __future__ import annotations
@@ -283,6 +282,29 @@ def test_kafka_unreachable_mid_stream_is_waited_out(
     assert not lost
     if delivery == "exactlyOnce":
         assert duplicates == 0
+
+
+def test_kafka_blackholed_while_the_job_starts_is_waited_out(
+    activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """Cut as the queries start, before their first micro-batch (planned with Kafka gone) and before the
+    ingest's first journal write."""
+    files, queue, topic = bridge_files(tmp_path, activemq, own_kafka)
+    job = BridgeJob(files, tmp_path).start()
+    try:
+        job.wait_running()  # the queries are starting; no batch has run yet (nothing was sent)
+        own_kafka.freeze()
+        cut = time.monotonic()
+        send(activemq, [numbered(queue, seq) for seq in range(100)])
+        job.wait_log("(attempt 1, failing for", 90)  # waiting (a blackhole shows after a call's timeout)
+        threading.Event().wait(max(0.0, 40 - (time.monotonic() - cut)))
+        own_kafka.thaw()
+        records = read_topics(own_kafka, [topic], 100, timeout=300, settle=3.0, done=all_of(range(100)))
+        assert stop_lines(job) == [], job.log()[-3000:]
+    finally:
+        job.stop()
+    lost, _ = counts("Kafka blackholed at start", range(100), records)
+    assert not lost
 
 
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])

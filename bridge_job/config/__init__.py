@@ -11,7 +11,8 @@ field rather than a setting silently ignored.
 
 This package's face is the model: `from bridge_job.config import JobConfig`. Its modules: `schema` (the
 vocabulary: names, patterns, CEL rules, enums), `bridge` and `route` (the two specs), `job` (resources,
-the JobConfig, errors), `names` (what the operator and the job agree on); then reading the model:
+the JobConfig, errors), `pod_security` (what a bridge may set of its pods' security contexts), `names`
+(what the operator and the job agree on); then reading the model:
 `loading`, `rendered`, `validation`, and the Spark settings the job owns (`spark_settings`).
 """
 
@@ -84,6 +85,12 @@ from bridge_job.config.names import (
     lease_holder_identity,
     lease_name,
     transactional_id_prefix,
+)
+from bridge_job.config.pod_security import (
+    Capabilities,
+    ContainerSecurityContext,
+    PodSecurityContext,
+    SeccompProfile,
 )
 from bridge_job.config.route import (
     WILDCARD_TOPIC_MESSAGE,
@@ -160,12 +167,14 @@ __all__ = [
     "WILDCARD_TOPIC_MESSAGE",
     "BridgeRef",
     "CamelModel",
+    "Capabilities",
     "CheckpointPosition",
     "CheckpointReset",
     "CheckpointSpec",
     "ClientLibrary",
     "ConfigError",
     "ConnectionFactorySpec",
+    "ContainerSecurityContext",
     "Delivery",
     "DestinationName",
     "Direction",
@@ -190,6 +199,7 @@ __all__ = [
     "KubeName",
     "ObjectMeta",
     "OutagesSpec",
+    "PodSecurityContext",
     "PodSettings",
     "ReplySpec",
     "ResourcesSpec",
@@ -200,6 +210,7 @@ __all__ = [
     "SaslMechanism",
     "SaslSpec",
     "ScalarValue",
+    "SeccompProfile",
     "SecretRef",
     "SecurityProtocol",
     "SecuritySpec",

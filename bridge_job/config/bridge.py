@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bridge_job import __version__
+from bridge_job.config.pod_security import ContainerSecurityContext, PodSecurityContext
 from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
     JOB_IMAGE,
@@ -366,6 +367,17 @@ class PodSettings(CamelModel):
     env: Annotated[list[EnvVar], Field(max_length=64)] = Field(default_factory=list)
     volumes: Annotated[list[Volume], Field(max_length=32)] = Field(default_factory=list)
     volume_mounts: Annotated[list[VolumeMount], Field(max_length=32)] = Field(default_factory=list)
+    security_context: PodSecurityContext | None = Field(
+        default=None,
+        description="The pods' securityContext: each field set replaces the operator's default for it "
+        "(the Pod Security Standard restricted: uid 185, runAsNonRoot, seccomp RuntimeDefault).",
+    )
+    container_security_context: ContainerSecurityContext | None = Field(
+        default=None,
+        description="The securityContext of the Spark containers and the jar-copy init containers: each "
+        "field set replaces the operator's default for it (no privilege escalation, capabilities "
+        "dropped).",
+    )
 
     @model_validator(mode="after")
     def _mounts_name_volumes(self) -> Self:

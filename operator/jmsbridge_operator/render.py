@@ -14,6 +14,9 @@
   the config module) through `secretKeyRef`, never as values.
 - `jms.clientLibraries`: one init container per image copies its jars into an emptyDir mounted at
   `JMS_LIBRARY_DIR` (the job's default JMS classpath) in every driver and executor pod.
+- Every driver and executor pod, and each of its containers, meets the Pod Security Standard
+  `restricted` (`pod_security.py`) unless `spark.pod.securityContext` or `containerSecurityContext`
+  replace a default.
 - `spark.pod` (volumes, mounts, env, nodeSelector, tolerations, imagePullSecrets) is added to what the
   operator sets, on the driver and the executors alike; `spark.sparkConf` is merged with the job's
   settings (`spark_settings.merged_settings`). The models reject names and keys that are the operator's.
@@ -54,6 +57,7 @@ from bridge_job.config import (
 )
 from bridge_job.config.spark_settings import merged_settings
 from jmsbridge_operator import naming, spark_application
+from jmsbridge_operator.pod_security import container_security_context, pod_security_context
 
 CONFIG_VOLUME = "jmsbridge-config"
 CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
@@ -183,6 +187,7 @@ def spark_conf(config: JobConfig) -> dict[str, str]:
 def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
     """One init container per client library image: its jars copied into the shared library volume."""
     mount = {"name": JMS_LIBRARY_VOLUME, "mountPath": JMS_LIBRARY_DIR}
+    pod = config.bridge.spark.pod
     return [
         {
             "name": f"jms-client-library-{index}",
@@ -190,6 +195,7 @@ def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
             "imagePullPolicy": library.image_pull_policy,
             "command": ["cp", "-R", f"{library.path.rstrip('/')}/.", f"{JMS_LIBRARY_DIR}/"],
             "volumeMounts": [mount],
+            "securityContext": container_security_context(pod.container_security_context if pod else None),
         }
         for index, library in enumerate(config.bridge.jms.client_libraries or [])
     ]
@@ -214,6 +220,8 @@ def _pods_share(config: JobConfig) -> dict[str, Any]:
         shared["nodeSelector"] = dict(pod.node_selector)
     if pod and pod.tolerations:
         shared["tolerations"] = [t.dump() for t in pod.tolerations]
+    shared["podSecurityContext"] = pod_security_context(pod.security_context if pod else None)
+    shared["securityContext"] = container_security_context(pod.container_security_context if pod else None)
     return shared
 
 

@@ -500,3 +500,8 @@ class JmsBridgeSpec(CamelModel):
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
     security: SecuritySpec = Field(default_factory=SecuritySpec)
     suspend: bool = False
+    restart_nonce: Annotated[str, Field(max_length=253)] | None = Field(
+        default=None,
+        description="Any new value restarts the bridge's instances, the standby first (as any change of "
+        "the spec does): e.g. a timestamp, after a Secret it reads changed.",
+    )

@@ -716,7 +716,19 @@ WAITING_FOR_THE_STANDBY = (
 )
 
 
-def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> None:
+def _spec_hash(app: dict[str, Any]) -> str:
+    return str(app["metadata"]["annotations"]["jmsbridge.dev/spec-hash"])
+
+
+# A change of the spec, and a restart asked for (`spec.restartNonce`): both roll out the same way.
+CHANGES = {
+    "executor-instances": {"spark": {"executor": {"instances": 3}}},
+    "restart-nonce": {"restartNonce": "2026-11-25T01:00:00Z"},
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, change: str) -> None:
     view.create(simple_bridge(standby=True), route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
@@ -724,14 +736,13 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)  # the primary is active from here on
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
+    before = {name: _spec_hash(app) for name, app in view.apps().items()}
 
-    view.kube.patch(
-        GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"executor": {"instances": 3}}}}
-    )
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": CHANGES[change]})
     # The standby gets the new spec; as it still reports its old submission's RUNNING, which is not
     # running the new spec, the rollout waits for it.
     view.wait(
-        lambda: view.apps()["simple-secondary"]["spec"]["executor"]["instances"] == 3, "standby updated"
+        lambda: _spec_hash(view.apps()["simple-secondary"]) != before["simple-secondary"], "standby updated"
     )
     bridge = view.wait(
         lambda: (
@@ -743,14 +754,14 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
         "the rollout waiting for the standby",
     )
     apps = view.apps()
-    assert apps["simple-primary"]["spec"]["executor"]["instances"] == 1  # the active one keeps running
+    assert _spec_hash(apps["simple-primary"]) == before["simple-primary"]  # the active one keeps running
     assert apps["simple-primary"]["metadata"]["generation"] == 1
     assert bridge["status"]["activeInstance"] == "simple-primary"
 
     view.play_spark("simple-secondary", "SUBMITTED", attempts=2)  # resubmitted with the new spec...
     view.play_spark("simple-secondary", "RUNNING", attempts=2)  # ...and running it: now the active's turn
     view.wait(
-        lambda: view.apps()["simple-primary"]["spec"]["executor"]["instances"] == 3, "the active updated"
+        lambda: _spec_hash(view.apps()["simple-primary"]) != before["simple-primary"], "the active updated"
     )
     view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)  # the spark-operator restarts it
     view.play_lease("simple", SECONDARY, transitions=1)

@@ -484,11 +484,31 @@ CREDENTIAL_RULES = (
 )
 
 
+# The journal topic, the consumer groups, the transactional ids and the Lease are named after the bridge
+# id: a new id would be a new bridge on the same JMS destinations, the old journal's records unread. The
+# API server keeps it as created (transition rules: checked on updates, against the stored object); the
+# operator refuses a change it did not (acceptance.py: a CRD older than the rule, no CEL).
+BRIDGE_ID_FIXED = (
+    "bridgeId cannot change after creation (the journal topic, consumer groups, transactional ids and "
+    "Lease are named after it): create a new JmsBridge instead"
+)
+BRIDGE_ID_RULES = (
+    Rule(
+        "has(self.bridgeId) == has(oldSelf.bridgeId)",
+        BRIDGE_ID_FIXED + "; it cannot be set or removed either",
+        "bridgeId",
+    ),
+)
+
+
 class JmsBridgeSpec(CamelModel):
-    model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES))
+    model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES, *BRIDGE_ID_RULES))
 
     bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
-        default=None, description="Defaults to metadata.name."
+        default=None,
+        description="Names the journal topic, consumer groups, transactional ids and Lease; defaults to "
+        "metadata.name. Fixed at creation.",
+        json_schema_extra=cel_rules(Rule("self == oldSelf", BRIDGE_ID_FIXED)),
     )
     jms: JmsSpec
     kafka: KafkaSpec

@@ -252,7 +252,9 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
     if bridge is None or config is None:
         outcome = BridgeOutcome(
             generation=generation,
-            bridge_id=bridge_id_of(bridge) if bridge is not None else None,
+            # what the applications still run as (a changed bridgeId is refused: acceptance.py)
+            bridge_id=(previous or {}).get("bridgeId")
+            or (bridge_id_of(bridge) if bridge is not None else None),
             spec_error="; ".join(problem.message for problem in checked.problems),
             applications=_observed_states(observed, name),
             config_map=config_map_name if observed.config_map else None,

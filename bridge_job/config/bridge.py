@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bridge_job import __version__
 from bridge_job.config.pod_security import ContainerSecurityContext, PodSecurityContext
 from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
@@ -399,7 +398,12 @@ class SparkSpec(CamelModel):
         )
     )
 
-    image: str = f"{JOB_IMAGE}:{__version__}"
+    image: str | None = Field(
+        default=None,
+        description="The job's image; defaults to the operator's job image "
+        f"({JOB_IMAGE}:<the operator's version>, or the one its chart names), so that an operator upgrade "
+        "moves the bridge to its job image (a rollout, standby first).",
+    )
     spark_version: str = "4.3.0"
     service_account: str | None = None
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)

@@ -10,6 +10,9 @@
 - The driver runs as `spark.serviceAccount`, else as `naming.JOB_SERVICE_ACCOUNT`, which the Helm chart
   creates in the bridges' namespaces with the rights the job needs (Spark's executor pods, and the Lease
   of the active/standby election).
+- The job image is the bridge's `spark.image`, else the operator's (`job_image`: this release's, or
+  `JMSBRIDGE_JOB_IMAGE`), decided here and not by a CRD default: the stored bridge keeps no image it did
+  not ask for, so a new operator moves it to its job image, through the rollout of any spec change.
 - Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
   the config module) through `secretKeyRef`, never as values.
 - `jms.clientLibraries`: one init container per image copies its jars into an emptyDir mounted at
@@ -43,6 +46,7 @@ from bridge_job.config import (
     BRIDGE_KIND,
     CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
+    DEFAULT_JOB_IMAGE,
     ENV_JMS_PASSWORD,
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
@@ -238,7 +242,10 @@ def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
     return volumes
 
 
-def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str, Any]:
+def application(
+    bridge: JmsBridge, config: JobConfig, instance: str, job_image: str = DEFAULT_JOB_IMAGE
+) -> dict[str, Any]:
+    """One instance's SparkApplication; `job_image` is what runs when the bridge names no image."""
     spark = config.bridge.spark
     name = naming.application_name(bridge.metadata.name, instance)
     labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
@@ -264,7 +271,7 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
         "type": "Python",
         "pythonVersion": "3",
         "mode": "cluster",
-        "image": spark.image,
+        "image": spark.image or job_image,
         "imagePullPolicy": "IfNotPresent",
         "mainApplicationFile": JOB_MAIN_FILE,
         "arguments": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}", "--instance", instance],
@@ -298,11 +305,13 @@ class Rendered:
         return [self.config_map, *self.applications.values()]
 
 
-def render(bridge: JmsBridge, config: JobConfig) -> Rendered:
+def render(bridge: JmsBridge, config: JobConfig, job_image: str = DEFAULT_JOB_IMAGE) -> Rendered:
     """Every object the operator creates for a running bridge (`config` holds its accepted routes)."""
     return Rendered(
         config_map=config_map(bridge, config),
-        applications={instance: application(bridge, config, instance) for instance in instances(config)},
+        applications={
+            instance: application(bridge, config, instance, job_image) for instance in instances(config)
+        },
     )
 
 

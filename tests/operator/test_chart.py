@@ -265,6 +265,25 @@ def test_kafka_check_values_become_operator_options() -> None:
     assert "--no-kafka-checks" in off and not any(a.startswith("--kafka-") for a in off)
 
 
+def test_the_job_image_value_becomes_the_operators_and_the_operator_reads_it() -> None:
+    from jmsbridge_operator.options import ENV_JOB_IMAGE, OperatorOptions
+
+    from bridge_job.config import DEFAULT_JOB_IMAGE
+    from jmsbridge.cli import parser
+    from jmsbridge.operator_cli import operator_environment
+
+    assert not any(a.startswith("--job-image") for a in container(template())["args"])  # the operator's own
+    (flag,) = [
+        a
+        for a in container(template("bridgeJob.image=registry.example.com/bridge-job:1.1.0"))["args"]
+        if a.startswith("--job-image")
+    ]
+    env = operator_environment(parser().parse_args(["operator", flag]))
+    assert OperatorOptions.from_env(env).job_image == "registry.example.com/bridge-job:1.1.0"
+    assert env == {ENV_JOB_IMAGE: "registry.example.com/bridge-job:1.1.0"}
+    assert OperatorOptions.from_env({}).job_image == DEFAULT_JOB_IMAGE
+
+
 def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
     # All namespaces, and nowhere for the Spark pods' service account.
     assert "at '/bridgeJob/namespaces': minItems" in refused("allNamespaces=true")

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.options import ENV_JOB_IMAGE
 
 from bridge_job.config import CONFIG_FILE_NAME, JobConfig
 from bridge_job.kube.api import Kube
@@ -556,6 +557,57 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
         # Created by us, its stored spec noted by us (metadata only), then RUNNING by the "spark-operator".
         assert len(history) == 3
         assert [v["metadata"]["generation"] for v in history if v is not None] == [1, 1, 1]
+
+
+def test_an_operator_upgrade_moves_bridges_to_its_job_image_standby_first(
+    cluster: KubeApi, no_kafka_checks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job image of a bridge that names none is the operator's, applied when it renders: the stored
+    bridge holds no image, so a new operator's image reaches it through a rollout. One that names its
+    image keeps it."""
+    old, new = "registry.example.com/bridge-job:1.0.0", "registry.example.com/bridge-job:1.1.0"
+    view = View(cluster)
+    pinned = simple_bridge("pinned")
+    pinned["spec"]["spark"] = {"image": "registry.example.com/own-job:7"}
+    monkeypatch.setenv(ENV_JOB_IMAGE, old)
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.create(simple_bridge(standby=True), pinned, route("out"))
+        view.wait(lambda: len(view.apps()) == 3, "three SparkApplications")
+        assert {name: app["spec"]["image"] for name, app in view.apps().items()} == {
+            "simple-primary": old,
+            "simple-secondary": old,
+            "pinned-primary": "registry.example.com/own-job:7",
+        }
+        assert "image" not in (view.bridge("simple") or {})["spec"]["spark"]  # no default stamped
+        view.play_spark("simple-primary", "RUNNING", attempts=1)
+        view.play_lease("simple", PRIMARY)
+        view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)
+        view.play_spark("simple-secondary", "RUNNING", attempts=1)
+        view.play_spark("pinned-primary", "RUNNING", attempts=1)
+        view.wait_conditions("JmsBridge", "simple", RUNNING)
+        view.wait_conditions("JmsBridge", "pinned", RUNNING)
+    pinned_version = view.apps()["pinned-primary"]["metadata"]["resourceVersion"]
+
+    monkeypatch.setenv(ENV_JOB_IMAGE, new)  # the upgrade
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.wait(lambda: view.apps()["simple-secondary"]["spec"]["image"] == new, "the standby first")
+        view.wait(
+            lambda: (
+                (b := view.bridge("simple"))
+                and view.conditions(b) == ROLLING_OUT
+                and view.message(b, "Reconciling") == WAITING_FOR_THE_STANDBY
+            ),
+            "the rollout waiting for the standby",
+        )
+        assert view.apps()["simple-primary"]["spec"]["image"] == old  # the active one keeps moving data
+        view.play_spark("simple-secondary", "SUBMITTED", attempts=2)
+        view.play_spark("simple-secondary", "RUNNING", attempts=2)
+        view.wait(lambda: view.apps()["simple-primary"]["spec"]["image"] == new, "then the active")
+        view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)
+        view.play_lease("simple", SECONDARY, transitions=1)
+        view.play_spark("simple-primary", "RUNNING", attempts=2)
+        view.wait_conditions("JmsBridge", "simple", RUNNING)
+        assert view.apps()["pinned-primary"]["metadata"]["resourceVersion"] == pinned_version
 
 
 def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogCaptureFixture) -> None:

@@ -462,6 +462,26 @@ def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> N
     )
 
 
+def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) -> None:
+    """The API emulator runs no CEL, as a cluster whose CRDs predate the transition rules: the operator
+    refuses the change itself, and the application keeps running as the bridge id it started with."""
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the application")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    app = view.apps()["simple-primary"]
+
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "simple", invalid)
+    assert "spec.bridgeId: the bridge ran as 'simple'" in view.message(bridge)
+    assert bridge["status"]["bridgeId"] == "simple"
+    assert view.apps()["simple-primary"]["metadata"]["resourceVersion"] == app["metadata"]["resourceVersion"]
+
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": None}})
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+
 def test_route_edit_changes_the_config_not_the_application(view: View) -> None:
     view.create(simple_bridge(), route("out", topic="orders"), route("extra", order=20, topic="extra"))
     view.wait(lambda: view.routes_in_config("simple") == ["out", "extra"], "both routes in the config")

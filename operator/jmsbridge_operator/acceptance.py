@@ -178,7 +178,8 @@ def validate(
     found = bridge_faults(bridge.spec)
     faults = tuple(problem_of(fault) for fault in refusals(found))
     problems = faults + checkpoint_problems(bridge.spec) + annotation_problems(body)
-    if problems := problems + bridge_id_problems(body, bridge):
+    problems += bridge_id_problems(body, bridge)
+    if problems:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)

@@ -1,5 +1,5 @@
 """The bridge job: JMS -> journal -> Spark -> Kafka, and Kafka -> JMS."""
 
 # The release version, written here only: the package metadata (pyproject.toml) and the default job image
-# (`config.SparkSpec.image`) read it; Chart.yaml and the examples must say the same (tests/test_version.py).
+# (`config.DEFAULT_JOB_IMAGE`) read it; Chart.yaml and the examples must say the same (tests/test_version.py).
 __version__ = "0.1.0"

@@ -84,6 +84,11 @@ def register(commands: Any) -> None:
         help="start bridges without checking their Kafka side (when the operator cannot reach it)",
     )
     operator.add_argument(
+        "--job-image",
+        metavar="IMAGE",
+        help="the job image of bridges that name none (ghcr.io/jmsbridge/bridge-job:<this version>)",
+    )
+    operator.add_argument(
         "--leader-election",
         action="store_true",
         help="run only while holding a Lease in the operator's namespace; other replicas stand by",
@@ -151,6 +156,8 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
         env[options.ENV_KAFKA_GRACE_PERIOD] = str(args.kafka_grace_period)
     if args.no_kafka_checks:
         env[options.ENV_KAFKA_CHECKS] = "false"
+    if args.job_image:
+        env[options.ENV_JOB_IMAGE] = args.job_image
     return env
 
 

@@ -11,7 +11,8 @@ field rather than a setting silently ignored.
 
 This package's face is the model: `from bridge_job.config import JobConfig`. Its modules: `schema` (the
 vocabulary: names, patterns, CEL rules, enums), `bridge` and `route` (the two specs), `job` (resources,
-the JobConfig, errors), `names` (what the operator and the job agree on); then reading the model:
+the JobConfig, errors), `pod_security` (what a bridge may set of its pods' security contexts), `names`
+(what the operator and the job agree on); then reading the model:
 `loading`, `rendered`, `validation`, and the Spark settings the job owns (`spark_settings`).
 """
 
@@ -85,6 +86,12 @@ from bridge_job.config.names import (
     lease_name,
     transactional_id_prefix,
 )
+from bridge_job.config.pod_security import (
+    Capabilities,
+    ContainerSecurityContext,
+    PodSecurityContext,
+    SeccompProfile,
+)
 from bridge_job.config.route import (
     DEFAULT_REPLY_TIMEOUT_SECONDS,
     WILDCARD_TOPIC_MESSAGE,
@@ -105,6 +112,7 @@ from bridge_job.config.schema import (
     API_VERSION,
     BRIDGE_ID_PATTERN,
     BRIDGE_KIND,
+    DEFAULT_JOB_IMAGE,
     DESTINATION_PATTERN,
     IDENTIFIER_PATTERN,
     JOB_IMAGE,
@@ -139,6 +147,7 @@ __all__ = [
     "CHECKPOINT_POSITIONS",
     "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
+    "DEFAULT_JOB_IMAGE",
     "DEFAULT_REPLY_TIMEOUT_SECONDS",
     "DESTINATION_PATTERN",
     "ENV_JMS_PASSWORD",
@@ -163,12 +172,14 @@ __all__ = [
     "WILDCARD_TOPIC_MESSAGE",
     "BridgeRef",
     "CamelModel",
+    "Capabilities",
     "CheckpointPosition",
     "CheckpointReset",
     "CheckpointSpec",
     "ClientLibrary",
     "ConfigError",
     "ConnectionFactorySpec",
+    "ContainerSecurityContext",
     "Correlation",
     "Delivery",
     "DestinationName",
@@ -194,6 +205,7 @@ __all__ = [
     "KubeName",
     "ObjectMeta",
     "OutagesSpec",
+    "PodSecurityContext",
     "PodSettings",
     "ReplySpec",
     "ResourcesSpec",
@@ -204,6 +216,7 @@ __all__ = [
     "SaslMechanism",
     "SaslSpec",
     "ScalarValue",
+    "SeccompProfile",
     "SecretRef",
     "SecurityProtocol",
     "SecuritySpec",

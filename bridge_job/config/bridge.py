@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bridge_job import __version__
+from bridge_job.config.pod_security import ContainerSecurityContext, PodSecurityContext
 from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
     JOB_IMAGE,
@@ -366,6 +366,17 @@ class PodSettings(CamelModel):
     env: Annotated[list[EnvVar], Field(max_length=64)] = Field(default_factory=list)
     volumes: Annotated[list[Volume], Field(max_length=32)] = Field(default_factory=list)
     volume_mounts: Annotated[list[VolumeMount], Field(max_length=32)] = Field(default_factory=list)
+    security_context: PodSecurityContext | None = Field(
+        default=None,
+        description="The pods' securityContext: each field set replaces the operator's default for it "
+        "(the Pod Security Standard restricted: uid 185, runAsNonRoot, seccomp RuntimeDefault).",
+    )
+    container_security_context: ContainerSecurityContext | None = Field(
+        default=None,
+        description="The securityContext of the Spark containers and the jar-copy init containers: each "
+        "field set replaces the operator's default for it (no privilege escalation, capabilities "
+        "dropped).",
+    )
 
     @model_validator(mode="after")
     def _mounts_name_volumes(self) -> Self:
@@ -387,7 +398,12 @@ class SparkSpec(CamelModel):
         )
     )
 
-    image: str = f"{JOB_IMAGE}:{__version__}"
+    image: str | None = Field(
+        default=None,
+        description="The job's image; defaults to the operator's job image "
+        f"({JOB_IMAGE}:<the operator's version>, or the one its chart names), so that an operator upgrade "
+        "moves the bridge to its job image (a rollout, standby first).",
+    )
     spark_version: str = "4.3.0"
     service_account: str | None = None
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
@@ -472,11 +488,31 @@ CREDENTIAL_RULES = (
 )
 
 
+# The journal topic, the consumer groups, the transactional ids and the Lease are named after the bridge
+# id: a new id would be a new bridge on the same JMS destinations, the old journal's records unread. The
+# API server keeps it as created (transition rules: checked on updates, against the stored object); the
+# operator refuses a change it did not (acceptance.py: a CRD older than the rule, no CEL).
+BRIDGE_ID_FIXED = (
+    "bridgeId cannot change after creation (the journal topic, consumer groups, transactional ids and "
+    "Lease are named after it): create a new JmsBridge instead"
+)
+BRIDGE_ID_RULES = (
+    Rule(
+        "has(self.bridgeId) == has(oldSelf.bridgeId)",
+        BRIDGE_ID_FIXED + "; it cannot be set or removed either",
+        "bridgeId",
+    ),
+)
+
+
 class JmsBridgeSpec(CamelModel):
-    model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES))
+    model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES, *BRIDGE_ID_RULES))
 
     bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
-        default=None, description="Defaults to metadata.name."
+        default=None,
+        description="Names the journal topic, consumer groups, transactional ids and Lease; defaults to "
+        "metadata.name. Fixed at creation.",
+        json_schema_extra=cel_rules(Rule("self == oldSelf", BRIDGE_ID_FIXED)),
     )
     jms: JmsSpec
     kafka: KafkaSpec
@@ -488,3 +524,8 @@ class JmsBridgeSpec(CamelModel):
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
     security: SecuritySpec = Field(default_factory=SecuritySpec)
     suspend: bool = False
+    restart_nonce: Annotated[str, Field(max_length=253)] | None = Field(
+        default=None,
+        description="Any new value restarts the bridge's instances, the standby first (as any change of "
+        "the spec does): e.g. a timestamp, after a Secret it reads changed.",
+    )

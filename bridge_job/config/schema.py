@@ -10,6 +10,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from bridge_job import __version__
+
 API_GROUP = "jmsbridge.dev"
 
 
@@ -22,8 +24,13 @@ BRIDGE_KIND = "JmsBridge"
 ROUTE_KIND = "JmsBridgeRoute"
 
 
-# The bridge job's container image; by default the tag of this release.
+# The bridge job's container image, and the one a bridge that names none runs: this release's. The
+# operator applies it when it renders (`JMSBRIDGE_JOB_IMAGE` may name another), never the CRD: a default
+# stamped into stored bridges would keep them on an old job image after an operator upgrade.
 JOB_IMAGE = "ghcr.io/jmsbridge/bridge-job"
+
+
+DEFAULT_JOB_IMAGE = f"{JOB_IMAGE}:{__version__}"
 
 
 # Kafka's own rule for topic names (kafka.common.internals.Topic).

@@ -29,6 +29,7 @@ from bridge_job.config import (
     JobConfig,
     Route,
     as_api_server,
+    bridge_id_of,
     field_errors,
     job_config,
 )
@@ -149,6 +150,21 @@ class Validation:
     warnings: tuple[Problem, ...] = ()  # rules the spec waives (inline credentials): said, not refused
 
 
+def bridge_id_problems(body: Mapping[str, Any], bridge: JmsBridge) -> tuple[Problem, ...]:
+    """A bridge id other than the one the bridge ran with (its status says which): the API server refuses
+    that change (a CEL transition rule), unless its CRD predates the rule or it runs no CEL."""
+    status = body.get("status")
+    ran_as = status.get("bridgeId") if isinstance(status, Mapping) else None
+    if not ran_as or ran_as == bridge_id_of(bridge):
+        return ()
+    message = (
+        f"spec.bridgeId: the bridge ran as {ran_as!r}, and its journal topic, consumer groups, transactional "
+        f"ids and Lease are named after it; {bridge_id_of(bridge)!r} would be another bridge on the same JMS "
+        f"destinations. Set spec.bridgeId back to {ran_as!r}, or create a new JmsBridge"
+    )
+    return (Problem(INVALID_SPEC, "spec.bridgeId", message),)
+
+
 def validate(
     body: Mapping[str, Any], route_bodies: Sequence[Mapping[str, Any]], *, namespace: str | None = None
 ) -> Validation:
@@ -161,7 +177,9 @@ def validate(
         return Validation(None, None, field_problems(error), invalid)
     found = bridge_faults(bridge.spec)
     faults = tuple(problem_of(fault) for fault in refusals(found))
-    if problems := faults + checkpoint_problems(bridge.spec) + annotation_problems(body):
+    problems = faults + checkpoint_problems(bridge.spec) + annotation_problems(body)
+    problems += bridge_id_problems(body, bridge)
+    if problems:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)

@@ -16,6 +16,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
+from bridge_job.config import DEFAULT_JOB_IMAGE
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.taken_names import Backoff
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
@@ -33,6 +34,7 @@ ENV_CONFLICT_BACKOFF = "JMSBRIDGE_CONFLICT_BACKOFF"
 ENV_CONFLICT_BACKOFF_MAX = "JMSBRIDGE_CONFLICT_BACKOFF_MAX"
 ENV_FAILURE_WINDOW = "JMSBRIDGE_FAILURE_WINDOW"
 ENV_ROLLOUT_DEADLINE = "JMSBRIDGE_ROLLOUT_DEADLINE"
+ENV_JOB_IMAGE = "JMSBRIDGE_JOB_IMAGE"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -57,6 +59,8 @@ class OperatorOptions:
     conflict_backoff_seconds: float = 5.0
     conflict_backoff_max_seconds: float = 300.0
     timing: Timing = DEFAULT_TIMING  # when failures count as one streak, how long a rollout may take
+    # What bridges that name no `spark.image` run: this release's job image, or one from your registry.
+    job_image: str = DEFAULT_JOB_IMAGE
 
     def __post_init__(self) -> None:
         if self.kafka_check_interval_seconds <= 0:
@@ -102,6 +106,7 @@ class OperatorOptions:
             conflict_backoff_max_seconds=number(
                 ENV_CONFLICT_BACKOFF_MAX, defaults.conflict_backoff_max_seconds
             ),
+            job_image=env.get(ENV_JOB_IMAGE, "").strip() or defaults.job_image,
             timing=Timing(
                 failure_window_seconds=number(ENV_FAILURE_WINDOW, defaults.timing.failure_window_seconds),
                 rollout_deadline_seconds=number(

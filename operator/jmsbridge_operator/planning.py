@@ -23,7 +23,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from bridge_job.config import JmsBridge, bridge_id_of
+from bridge_job.config import DEFAULT_JOB_IMAGE, JmsBridge, bridge_id_of
 from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_reset import decide
@@ -200,8 +200,15 @@ def _observed_states(observed: Observed, bridge_name: str) -> tuple[ApplicationS
     return tuple(states)
 
 
-def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMING) -> Plan:
-    """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions."""
+def plan(
+    observed: Observed,
+    gate: Gate,
+    now: str,
+    timing: Timing = DEFAULT_TIMING,
+    job_image: str = DEFAULT_JOB_IMAGE,
+) -> Plan:
+    """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions;
+    `job_image` runs bridges that name no image."""
     body = observed.bridge
     meta = _meta(body)
     name = str(meta.get("name"))
@@ -252,7 +259,9 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
     if bridge is None or config is None:
         outcome = BridgeOutcome(
             generation=generation,
-            bridge_id=bridge_id_of(bridge) if bridge is not None else None,
+            # what the applications still run as (a changed bridgeId is refused: acceptance.py)
+            bridge_id=(previous or {}).get("bridgeId")
+            or (bridge_id_of(bridge) if bridge is not None else None),
             spec_error="; ".join(problem.message for problem in checked.problems),
             applications=_observed_states(observed, name),
             config_map=config_map_name if observed.config_map else None,
@@ -269,7 +278,7 @@ def plan(observed: Observed, gate: Gate, now: str, timing: Timing = DEFAULT_TIMI
         stop_reports=tuple(stop_reports(reports)),
     )
     try:
-        rendered: Rendered = render(bridge, config)
+        rendered: Rendered = render(bridge, config, job_image)
     except InvalidApplication as error:  # spark.pod's volumes reach the SparkApplication as written
         problem = Problem(INVALID_SPEC, "spec.spark", f"the SparkApplication: {error}")
         checked = dataclasses.replace(checked, problems=(*checked.problems, problem))  # for `finish`

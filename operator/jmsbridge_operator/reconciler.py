@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import kopf
 
-from bridge_job.config import health_config_map_name
+from bridge_job.config import DEFAULT_JOB_IMAGE, health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
@@ -106,6 +106,7 @@ class Reconciler:
         clock: Callable[[], str] = utc_now,
         backoff: Backoff | None = None,
         timing: Timing | None = None,
+        job_image: str = DEFAULT_JOB_IMAGE,
     ) -> None:
         self.kube = kube
         self.gate = gate
@@ -117,6 +118,7 @@ class Reconciler:
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
         self.taken = TakenNames(backoff or Backoff())
         self.timing = timing or DEFAULT_TIMING
+        self.job_image = job_image
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -181,7 +183,7 @@ class Reconciler:
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
-        decided = plan(observed, self.gate, self.clock(), self.timing)
+        decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as clash:

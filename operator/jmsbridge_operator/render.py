@@ -10,10 +10,16 @@
 - The driver runs as `spark.serviceAccount`, else as `naming.JOB_SERVICE_ACCOUNT`, which the Helm chart
   creates in the bridges' namespaces with the rights the job needs (Spark's executor pods, and the Lease
   of the active/standby election).
+- The job image is the bridge's `spark.image`, else the operator's (`job_image`: this release's, or
+  `JMSBRIDGE_JOB_IMAGE`), decided here and not by a CRD default: the stored bridge keeps no image it did
+  not ask for, so a new operator moves it to its job image, through the rollout of any spec change.
 - Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
   the config module) through `secretKeyRef`, never as values.
 - `jms.clientLibraries`: one init container per image copies its jars into an emptyDir mounted at
   `JMS_LIBRARY_DIR` (the job's default JMS classpath) in every driver and executor pod.
+- Every driver and executor pod, and each of its containers, meets the Pod Security Standard
+  `restricted` (`pod_security.py`) unless `spark.pod.securityContext` or `containerSecurityContext`
+  replace a default.
 - `spark.pod` (volumes, mounts, env, nodeSelector, tolerations, imagePullSecrets) is added to what the
   operator sets, on the driver and the executors alike; `spark.sparkConf` is merged with the job's
   settings (`spark_settings.merged_settings`). The models reject names and keys that are the operator's.
@@ -40,6 +46,7 @@ from bridge_job.config import (
     BRIDGE_KIND,
     CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
+    DEFAULT_JOB_IMAGE,
     ENV_JMS_PASSWORD,
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
@@ -54,6 +61,7 @@ from bridge_job.config import (
 )
 from bridge_job.config.spark_settings import merged_settings
 from jmsbridge_operator import naming, spark_application
+from jmsbridge_operator.pod_security import container_security_context, pod_security_context
 
 CONFIG_VOLUME = "jmsbridge-config"
 CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
@@ -183,6 +191,7 @@ def spark_conf(config: JobConfig) -> dict[str, str]:
 def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
     """One init container per client library image: its jars copied into the shared library volume."""
     mount = {"name": JMS_LIBRARY_VOLUME, "mountPath": JMS_LIBRARY_DIR}
+    pod = config.bridge.spark.pod
     return [
         {
             "name": f"jms-client-library-{index}",
@@ -190,6 +199,7 @@ def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
             "imagePullPolicy": library.image_pull_policy,
             "command": ["cp", "-R", f"{library.path.rstrip('/')}/.", f"{JMS_LIBRARY_DIR}/"],
             "volumeMounts": [mount],
+            "securityContext": container_security_context(pod.container_security_context if pod else None),
         }
         for index, library in enumerate(config.bridge.jms.client_libraries or [])
     ]
@@ -214,6 +224,8 @@ def _pods_share(config: JobConfig) -> dict[str, Any]:
         shared["nodeSelector"] = dict(pod.node_selector)
     if pod and pod.tolerations:
         shared["tolerations"] = [t.dump() for t in pod.tolerations]
+    shared["podSecurityContext"] = pod_security_context(pod.security_context if pod else None)
+    shared["securityContext"] = container_security_context(pod.container_security_context if pod else None)
     return shared
 
 
@@ -230,7 +242,10 @@ def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
     return volumes
 
 
-def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str, Any]:
+def application(
+    bridge: JmsBridge, config: JobConfig, instance: str, job_image: str = DEFAULT_JOB_IMAGE
+) -> dict[str, Any]:
+    """One instance's SparkApplication; `job_image` is what runs when the bridge names no image."""
     spark = config.bridge.spark
     name = naming.application_name(bridge.metadata.name, instance)
     labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
@@ -256,7 +271,7 @@ def application(bridge: JmsBridge, config: JobConfig, instance: str) -> dict[str
         "type": "Python",
         "pythonVersion": "3",
         "mode": "cluster",
-        "image": spark.image,
+        "image": spark.image or job_image,
         "imagePullPolicy": "IfNotPresent",
         "mainApplicationFile": JOB_MAIN_FILE,
         "arguments": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}", "--instance", instance],
@@ -290,11 +305,13 @@ class Rendered:
         return [self.config_map, *self.applications.values()]
 
 
-def render(bridge: JmsBridge, config: JobConfig) -> Rendered:
+def render(bridge: JmsBridge, config: JobConfig, job_image: str = DEFAULT_JOB_IMAGE) -> Rendered:
     """Every object the operator creates for a running bridge (`config` holds its accepted routes)."""
     return Rendered(
         config_map=config_map(bridge, config),
-        applications={instance: application(bridge, config, instance) for instance in instances(config)},
+        applications={
+            instance: application(bridge, config, instance, job_image) for instance in instances(config)
+        },
     )
 
 

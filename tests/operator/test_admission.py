@@ -9,7 +9,8 @@ No API server runs here: the rules are evaluated with a CEL implementation from 
 (`common-expression-language`) after the CRD's defaults are applied, as the API server does (defaulting
 comes before validation), on what the API server's CEL sees of an object (its declared fields). CEL's
 cost budget and type checks are the API server's alone and are not run here; every list a rule iterates
-has a `maxItems`.
+has a `maxItems`. Transition rules (those naming `oldSelf`: `bridgeId` fixed at creation) run on an update
+only, given the stored object, on the nodes present in both.
 """
 
 from __future__ import annotations
@@ -105,13 +106,36 @@ class Rejection:
     message: str
 
 
-def cel_rejections(crd_file: Any, obj: Mapping[str, Any]) -> list[Rejection]:
+ABSENT = object()
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    """The value at `path` (keys and list indexes), ABSENT where there is none."""
+    for step in path:
+        found = step in value if isinstance(value, dict) else isinstance(value, list) and step < len(value)
+        if not found:
+            return ABSENT
+        value = value[step]
+    return value
+
+
+def cel_rejections(
+    crd_file: Any, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[Rejection]:
+    """The rules `obj` breaks; with `old` (the stored object) an update, which also runs the transition
+    rules (those naming `oldSelf`) on every node present in both, as the API server does."""
     schema = _schema(crd_file)
     stored = defaulted(schema, dict(obj))
+    before = ABSENT if old is None else defaulted(schema, dict(old))
     found = []
     for path, value, node in _walk(schema, stored, ()):
         for rule in node.get(VALIDATIONS) or []:
-            if cel.evaluate(rule["rule"], {"self": visible(node, value)}) is not True:
+            context = {"self": visible(node, value)}
+            if "oldSelf" in rule["rule"]:
+                if (previous := _at(before, path)) is ABSENT:
+                    continue  # a create, or a node new in this update: not a transition
+                context["oldSelf"] = visible(node, previous)
+            if cel.evaluate(rule["rule"], context) is not True:
                 found.append(Rejection(path, rule.get("fieldPath"), rule["message"]))
     return found
 
@@ -588,3 +612,38 @@ def test_what_cel_cannot_see_of_credentials_the_operator_still_refuses() -> None
     body["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"] = "tcp://u:p@amq:61616"
     assert cel_rejections(BRIDGE_CRD, body) == []
     assert "spec.jms.connectionFactory.properties.brokerURL" in _refused_by_the_operator(body)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Transition rules: what an update may not change (the API server checks them against the stored object)
+
+
+ON_THE_FIELD = (("spec", "bridgeId"), None)  # the field's own rule: self == oldSelf
+ON_THE_SPEC = (("spec",), ".bridgeId")  # the spec's: set in both or in neither
+BRIDGE_ID_UPDATES = [
+    ("kept", "orders", "orders", []),
+    ("never-set", None, None, []),
+    ("changed", "orders", "orders-2", [ON_THE_FIELD]),
+    ("set-later", None, "orders", [ON_THE_SPEC]),
+    ("removed", "orders", None, [ON_THE_SPEC]),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "refused"), [c[1:] for c in BRIDGE_ID_UPDATES], ids=[c[0] for c in BRIDGE_ID_UPDATES]
+)
+def test_the_bridge_id_is_fixed_at_creation(
+    before: str | None, after: str | None, refused: list[tuple[tuple[str, ...], str | None]]
+) -> None:
+    def with_id(bridge_id: str | None) -> dict[str, Any]:
+        body = simple_bridge()
+        if bridge_id is not None:
+            body["spec"]["bridgeId"] = bridge_id
+        return body
+
+    old, new = with_id(before), with_id(after)
+    new["spec"]["suspend"] = True  # an update that changes something else too
+    assert cel_rejections(BRIDGE_CRD, new) == []  # a create runs no transition rule
+    rejections = cel_rejections(BRIDGE_CRD, new, old)
+    assert [(r.path, r.field) for r in rejections] == refused
+    assert all("bridgeId cannot change after creation" in r.message for r in rejections)

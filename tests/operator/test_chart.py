@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -265,6 +267,25 @@ def test_kafka_check_values_become_operator_options() -> None:
     assert "--no-kafka-checks" in off and not any(a.startswith("--kafka-") for a in off)
 
 
+def test_the_job_image_value_becomes_the_operators_and_the_operator_reads_it() -> None:
+    from jmsbridge_operator.options import ENV_JOB_IMAGE, OperatorOptions
+
+    from bridge_job.config import DEFAULT_JOB_IMAGE
+    from jmsbridge.cli import parser
+    from jmsbridge.operator_cli import operator_environment
+
+    assert not any(a.startswith("--job-image") for a in container(template())["args"])  # the operator's own
+    (flag,) = [
+        a
+        for a in container(template("bridgeJob.image=registry.example.com/bridge-job:1.1.0"))["args"]
+        if a.startswith("--job-image")
+    ]
+    env = operator_environment(parser().parse_args(["operator", flag]))
+    assert OperatorOptions.from_env(env).job_image == "registry.example.com/bridge-job:1.1.0"
+    assert env == {ENV_JOB_IMAGE: "registry.example.com/bridge-job:1.1.0"}
+    assert OperatorOptions.from_env({}).job_image == DEFAULT_JOB_IMAGE
+
+
 def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
     # All namespaces, and nowhere for the Spark pods' service account.
     assert "at '/bridgeJob/namespaces': minItems" in refused("allNamespaces=true")
@@ -441,3 +462,51 @@ def test_argocd_health(obj: dict[str, Any], expected: str) -> None:
 def test_the_docs_point_at_the_charts_health_check_instead_of_a_copy() -> None:
     docs = DOCS.read_text()
     assert "charts/jms-bridge-operator/files/argocd-health.lua" in docs and "```lua" not in docs
+
+
+# ---------------------------------------------------------------------------------------------------
+# The chart's README, generated from the comments of values.yaml (scripts/chart_readme.py)
+
+
+def _chart_readme() -> Any:
+    spec = importlib.util.spec_from_file_location("chart_readme", REPO / "scripts" / "chart_readme.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_is_generated_from_the_values() -> None:
+    committed = (CHART_DIR / "README.md").read_text(encoding="utf-8")
+    assert committed == _chart_readme().readme(), "run python scripts/chart_readme.py"
+
+
+def test_every_value_is_in_the_readme_with_a_description() -> None:
+    generator = _chart_readme()
+    text = (CHART_DIR / "values.yaml").read_text(encoding="utf-8")
+    values = yaml.safe_load(text)
+    rows = [row for key in generator.keys(text) for row in generator.rows(key, values)]
+    assert [name for name, _, description in rows if not description] == []
+
+    def leaves(value: Any, path: str) -> set[str]:
+        if isinstance(value, dict) and value:
+            return {leaf for k, v in value.items() for leaf in leaves(v, f"{path}.{k}" if path else k)}
+        return {path}
+
+    covered = {name for name, default, _ in rows if default is not None}
+    assert {
+        leaf for leaf in leaves(values, "") if not any(leaf == c or leaf.startswith(f"{c}.") for c in covered)
+    } == set()
+
+
+def test_the_readme_generator_reads_comments_above_and_beside_a_key() -> None:
+    generator = _chart_readme()
+    text = "# the section\na:\n  # above\n  b: 1  # beside\n  c: {}\n\n# gone after a blank line\n\nd: x\n"
+    values = yaml.safe_load(text)
+    assert [r for key in generator.keys(text) for r in generator.rows(key, values)] == [
+        ("a", None, "the section"),
+        ("a.b", 1, "above beside"),
+        ("a.c", {}, ""),
+        ("d", "x", ""),
+    ]

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.options import ENV_JOB_IMAGE
 
 from bridge_job.config import CONFIG_FILE_NAME, JobConfig
 from bridge_job.kube.api import Kube
@@ -461,6 +462,26 @@ def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> N
     )
 
 
+def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) -> None:
+    """The API emulator runs no CEL, as a cluster whose CRDs predate the transition rules: the operator
+    refuses the change itself, and the application keeps running as the bridge id it started with."""
+    view.create(simple_bridge(), route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the application")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    app = view.apps()["simple-primary"]
+
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "simple", invalid)
+    assert "spec.bridgeId: the bridge ran as 'simple'" in view.message(bridge)
+    assert bridge["status"]["bridgeId"] == "simple"
+    assert view.apps()["simple-primary"]["metadata"]["resourceVersion"] == app["metadata"]["resourceVersion"]
+
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": None}})
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+
+
 def test_route_edit_changes_the_config_not_the_application(view: View) -> None:
     view.create(simple_bridge(), route("out", topic="orders"), route("extra", order=20, topic="extra"))
     view.wait(lambda: view.routes_in_config("simple") == ["out", "extra"], "both routes in the config")
@@ -556,6 +577,57 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
         # Created by us, its stored spec noted by us (metadata only), then RUNNING by the "spark-operator".
         assert len(history) == 3
         assert [v["metadata"]["generation"] for v in history if v is not None] == [1, 1, 1]
+
+
+def test_an_operator_upgrade_moves_bridges_to_its_job_image_standby_first(
+    cluster: KubeApi, no_kafka_checks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job image of a bridge that names none is the operator's, applied when it renders: the stored
+    bridge holds no image, so a new operator's image reaches it through a rollout. One that names its
+    image keeps it."""
+    old, new = "registry.example.com/bridge-job:1.0.0", "registry.example.com/bridge-job:1.1.0"
+    view = View(cluster)
+    pinned = simple_bridge("pinned")
+    pinned["spec"]["spark"] = {"image": "registry.example.com/own-job:7"}
+    monkeypatch.setenv(ENV_JOB_IMAGE, old)
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.create(simple_bridge(standby=True), pinned, route("out"))
+        view.wait(lambda: len(view.apps()) == 3, "three SparkApplications")
+        assert {name: app["spec"]["image"] for name, app in view.apps().items()} == {
+            "simple-primary": old,
+            "simple-secondary": old,
+            "pinned-primary": "registry.example.com/own-job:7",
+        }
+        assert "image" not in (view.bridge("simple") or {})["spec"]["spark"]  # no default stamped
+        view.play_spark("simple-primary", "RUNNING", attempts=1)
+        view.play_lease("simple", PRIMARY)
+        view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)
+        view.play_spark("simple-secondary", "RUNNING", attempts=1)
+        view.play_spark("pinned-primary", "RUNNING", attempts=1)
+        view.wait_conditions("JmsBridge", "simple", RUNNING)
+        view.wait_conditions("JmsBridge", "pinned", RUNNING)
+    pinned_version = view.apps()["pinned-primary"]["metadata"]["resourceVersion"]
+
+    monkeypatch.setenv(ENV_JOB_IMAGE, new)  # the upgrade
+    with run_operator(cluster, OPERATOR_MODULE):
+        view.wait(lambda: view.apps()["simple-secondary"]["spec"]["image"] == new, "the standby first")
+        view.wait(
+            lambda: (
+                (b := view.bridge("simple"))
+                and view.conditions(b) == ROLLING_OUT
+                and view.message(b, "Reconciling") == WAITING_FOR_THE_STANDBY
+            ),
+            "the rollout waiting for the standby",
+        )
+        assert view.apps()["simple-primary"]["spec"]["image"] == old  # the active one keeps moving data
+        view.play_spark("simple-secondary", "SUBMITTED", attempts=2)
+        view.play_spark("simple-secondary", "RUNNING", attempts=2)
+        view.wait(lambda: view.apps()["simple-primary"]["spec"]["image"] == new, "then the active")
+        view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)
+        view.play_lease("simple", SECONDARY, transitions=1)
+        view.play_spark("simple-primary", "RUNNING", attempts=2)
+        view.wait_conditions("JmsBridge", "simple", RUNNING)
+        assert view.apps()["pinned-primary"]["metadata"]["resourceVersion"] == pinned_version
 
 
 def test_secret_values_never_leave_their_secrets(view: View, caplog: pytest.LogCaptureFixture) -> None:
@@ -716,7 +788,19 @@ WAITING_FOR_THE_STANDBY = (
 )
 
 
-def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> None:
+def _spec_hash(app: dict[str, Any]) -> str:
+    return str(app["metadata"]["annotations"]["jmsbridge.dev/spec-hash"])
+
+
+# A change of the spec, and a restart asked for (`spec.restartNonce`): both roll out the same way.
+CHANGES = {
+    "executor-instances": {"spark": {"executor": {"instances": 3}}},
+    "restart-nonce": {"restartNonce": "2026-11-25T01:00:00Z"},
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, change: str) -> None:
     view.create(simple_bridge(standby=True), route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
@@ -724,14 +808,13 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)  # the primary is active from here on
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
+    before = {name: _spec_hash(app) for name, app in view.apps().items()}
 
-    view.kube.patch(
-        GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"executor": {"instances": 3}}}}
-    )
+    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": CHANGES[change]})
     # The standby gets the new spec; as it still reports its old submission's RUNNING, which is not
     # running the new spec, the rollout waits for it.
     view.wait(
-        lambda: view.apps()["simple-secondary"]["spec"]["executor"]["instances"] == 3, "standby updated"
+        lambda: _spec_hash(view.apps()["simple-secondary"]) != before["simple-secondary"], "standby updated"
     )
     bridge = view.wait(
         lambda: (
@@ -743,14 +826,14 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
         "the rollout waiting for the standby",
     )
     apps = view.apps()
-    assert apps["simple-primary"]["spec"]["executor"]["instances"] == 1  # the active one keeps running
+    assert _spec_hash(apps["simple-primary"]) == before["simple-primary"]  # the active one keeps running
     assert apps["simple-primary"]["metadata"]["generation"] == 1
     assert bridge["status"]["activeInstance"] == "simple-primary"
 
     view.play_spark("simple-secondary", "SUBMITTED", attempts=2)  # resubmitted with the new spec...
     view.play_spark("simple-secondary", "RUNNING", attempts=2)  # ...and running it: now the active's turn
     view.wait(
-        lambda: view.apps()["simple-primary"]["spec"]["executor"]["instances"] == 3, "the active updated"
+        lambda: _spec_hash(view.apps()["simple-primary"]) != before["simple-primary"], "the active updated"
     )
     view.play_spark("simple-primary", "PENDING_RERUN", attempts=1)  # the spark-operator restarts it
     view.play_lease("simple", SECONDARY, transitions=1)

@@ -171,3 +171,22 @@ def test_transient_gate_changes_no_application() -> None:
     assert decided.status["instances"][0]["state"] == "RUNNING"
     missing = plan(Observed(cluster_bridge(), [route("r1")]), unreachable, NOW)
     assert [w.kind for w in missing.writes] == ["ConfigMap"]  # nothing started while it is unreachable
+
+
+def test_a_changed_bridge_id_is_refused_and_changes_nothing_that_runs() -> None:
+    """Where the API server did not refuse it (a CRD older than its transition rule)."""
+    observed = steady(cluster_bridge(), [route("r1")])
+    assert observed.bridge["status"]["bridgeId"] == "simple"
+    changed = copy.deepcopy(dict(observed.bridge))
+    changed["spec"]["bridgeId"] = "other"
+    decided = plan(dataclasses.replace(observed, bridge=changed), open_gate, NOW)
+    assert decided.writes == []
+    ready = find_condition(decided.status, "Ready")
+    assert ready is not None and (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert "spec.bridgeId: the bridge ran as 'simple'" in ready["message"]
+    assert decided.status["bridgeId"] == "simple"  # so the next reconciliation refuses it too
+
+    del changed["spec"]["bridgeId"]  # set back: runs as before
+    again = plan(dataclasses.replace(observed, bridge=changed), open_gate, NOW)
+    assert again.writes == []
+    assert (find_condition(again.status, "Ready") or {}).get("reason") == "Running"

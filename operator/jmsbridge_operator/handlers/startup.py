@@ -49,8 +49,13 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     memo.kafka_checks = checks
     gate = checks.gate if checks is not None else open_gate
     memo.reconciler = Reconciler(
-        Kube.connect(), gate=gate, backoff=options.conflict_backoff(), timing=options.timing
+        Kube.connect(),
+        gate=gate,
+        backoff=options.conflict_backoff(),
+        timing=options.timing,
+        job_image=options.job_image,
     )
+    logger.info("Bridges that name no image run %s", options.job_image)
     if checks is not None:
         timing = checks.settings
         logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)

@@ -1,0 +1,55 @@
+"""The security contexts of a bridge's Spark pods: the Pod Security Standard `restricted` unless the bridge
+says otherwise (`spec.spark.pod.securityContext`, `spec.spark.pod.containerSecurityContext`).
+
+A namespace labelled `pod-security.kubernetes.io/enforce: restricted` refuses a pod that does not say, for
+every container and init container, that it runs as non-root, cannot escalate privileges, drops every
+capability and uses a seccomp profile. The spark-operator passes the SparkApplication's `podSecurityContext`
+and `securityContext` to the driver and executor pods, and init containers as written, so the operator
+renders all of them. What is set at pod level (the user, seccomp) covers the init containers too: a jar
+image (`busybox`) whose user is root then runs as the Spark image's user, which can write the jar volume.
+
+A field the bridge sets replaces the default of that field, whole (`capabilities`, `seccompProfile`);
+the others keep their defaults. Pure.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from bridge_job.config import ContainerSecurityContext, PodSecurityContext
+
+# The Spark image's user and group (apache/spark's Dockerfile: `spark`, 185), also the job image's.
+SPARK_UID = 185
+
+POD_DEFAULTS: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": SPARK_UID,
+    "runAsGroup": SPARK_UID,
+    # The checkpoint claim and the emptyDirs writable by the job; ownership changed only when the volume's
+    # root is not the group's yet, not for every file of a large checkpoint at every start.
+    "fsGroup": SPARK_UID,
+    "fsGroupChangePolicy": "OnRootMismatch",
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+CONTAINER_DEFAULTS: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _over(
+    defaults: dict[str, Any], given: PodSecurityContext | ContainerSecurityContext | None
+) -> dict[str, Any]:
+    return {**copy.deepcopy(defaults), **(given.dump() if given is not None else {})}
+
+
+def pod_security_context(given: PodSecurityContext | None) -> dict[str, Any]:
+    """The driver's and executors' `podSecurityContext`."""
+    return _over(POD_DEFAULTS, given)
+
+
+def container_security_context(given: ContainerSecurityContext | None) -> dict[str, Any]:
+    """The `securityContext` of the Spark containers and of the jar-copy init containers."""
+    return _over(CONTAINER_DEFAULTS, given)

@@ -64,7 +64,6 @@ from bridge_job.config.job import (
 )
 from bridge_job.config.names import (
     CHECKPOINT_MISMATCH,
-    CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
     ENV_JMS_PASSWORD,
     ENV_JMS_USERNAME,
@@ -134,7 +133,6 @@ __all__ = [
     "BRIDGE_KIND",
     "CHECKPOINT_MISMATCH",
     "CHECKPOINT_POSITIONS",
-    "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
     "DESTINATION_PATTERN",
     "ENV_JMS_PASSWORD",

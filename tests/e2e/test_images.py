@@ -54,14 +54,15 @@ def spark_submit() -> Path:
     return path
 
 
-def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The primary SparkApplication the operator renders, and the job config its ConfigMap holds."""
+def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+    """The primary SparkApplication the operator renders, and the job config file its ConfigMap holds
+    (name and text)."""
     from jmsbridge_operator.render import render
 
     model = JmsBridge.model_validate(bridge)
     rendered = render(model, job_config(model, [JmsBridgeRoute.model_validate(route)]))
-    (config_text,) = rendered.config_map["data"].values()
-    return rendered.applications["primary"], config_text
+    ((config_file, config_text),) = rendered.config_map["data"].items()
+    return rendered.applications["primary"], config_file, config_text
 
 
 def test_the_job_image_layout_runs_under_spark_submit(
@@ -76,7 +77,7 @@ def test_the_job_image_layout_runs_under_spark_submit(
     bridge["spec"]["spark"]["checkpoint"] = {"path": str(tmp_path / "checkpoints")}  # an emptyDir there
     route = route_document("all", f"image-{n}", topic)
     route["metadata"]["namespace"] = "apps"
-    application, config_text = rendered_application(bridge, route)
+    application, config_file, config_text = rendered_application(bridge, route)
 
     root = assemble(Image.parse(JOB_DOCKERFILE), tmp_path / "image")
 
@@ -90,7 +91,7 @@ def test_the_job_image_layout_runs_under_spark_submit(
         (jms_lib / jar).symlink_to(ACTIVEMQ_HOME / "lib" / jar)
     # The ConfigMap, mounted where the driver's volumeMount puts it.
     inside(CONFIG_MOUNT_PATH).mkdir(parents=True)
-    (inside(CONFIG_MOUNT_PATH) / "job.yaml").write_text(config_text)
+    (inside(CONFIG_MOUNT_PATH) / config_file).write_text(config_text)
 
     spec = application["spec"]
     assert CONFIG_MOUNT_PATH in {m["mountPath"] for m in spec["driver"]["volumeMounts"]}

@@ -15,12 +15,15 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.config_files import file_of
 
-from bridge_job.config import CONFIG_FILE_NAME, JobConfig
+from bridge_job.config import JobConfig
+from bridge_job.config.loading import WatchedConfig
 from bridge_job.kube.api import Kube
 from bridge_job.kube.health import HealthConfigMap, JmsHealth
 from tests.kubeapi.client import KubeApi
@@ -73,11 +76,30 @@ class View:
     def config_map(self, bridge: str) -> dict[str, Any] | None:
         return self.kube.get("v1", "ConfigMap", f"{bridge}-config", NAMESPACE)
 
-    def job_config(self, bridge: str) -> JobConfig | None:
+    def job_config(self, bridge: str, instance: str = "primary") -> JobConfig | None:
+        """The config the instance's job reads: the file its SparkApplication names (`--config`), or
+        the ConfigMap's only file before there is one."""
         config_map = self.config_map(bridge)
         if config_map is None:
             return None
-        return JobConfig.model_validate(yaml.safe_load(config_map["data"][CONFIG_FILE_NAME]))
+        data = config_map["data"]
+        app = self.apps().get(f"{bridge}-{instance}")
+        key = file_of(app) if app is not None else None
+        if key is None:
+            (key,) = data
+        return JobConfig.model_validate(yaml.safe_load(data[key])) if key in data else None
+
+    def mount(self, bridge: str, directory: Path, instance: str = "primary") -> Path:
+        """Project the bridge's ConfigMap into `directory` as the kubelet does for a pod (every file
+        written again), and return the file the instance's job reads (`--config`)."""
+        config_map, key = self.config_map(bridge), file_of(self.apps()[f"{bridge}-{instance}"])
+        assert config_map is not None and key is not None
+        directory.mkdir(exist_ok=True)
+        for stale in directory.iterdir():
+            stale.unlink()
+        for name, text in config_map["data"].items():
+            (directory / name).write_text(text)
+        return directory / key
 
     def routes_in_config(self, bridge: str) -> list[str] | None:
         config = self.job_config(bridge)
@@ -700,7 +722,7 @@ WAITING_FOR_THE_STANDBY = (
 )
 
 
-def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> None:
+def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, tmp_path: Path) -> None:
     view.create(simple_bridge(standby=True), route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
@@ -708,6 +730,9 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     view.wait_conditions("JmsBridge", "simple", STANDBY_STARTING)  # the primary is active from here on
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
+    # The active's job follows its config file as the job does (`WatchedConfig`, asked every batch).
+    active_job = WatchedConfig(view.mount("simple", tmp_path / "primary"))
+    assert active_job.current().bridge.spark.executor.instances == 1
 
     view.kube.patch(
         GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"spark": {"executor": {"instances": 3}}}}
@@ -730,6 +755,20 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     assert apps["simple-primary"]["spec"]["executor"]["instances"] == 1  # the active one keeps running
     assert apps["simple-primary"]["metadata"]["generation"] == 1
     assert bridge["status"]["activeInstance"] == "simple-primary"
+    # ... and so does its job: its file in the rewritten ConfigMap holds the previous spec; a route
+    # change meanwhile reaches it all the same.
+    assert ("simple", "Normal", "ConfigUpdated") in view.events()
+    assert view.mount("simple", tmp_path / "primary") == active_job.paths[0]
+    assert active_job.changed() is None
+    view.kube.patch(GROUP_VERSION, "JmsBridgeRoute", "out", NAMESPACE, {"spec": {"kafkaTopic": "out-v2"}})
+    view.wait(
+        lambda: (c := view.job_config("simple", "secondary")) and c.routes[0].spec.kafka_topic == "out-v2",
+        "the route in the standby's file",
+    )
+    view.mount("simple", tmp_path / "primary")
+    changed = active_job.changed()
+    assert changed is not None and changed.routes[0].spec.kafka_topic == "out-v2"
+    assert changed.bridge.spark.executor.instances == 1
 
     view.play_spark("simple-secondary", "SUBMITTED", attempts=2)  # resubmitted with the new spec...
     view.play_spark("simple-secondary", "RUNNING", attempts=2)  # ...and running it: now the active's turn
@@ -751,6 +790,10 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View) -> 
     view.play_spark("simple-primary", "RUNNING", attempts=2)
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert bridge["status"]["failovers"] == 1
+    # Its turn came: the new spec in its new file; the previous file goes once nobody reads it.
+    view.wait(lambda: len((view.config_map("simple") or {})["data"]) == 1, "the previous file gone")
+    restarted = WatchedConfig(view.mount("simple", tmp_path / "primary")).current()
+    assert restarted.bridge.spark.executor.instances == 3
     events = [(e["reason"], e["message"]) for e in view.kube.list("v1", "Event", NAMESPACE)]
     updates = [m for r, m in events if r == "ApplicationUpdated"]
     assert sorted(u.split()[2] for u in updates) == ["simple-primary", "simple-secondary"]  # once each

@@ -101,6 +101,17 @@ class KubeApi:
         """The kmock-based emulator itself, e.g. for fault injection with kmock's reaction DSL."""
         return self._serving.emulator
 
+    @contextlib.contextmanager
+    def without_validation_rules(self) -> Iterator[None]:
+        """Store what the CRDs' CEL rules refuse, as an API server older than 1.25 does (or one whose CRD
+        got the rule after the object was stored): for tests of what the operator itself refuses."""
+        state = self._serving.emulator.state
+        self._serving.call(lambda: setattr(state, "validation_rules", False))
+        try:
+            yield
+        finally:
+            self._serving.call(lambda: setattr(state, "validation_rules", True))
+
     def history(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> list[dict[str, Any] | None]:
@@ -207,7 +218,13 @@ class KubeApi:
             delay = min(delay * 2, 0.2)
 
     def request(
-        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """A raw request; returns the decoded JSON body or raises KubeApiError."""
         data = None if body is None else json.dumps(body).encode()
@@ -215,6 +232,7 @@ class KubeApi:
             "Content-Type": content_type,
             "Accept": "application/json",
             "User-Agent": f"{TEST_CLIENT}/1",
+            **(headers or {}),
         }
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:

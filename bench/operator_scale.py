@@ -1,6 +1,6 @@
 """How the operator copes with many bridges: 300 bridges x 3 routes against the Kubernetes API emulator.
 
-    python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby]
+    python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby] [--idle-seconds 60]
 
 The emulator (tests/kubeapi) runs in this process; the operator runs as `jmsbridge operator` in a child
 process, so that its memory is its own. The benchmark creates the bridges and their routes as fast as it
@@ -10,6 +10,9 @@ can, then measures:
   generation, its routes in effect, its ConfigMap and SparkApplication(s) there, every route Accepted;
 - `running_s`: after playing the spark-operator (every application RUNNING), until every bridge is Ready;
 - `requests_per_bridge`: API requests the operator made (kopf's and ours), per bridge, up to `running`;
+  `requests_by_resource`: the same by verb and resource (`patch jmsbridges/status`), in all;
+- `idle_requests_per_bridge_per_minute`: what the operator asks while nothing changes (every bridge
+  Ready), over `--idle-seconds`, beyond its watches (`idle_requests_by_resource` says what they were);
 - `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
 - `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
   client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
@@ -78,9 +81,9 @@ def peak_rss_mib(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
+    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{root}:{root / 'operator'}"}
     env["JMSBRIDGE_KAFKA_CHECKS"] = "false"  # the bridges name no real Kafka; this measures reconciling
     env.pop("KUBERNETES_SERVICE_HOST", None)
     command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
@@ -179,6 +182,10 @@ def main() -> int:
     parser.add_argument("--routes", type=int, default=3)
     parser.add_argument("--standby", action="store_true", help="two SparkApplications per bridge")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--idle-seconds", type=float, default=60, help="0: no idle measurement")
+    parser.add_argument(
+        "--operator-root", type=Path, default=REPO, help="run the operator of another checkout (a comparison)"
+    )
     args = parser.parse_args()
     apps_per_bridge = 2 if args.standby else 1
 
@@ -188,7 +195,7 @@ def main() -> int:
     ):
         kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file())
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-        with operator_process(kube, Path(tmp) / "operator.log") as process:
+        with operator_process(kube, Path(tmp) / "operator.log", args.operator_root) as process:
             before = operator_requests(kube)
             started = time.monotonic()
             for i in range(args.bridges):
@@ -221,10 +228,18 @@ def main() -> int:
             )
             running_s = time.monotonic() - running_started
             requests_total = operator_requests(kube) - before
+            by_resource = kube.requests_by_resource(*OPERATOR_AGENTS)
+            time.sleep(args.idle_seconds)  # a measurement of what happens while nothing changes
+            idle = {
+                what: count - by_resource.get(what, 0)
+                for what, count in kube.requests_by_resource(*OPERATOR_AGENTS).items()
+                if count > by_resource.get(what, 0)
+            }
             peak = peak_rss_mib(process.pid)
         baseline_s = write_directly(kube, apps_per_bridge * args.bridges)
 
         result = {
+            "operator": str(args.operator_root),
             "bridges": args.bridges,
             "routes_per_bridge": args.routes,
             "applications_per_bridge": apps_per_bridge,
@@ -233,6 +248,19 @@ def main() -> int:
             "running_s": round(running_s, 2),
             "requests_per_bridge": round(requests_total / args.bridges, 1),
             "requests_per_bridge_until_reconciled": round(requests_reconciled / args.bridges, 1),
+            "requests_by_resource": by_resource,
+            "idle_requests_per_bridge_per_minute": (
+                round(
+                    sum(n for what, n in idle.items() if not what.startswith("watch "))
+                    / args.bridges
+                    * 60
+                    / args.idle_seconds,
+                    2,
+                )
+                if args.idle_seconds
+                else None
+            ),
+            "idle_requests_by_resource": idle,
             "operator_peak_rss_mib": round(peak, 1),
             "baseline_direct_write_s": round(baseline_s, 2),
             "reconciled_vs_baseline": round(reconciled_s / baseline_s, 2),

@@ -3,8 +3,8 @@
 - JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
   finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift);
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
-- JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
-  bridge; resumed -> only routes whose bridge is missing need a look.
+- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) (no kopf
+  bookkeeping on routes: `on.event`); listed at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
 - Lease (a standby pair's `<bridgeId>-jms-bridge`): a new holder or tenure, or a deletion -> reconcile its
@@ -148,23 +148,11 @@ async def bridge_kafka_checks(
 # JmsBridgeRoute
 
 
-@kopf.on.create(*ROUTE, backoff=RETRY)
-@kopf.on.update(*ROUTE, backoff=RETRY)
-def route_changed(namespace: str | None, old: Any, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    routes.changed(memo.reconciler, namespace or "", old, body, _routes(kwargs))
-
-
-@kopf.on.resume(*ROUTE, backoff=RETRY)
-def route_resumed(namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    bridge = (namespace or "", routes.referenced_bridge(body) or "")
-    known = bridge in kwargs["bridge_names"]
-    routes.resumed(memo.reconciler, namespace or "", body, _routes(kwargs), known)
-
-
 @kopf.on.event(*ROUTE)
 def route_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    if type == "DELETED":
-        routes.gone(memo.reconciler, namespace or "", body, _routes(kwargs))
+    known = (namespace or "", routes.referenced_bridge(body) or "") in kwargs["bridge_names"]
+    seen = memo.setdefault("routes_seen", {})
+    routes.event(memo.reconciler, type, namespace or "", body, seen, _routes(kwargs), known)
 
 
 # ---------------------------------------------------------------------------------------------------

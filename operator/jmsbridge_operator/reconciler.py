@@ -88,6 +88,17 @@ class _Slot:
     pending: bool = False
 
 
+def noted(application: Mapping[str, Any]) -> dict[str, Any]:
+    """A SparkApplication to write, noting its spec as stored (`drift.py`): right as long as the API
+    server stores the spec as sent, and written again after the write only when it did not."""
+    metadata = dict(application.get("metadata") or {})
+    annotations = {
+        **(metadata.get("annotations") or {}),
+        naming.ANNOTATION_STORED_SPEC_HASH: stored_spec_hash(application),
+    }
+    return {**application, "metadata": {**metadata, "annotations": annotations}}
+
+
 class _NameTaken(Exception):
     """A create failed because an object not listed as ours already has the name (`taken_names`)."""
 
@@ -138,9 +149,11 @@ class Reconciler:
                         del self._running[key]
                         return
                     slot.pending = False
-        except BaseException:
+        except BaseException as error:
             with self._guard:
                 self._running.pop(key, None)
+            if isinstance(error, Exception):  # the recheck loop tries again: a trigger of kopf's
+                self._recheck[key] = _moment()  # `on.event` (routes, applications) is not retried
             raise
 
     def is_due(self, namespace: str, name: str) -> bool:
@@ -239,11 +252,14 @@ class Reconciler:
     def _write(self, namespace: str, write: Write) -> None:
         resource = resource_of(write.kind)
         logger.info("%s %s %s/%s", write.verb, write.kind, namespace, write.name)
+        body = write.body
+        if write.kind == naming.SPARK_KIND and write.verb != "delete":
+            body = noted(body)
         try:
             if write.verb == "create":
-                stored = self.kube.create(resource, namespace, write.body)
+                stored = self.kube.create(resource, namespace, body)
             elif write.verb == "replace":
-                stored = self.kube.replace(resource, namespace, write.body)
+                stored = self.kube.replace(resource, namespace, body)
             else:
                 self.kube.delete(resource, namespace, write.name)
                 stored = None
@@ -255,8 +271,12 @@ class Reconciler:
                 raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
             raise
         metrics.WRITES.labels(write.kind, write.verb).inc()
-        if stored is not None and write.kind == naming.SPARK_KIND:
-            self._record_stored_spec(namespace, stored)
+        if (
+            stored is not None
+            and write.kind == naming.SPARK_KIND
+            and stored_spec_hash(stored) != stored_spec_hash(body)
+        ):
+            self._record_stored_spec(namespace, stored)  # the API server filled something in
 
     def _record_stored_spec(self, namespace: str, stored: Mapping[str, Any]) -> None:
         """Note the spec as the API server stored it, defaults included: a later difference is drift.

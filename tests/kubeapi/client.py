@@ -87,6 +87,14 @@ class KubeApi:
             result[key[part]] = result.get(key[part], 0) + count
         return result
 
+    def requests_by_resource(self, *agents: str) -> dict[str, int]:
+        """Requests of these clients (all without any) by `verb resource`, e.g. `patch jmsbridges/status`."""
+        result: dict[str, int] = {}
+        for (agent, verb, resource), count in self._serving.emulator.counts_by_resource().items():
+            if not agents or agent in agents:
+                result[f"{verb} {resource}"] = result.get(f"{verb} {resource}", 0) + count
+        return dict(sorted(result.items()))
+
     def requests_to(self, method: str, plural: str, name: str | None = None) -> int:
         """Requests served so far with `method` (`POST`...) on a resource, or on one object of it."""
         return self._serving.emulator.served(method, plural, name)

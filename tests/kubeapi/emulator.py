@@ -112,6 +112,20 @@ def _number(params: Mapping[str, str], name: str, kind: Callable[[str], N]) -> N
         raise bad_request(f"invalid {name}: {params[name]!r}") from None
 
 
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _verb_and_resource(request: kmock.Request) -> tuple[str, str]:
+    if request.resource is None or request.resource.plural is None:
+        return str(request.method.value).lower(), "/" + request.url.path.strip("/").split("/")[0]
+    resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
+    if request.action == kmock.action.WATCH:
+        return "watch", resource
+    if request.method == kmock.method.GET:
+        return ("get" if request.name else "list"), resource
+    return _VERBS.get(str(request.method.value), str(request.method.value).lower()), resource
+
+
 def _strict(request: kmock.Request) -> bool:
     """`fieldValidation=Strict` (kubectl's default): unknown fields are refused instead of pruned."""
     return request.params.get("fieldValidation") == "Strict"
@@ -146,6 +160,9 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
     failures: list[BaseException] = attrs.field(factory=list, init=False)  # unexpected errors (500s)
     _objects: kmock.ObjectsArray = attrs.field(factory=kmock.ObjectsArray, init=False)
     _counts: collections.Counter[tuple[str, str]] = attrs.field(factory=collections.Counter, init=False)
+    _by_resource: collections.Counter[tuple[str, str, str]] = attrs.field(
+        factory=collections.Counter, init=False
+    )
     _counts_lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _own_reactions: int = attrs.field(default=0, init=False)
 
@@ -165,6 +182,13 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         """Requests served so far, by (method, client); the client is the `User-Agent` product."""
         with self._counts_lock:
             return dict(self._counts)
+
+    def counts_by_resource(self) -> dict[tuple[str, str, str], int]:
+        """Requests served so far, by (client, verb, resource): the verb as the API server's audit log
+        names it (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`), the resource as
+        `plural[/subresource]` (`/api`, `/openapi`... for the rest)."""
+        with self._counts_lock:
+            return dict(self._by_resource)
 
     def served(self, method: str, plural: str, name: str | None = None) -> int:
         """Recorded requests with `method` on a resource (by plural), or on one object of it (`name`)."""
@@ -190,6 +214,8 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         raw_response: aiohttp.web.StreamResponse | None = None
         try:
             request = await self._parse_request(raw_request)
+            with self._counts_lock:
+                self._by_resource[(agent, *_verb_and_resource(request))] += 1
             if self.record_requests or len(self._payloads) > self._own_reactions:
                 self._requests.append(request)  # kmock's reactions only see recorded requests
             try:

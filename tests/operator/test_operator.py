@@ -596,6 +596,24 @@ def test_allowed_inline_credentials_are_a_warning_event(view: View) -> None:
     assert view.conditions(view.bridge("inline")).get("Stalled") is None
 
 
+def test_credentials_in_the_connection_factory_are_refused_by_the_operator(view: View) -> None:
+    """The CRD's CEL rules cannot type the connection factory's properties (any scalar), so the API
+    server stores them: the operator refuses them, naming each field, never the value."""
+    inline = simple_bridge("inline")
+    inline["spec"]["jms"]["connectionFactory"]["properties"] |= {
+        "brokerURL": "tcp://bridge:Zq7-inline-x6@amq:61616",
+        "password": "Zq7-inline-x7",
+    }
+    view.create(inline, route("inline-out", "inline"))  # admitted: no CEL rule sees these
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "inline", invalid)
+    message = view.message(bridge)
+    for field in ("brokerURL", "password"):
+        assert f"spec.jms.connectionFactory.properties.{field}: " in message
+    assert "Zq7-inline" not in json.dumps(bridge["status"])
+    assert view.config_map("inline") is None and view.apps() == {}
+
+
 def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
     """Every object of every listable kind the emulator serves, except Secrets themselves."""
     objects: list[dict[str, Any]] = []

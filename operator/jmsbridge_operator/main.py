@@ -7,8 +7,8 @@
   bookkeeping on routes: `on.event`); listed at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
-- Lease (a standby pair's `<bridgeId>-jms-bridge`): a new holder or tenure, or a deletion -> reconcile its
-  bridge.
+- Lease (a standby pair's `<bridgeId>-jms-bridge`, labelled with the bridge id by its jobs): a new holder
+  or tenure, or a deletion -> reconcile its bridge.
 - Time: one quiet loop per bridge reconciles it when its status is due to change with time alone (a
   tenure expired, nobody holding the Lease for its duration, a taken name due for another look:
   `handlers/rechecks.py`).
@@ -27,7 +27,7 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.health import LABEL_BRIDGE_ID
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
@@ -170,7 +170,7 @@ def application_event(
 # A standby pair's Lease (the jobs' election) and checkpoint claim
 
 
-@kopf.on.event(*standby_pair.LEASES)
+@kopf.on.event(*standby_pair.LEASES, labels={LABEL_BRIDGE_ID: kopf.PRESENT})
 def lease_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
     key = standby_pair.lease_changed(type, namespace or "", body, memo)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))

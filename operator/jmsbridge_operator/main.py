@@ -27,12 +27,13 @@ from typing import Any
 
 import kopf
 
+from bridge_job.kube.api import CONFIG_MAPS, LEASES
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
-from jmsbridge_operator.reconciler import RoutesLookup
+from jmsbridge_operator.reconciler import CLAIMS, RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
@@ -172,12 +173,14 @@ def application_event(
 
 @kopf.on.event(*standby_pair.LEASES, labels={LABEL_BRIDGE_ID: kopf.PRESENT})
 def lease_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    memo.reconciler.watched.seen(LEASES, type, namespace or "", body)
     key = standby_pair.lease_changed(type, namespace or "", body, memo)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))
 
 
 @kopf.on.event("", "v1", "configmaps", labels={LABEL_BRIDGE_ID: kopf.PRESENT})
 def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    memo.reconciler.watched.seen(CONFIG_MAPS, type, namespace or "", body)
     if type is None:
         return  # the initial listing: the bridges' own resumption reads them
     bridge_id = str(((body.get("metadata") or {}).get("labels") or {}).get(LABEL_BRIDGE_ID) or "")
@@ -187,5 +190,9 @@ def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo:
 
 @kopf.on.event(*standby_pair.CLAIMS)
 def claim_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    named = (namespace or "", str(body.get("metadata", {}).get("name"))) in kwargs["bridges_by_claim"]
+    # Kept only while a bridge names it (not every claim of the cluster); else forgotten, so that a
+    # bridge naming it later fetches it afresh.
+    memo.reconciler.watched.seen(CLAIMS, type if named else "DELETED", namespace or "", body)
     key = standby_pair.claim_changed(type, namespace or "", body)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_claim"], _routes(kwargs))

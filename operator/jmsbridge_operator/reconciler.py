@@ -7,11 +7,11 @@ a reconciliation of a bridge runs, further requests for it only mark it dirty, a
 round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
 ones.
 
-Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), the job's
-health ConfigMap while an application runs, and with a standby its Lease and its checkpoint's
-PersistentVolumeClaim. Routes come from kopf's in-memory index of
-`JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
-again. Writes happen only when the plan says an object changes.
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label). Routes come
+from kopf's in-memory index of `JmsBridgeRoute` (filled from the watch stream), so a namespace full of
+routes is not listed again and again; the job's health ConfigMap (while an application runs) and, with a
+standby, its Lease and its checkpoint's PersistentVolumeClaim from what their watches last saw
+(`watched.py`). Writes happen only when the plan says an object changes.
 
 A SparkApplication not listed by label whose name is taken (a create answered 409) is read by name
 and remembered, with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
@@ -34,6 +34,7 @@ import kopf
 
 from bridge_job.config import health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.conditions import Transition
@@ -50,6 +51,7 @@ from jmsbridge_operator.status import (
 )
 from jmsbridge_operator.taken_names import Backoff, TakenNames
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
+from jmsbridge_operator.watched import Watched
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -86,6 +88,11 @@ def resource_of(kind: str) -> Resource:
 @dataclasses.dataclass
 class _Slot:
     pending: bool = False
+
+
+def made_by_a_job(obj: Mapping[str, Any]) -> bool:
+    """Whether the jobs labelled an object they made: the operator's watches select those only."""
+    return LABEL_BRIDGE_ID in ((obj.get("metadata") or {}).get("labels") or {})
 
 
 def noted(application: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,6 +135,7 @@ class Reconciler:
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
         self.taken = TakenNames(backoff or Backoff())
         self.timing = timing or DEFAULT_TIMING
+        self.watched = Watched(kube.get)  # the jobs' Leases and health reports, claims (watched.py)
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -183,16 +191,17 @@ class Reconciler:
         applications: list[Mapping[str, Any]] = [*labelled, *taken]
         lease = claim = None
         if (elected := observed_lease(bridge, None)) is not None:
-            lease = self.kube.get(LEASES, namespace, elected.name)
+            lease = self.watched.get(LEASES, namespace, elected.name, watched=made_by_a_job)
             claimed = (((bridge.get("spec") or {}).get("spark") or {}).get("checkpoint") or {}).get(
                 "persistentVolumeClaim"
             )
-            claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
+            claim = self.watched.get(CLAIMS, namespace, str(claimed)) if claimed else None
         health = None
         states = [ApplicationState.observe("", "", app) for app in applications]
         if any(state.running or state.failed for state in states):  # JMS state, or why a job stopped
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
-            health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
+            health_name = health_config_map_name(bridge_id)
+            health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job)
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
         decided = plan(observed, self.gate, self.clock(), self.timing)
         try:

@@ -89,12 +89,14 @@ def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[su
     command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
     command += ["--liveness", f"http://127.0.0.1:{port}/healthz"]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # In `root`: `python -m` puts the working directory first on the path.
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
         try:
 
             def alive() -> bool:
                 if process.poll() is not None:
-                    raise RuntimeError(f"the operator exited with {process.returncode}; see {log}")
+                    tail = log.read_text(errors="replace").splitlines()[-20:]
+                    raise RuntimeError(f"the operator exited with {process.returncode}:\n" + "\n".join(tail))
                 try:
                     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
                         return True

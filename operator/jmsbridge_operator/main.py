@@ -3,8 +3,9 @@
 - JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
   finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift);
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
-- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) (no kopf
-  bookkeeping on routes: `on.event`); listed at start -> only routes whose bridge is missing need a look.
+- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) within
+  half a second, gathering the routes of one apply (no kopf bookkeeping on routes: `on.event`); listed
+  at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
 - Lease (a standby pair's `<bridgeId>-jms-bridge`, labelled with the bridge id by its jobs): a new holder
@@ -151,8 +152,12 @@ async def bridge_kafka_checks(
 
 @kopf.on.event(*ROUTE)
 def route_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    known = (namespace or "", routes.referenced_bridge(body) or "") in kwargs["bridge_names"]
+    names = kwargs["bridge_names"]
     seen = memo.setdefault("routes_seen", {})
+
+    def known(bridge: str) -> bool:
+        return (namespace or "", bridge) in names
+
     routes.event(memo.reconciler, type, namespace or "", body, seen, _routes(kwargs), known)
 
 

@@ -61,6 +61,8 @@ APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_P
 CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
+# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`).
+SETTLE_SECONDS = 0.5
 
 
 class EventSink(Protocol):
@@ -133,6 +135,7 @@ class Reconciler:
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
+        self._soon: dict[tuple[str, str], datetime.datetime] = {}  # asked for by `reconcile_soon`
         self.taken = TakenNames(backoff or Backoff())
         self.timing = timing or DEFAULT_TIMING
         self.watched = Watched(kube.get)  # the jobs' Leases and health reports, claims (watched.py)
@@ -150,6 +153,8 @@ class Reconciler:
             slot = self._running[key] = _Slot()
         try:
             while True:
+                with self._guard:
+                    self._soon.pop(key, None)  # this round covers what was asked for until now
                 with metrics.measured("bridge"):
                     self._reconcile_once(namespace, name, routes)
                 with self._guard:
@@ -164,10 +169,19 @@ class Reconciler:
                 self._recheck[key] = _moment()  # `on.event` (routes, applications) is not retried
             raise
 
+    def reconcile_soon(self, namespace: str, name: str, delay: float = SETTLE_SECONDS) -> None:
+        """Reconcile a bridge within `delay` seconds (its recheck loop does): the routes of a `kubectl
+        apply` arrive one by one, and one reconciliation then writes the ConfigMap and the statuses
+        once instead of once per route."""
+        moment = _moment() + datetime.timedelta(seconds=delay)
+        with self._guard:
+            self._soon.setdefault((namespace, name), moment)
+
     def is_due(self, namespace: str, name: str) -> bool:
-        """Whether a bridge's status is due to change with time (see the module docstring)."""
-        due = self._recheck.get((namespace, name))
-        return due is not None and _moment() >= due
+        """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""
+        key = (namespace, name)
+        due = [moment for moment in (self._recheck.get(key), self._soon.get(key)) if moment is not None]
+        return bool(due) and _moment() >= min(due)
 
     def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
         """Reconcile a bridge whose status was due to change with time."""

@@ -12,13 +12,13 @@ route: what planning and the route's status need.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jmsbridge_operator.acceptance import referenced_bridge
 from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
-__all__ = ["event", "gone", "index_entry", "referenced_bridge"]
+__all__ = ["event", "index_entry", "referenced_bridge"]
 
 
 def index_entry(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -51,28 +51,25 @@ def event(
     body: Mapping[str, Any],
     seen: Seen,
     routes: RoutesLookup,
-    bridge_known: bool,
+    known: Callable[[str], bool],
 ) -> None:
     """Reconcile the bridges a route event concerns: its bridge (and the one it left) when the route is
     new, changed its spec or went; at start-up (`type` None) only when its bridge is missing (a known
-    bridge's own resumption covers its routes)."""
+    bridge's own resumption covers its routes). A known bridge is reconciled soon, not at once, so that
+    the routes of one `kubectl apply` make one reconciliation; a missing one at once (the routes say
+    `BridgeNotFound`: no loop of the bridge's own runs to do it later)."""
     metadata = body.get("metadata") or {}
     key = (namespace, str(metadata.get("name")))
-    if type == "DELETED":
-        seen.pop(key, None)
-        gone(reconciler, namespace, body, routes)
-        return
     now = (metadata.get("generation"), referenced_bridge(body))
-    before = seen.get(key)
-    seen[key] = now
-    if (type is None and bridge_known) or now == before:
-        return
+    before = seen.pop(key, None) if type == "DELETED" else seen.get(key)
+    if type == "DELETED":
+        reconciler.forget_route(namespace, key[1])
+    else:
+        seen[key] = now
+        if (type is None and now[1] is not None and known(now[1])) or now == before:
+            return
     for bridge in sorted(b for b in {now[1], before[1] if before else None} if b):
-        reconciler.reconcile(namespace, bridge, routes)
-
-
-def gone(reconciler: Reconciler, namespace: str, body: Mapping[str, Any], routes: RoutesLookup) -> None:
-    reconciler.forget_route(namespace, str((body.get("metadata") or {}).get("name")))
-    bridge = referenced_bridge(body)
-    if bridge:
-        reconciler.reconcile(namespace, bridge, routes)
+        if known(bridge):
+            reconciler.reconcile_soon(namespace, bridge)
+        else:
+            reconciler.reconcile(namespace, bridge, routes)

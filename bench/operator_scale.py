@@ -12,7 +12,8 @@ can, then measures:
 - `requests_per_bridge`: API requests the operator made (kopf's and ours), per bridge, up to `running`;
   `requests_by_resource`: the same by verb and resource (`patch jmsbridges/status`), in all;
 - `idle_requests_per_bridge_per_minute`: what the operator asks while nothing changes (every bridge
-  Ready), over `--idle-seconds`, beyond its watches (`idle_requests_by_resource` says what they were);
+  Ready and the operator quiet for 5 s: `settled_after_ready_s` after Ready), over `--idle-seconds`,
+  beyond its watches (`idle_requests_by_resource` says what they were);
 - `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
 - `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
   client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
@@ -155,6 +156,20 @@ def all_ready(kube: KubeApi, bridges: int) -> bool:
     return len(ready) == bridges
 
 
+QUIET_SECONDS = 5.0
+
+
+def settle(kube: KubeApi, timeout: float) -> float:
+    """Seconds until the operator has made no request for `QUIET_SECONDS` (its backlog handled)."""
+    started = time.monotonic()
+    count, since = operator_requests(kube), time.monotonic()
+    while time.monotonic() - since < QUIET_SECONDS and time.monotonic() - started < timeout:
+        time.sleep(0.5)
+        if (now := operator_requests(kube)) != count:
+            count, since = now, time.monotonic()
+    return since - started
+
+
 def write_directly(kube: KubeApi, applications: int) -> float:
     """Baseline: the seconds this client takes to write the objects the operator wrote (its ConfigMaps
     and SparkApplications, copied into a fresh namespace) straight to the same emulator, no operator."""
@@ -231,11 +246,15 @@ def main() -> int:
             running_s = time.monotonic() - running_started
             requests_total = operator_requests(kube) - before
             by_resource = kube.requests_by_resource(*OPERATOR_AGENTS)
+            # Ready comes before the operator has handled every event of the run (a standby's RUNNING,
+            # say): at rest means once it has stopped asking for a while.
+            settled_s = settle(kube, args.timeout)
+            at_rest = kube.requests_by_resource(*OPERATOR_AGENTS)
             time.sleep(args.idle_seconds)  # a measurement of what happens while nothing changes
             idle = {
-                what: count - by_resource.get(what, 0)
+                what: count - at_rest.get(what, 0)
                 for what, count in kube.requests_by_resource(*OPERATOR_AGENTS).items()
-                if count > by_resource.get(what, 0)
+                if count > at_rest.get(what, 0)
             }
             peak = peak_rss_mib(process.pid)
         baseline_s = write_directly(kube, apps_per_bridge * args.bridges)
@@ -263,6 +282,7 @@ def main() -> int:
                 else None
             ),
             "idle_requests_by_resource": idle,
+            "settled_after_ready_s": round(settled_s, 1),
             "operator_peak_rss_mib": round(peak, 1),
             "baseline_direct_write_s": round(baseline_s, 2),
             "reconciled_vs_baseline": round(reconciled_s / baseline_s, 2),

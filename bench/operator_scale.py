@@ -1,6 +1,6 @@
 """How the operator copes with many bridges: 300 bridges x 3 routes against the Kubernetes API emulator.
 
-    python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby]
+    python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby] [--idle-seconds 60]
 
 The emulator (tests/kubeapi) runs in this process; the operator runs as `jmsbridge operator` in a child
 process, so that its memory is its own. The benchmark creates the bridges and their routes as fast as it
@@ -10,6 +10,10 @@ can, then measures:
   generation, its routes in effect, its ConfigMap and SparkApplication(s) there, every route Accepted;
 - `running_s`: after playing the spark-operator (every application RUNNING), until every bridge is Ready;
 - `requests_per_bridge`: API requests the operator made (kopf's and ours), per bridge, up to `running`;
+  `requests_by_resource`: the same by verb and resource (`patch jmsbridges/status`), in all;
+- `idle_requests_per_bridge_per_minute`: what the operator asks while nothing changes (every bridge
+  Ready and the operator quiet for 5 s: `settled_after_ready_s` after Ready), over `--idle-seconds`,
+  beyond its watches (`idle_requests_by_resource` says what they were);
 - `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
 - `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
   client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
@@ -78,20 +82,22 @@ def peak_rss_mib(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def operator_process(kube: KubeApi, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
+    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{root}:{root / 'operator'}"}
     env["JMSBRIDGE_KAFKA_CHECKS"] = "false"  # the bridges name no real Kafka; this measures reconciling
     env.pop("KUBERNETES_SERVICE_HOST", None)
     command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
     command += ["--liveness", f"http://127.0.0.1:{port}/healthz"]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # In `root`: `python -m` puts the working directory first on the path.
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
         try:
 
             def alive() -> bool:
                 if process.poll() is not None:
-                    raise RuntimeError(f"the operator exited with {process.returncode}; see {log}")
+                    tail = log.read_text(errors="replace").splitlines()[-20:]
+                    raise RuntimeError(f"the operator exited with {process.returncode}:\n" + "\n".join(tail))
                 try:
                     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
                         return True
@@ -150,6 +156,20 @@ def all_ready(kube: KubeApi, bridges: int) -> bool:
     return len(ready) == bridges
 
 
+QUIET_SECONDS = 5.0
+
+
+def settle(kube: KubeApi, timeout: float) -> float:
+    """Seconds until the operator has made no request for `QUIET_SECONDS` (its backlog handled)."""
+    started = time.monotonic()
+    count, since = operator_requests(kube), time.monotonic()
+    while time.monotonic() - since < QUIET_SECONDS and time.monotonic() - started < timeout:
+        time.sleep(0.5)
+        if (now := operator_requests(kube)) != count:
+            count, since = now, time.monotonic()
+    return since - started
+
+
 def write_directly(kube: KubeApi, applications: int) -> float:
     """Baseline: the seconds this client takes to write the objects the operator wrote (its ConfigMaps
     and SparkApplications, copied into a fresh namespace) straight to the same emulator, no operator."""
@@ -179,6 +199,10 @@ def main() -> int:
     parser.add_argument("--routes", type=int, default=3)
     parser.add_argument("--standby", action="store_true", help="two SparkApplications per bridge")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--idle-seconds", type=float, default=60, help="0: no idle measurement")
+    parser.add_argument(
+        "--operator-root", type=Path, default=REPO, help="run the operator of another checkout (a comparison)"
+    )
     args = parser.parse_args()
     apps_per_bridge = 2 if args.standby else 1
 
@@ -188,7 +212,7 @@ def main() -> int:
     ):
         kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file())
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-        with operator_process(kube, Path(tmp) / "operator.log") as process:
+        with operator_process(kube, Path(tmp) / "operator.log", args.operator_root) as process:
             before = operator_requests(kube)
             started = time.monotonic()
             for i in range(args.bridges):
@@ -221,10 +245,22 @@ def main() -> int:
             )
             running_s = time.monotonic() - running_started
             requests_total = operator_requests(kube) - before
+            by_resource = kube.requests_by_resource(*OPERATOR_AGENTS)
+            # Ready comes before the operator has handled every event of the run (a standby's RUNNING,
+            # say): at rest means once it has stopped asking for a while.
+            settled_s = settle(kube, args.timeout)
+            at_rest = kube.requests_by_resource(*OPERATOR_AGENTS)
+            time.sleep(args.idle_seconds)  # a measurement of what happens while nothing changes
+            idle = {
+                what: count - at_rest.get(what, 0)
+                for what, count in kube.requests_by_resource(*OPERATOR_AGENTS).items()
+                if count > at_rest.get(what, 0)
+            }
             peak = peak_rss_mib(process.pid)
         baseline_s = write_directly(kube, apps_per_bridge * args.bridges)
 
         result = {
+            "operator": str(args.operator_root),
             "bridges": args.bridges,
             "routes_per_bridge": args.routes,
             "applications_per_bridge": apps_per_bridge,
@@ -233,6 +269,20 @@ def main() -> int:
             "running_s": round(running_s, 2),
             "requests_per_bridge": round(requests_total / args.bridges, 1),
             "requests_per_bridge_until_reconciled": round(requests_reconciled / args.bridges, 1),
+            "requests_by_resource": by_resource,
+            "idle_requests_per_bridge_per_minute": (
+                round(
+                    sum(n for what, n in idle.items() if not what.startswith("watch "))
+                    / args.bridges
+                    * 60
+                    / args.idle_seconds,
+                    2,
+                )
+                if args.idle_seconds
+                else None
+            ),
+            "idle_requests_by_resource": idle,
+            "settled_after_ready_s": round(settled_s, 1),
             "operator_peak_rss_mib": round(peak, 1),
             "baseline_direct_write_s": round(baseline_s, 2),
             "reconciled_vs_baseline": round(reconciled_s / baseline_s, 2),

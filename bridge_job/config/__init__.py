@@ -66,7 +66,6 @@ from bridge_job.config.job import (
 )
 from bridge_job.config.names import (
     CHECKPOINT_MISMATCH,
-    CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
     ENV_JMS_PASSWORD,
     ENV_JMS_USERNAME,
@@ -145,7 +144,6 @@ __all__ = [
     "BRIDGE_KIND",
     "CHECKPOINT_MISMATCH",
     "CHECKPOINT_POSITIONS",
-    "CONFIG_FILE_NAME",
     "CONFIG_MOUNT_PATH",
     "DEFAULT_JOB_IMAGE",
     "DEFAULT_REPLY_TIMEOUT_SECONDS",

@@ -29,9 +29,6 @@ def transactional_id_prefix(bridge_id: str) -> str:
 CONFIG_MOUNT_PATH = "/etc/jmsbridge"
 
 
-CONFIG_FILE_NAME = "job.yaml"
-
-
 # Where the job's default JMS classpath looks for jars (`ingest.DEFAULT_CLASSPATH`), and where
 # `jms.clientLibraries` are copied to.
 JMS_LIBRARY_DIR = "/opt/jmsbridge/jms-lib"

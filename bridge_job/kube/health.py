@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
-from bridge_job.kube.ownership import owned
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 from bridge_job.redaction import redact
 
 log = logging.getLogger("jmsbridge.health")
@@ -37,7 +37,6 @@ log = logging.getLogger("jmsbridge.health")
 RECONNECTING: Final = JMS_RECONNECTING
 CONNECTED: Final = JMS_CONNECTED
 RETRY_SECONDS: Final = 10.0
-LABEL_BRIDGE_ID: Final = "jmsbridge.dev/bridge-id"
 
 Publish = Callable[[dict[str, Any]], None]  # writes this instance's document
 

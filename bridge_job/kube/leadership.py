@@ -44,13 +44,13 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
 from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
-from bridge_job.kube.ownership import owned
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 
 log = logging.getLogger("jmsbridge.leadership")
 
@@ -139,8 +139,11 @@ class Leadership:
         duration_seconds: int,
         *,
         clock: Callable[[], float] = time.monotonic,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
+        # On the Lease (`<bridgeId>-jms-bridge`): the operator watches only Leases labelled so.
+        self.labels = dict(labels or {})
         self.identity = identity
         self.duration_seconds = duration_seconds
         self.renew_period = duration_seconds / 3
@@ -167,7 +170,8 @@ class Leadership:
             return None
         store = KubernetesLeases(config.namespace, lease_name(config.bridge_id))
         identity = lease_holder_identity(instance, pod_name())
-        return cls(store, identity, config.bridge.failover.lease_duration_seconds)
+        labels = {LABEL_BRIDGE_ID: config.bridge_id}
+        return cls(store, identity, config.bridge.failover.lease_duration_seconds, labels=labels)
 
     @property
     def lease(self) -> str:
@@ -231,7 +235,7 @@ class Leadership:
                 "metadata": owned({"name": self.store.name, "namespace": self.store.namespace}),
                 "spec": self._acquired_spec({}, transitions=0),
             }
-            return self._take(self.store.create, body, "created")
+            return self._take(self.store.create, self._labelled(body), "created")
         spec = current.get("spec") or {}
         holder = spec.get("holderIdentity") or None
         record = json.dumps(spec, sort_keys=True)
@@ -245,7 +249,7 @@ class Leadership:
             log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
         transitions = int(spec.get("leaseTransitions") or 0) + 1
         body = {**current, "spec": self._acquired_spec(spec, transitions)}
-        return self._take(self.store.replace, body, "taken")
+        return self._take(self.store.replace, self._labelled(body), "taken")
 
     def _take(
         self, write: Callable[[dict[str, Any], float], dict[str, Any]], body: dict[str, Any], how: str
@@ -359,7 +363,14 @@ class Leadership:
             "leaseDurationSeconds": self.duration_seconds,
             "renewTime": micro_time(),
         }
-        return {**lease, "spec": spec}
+        return self._labelled({**lease, "spec": spec})
+
+    def _labelled(self, lease: dict[str, Any]) -> dict[str, Any]:
+        """The Lease with our labels (a Lease an older job created gets them at its next write)."""
+        metadata = dict(lease.get("metadata") or {})
+        if self.labels:
+            metadata["labels"] = {**(metadata.get("labels") or {}), **self.labels}
+        return {**lease, "metadata": metadata}
 
     def _lose(self, reason: str) -> None:
         with self._lock:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from bridge_job.config import API_GROUP, API_VERSION, BRIDGE_KIND, ENV_OWNER_NAME, ENV_OWNER_UID
+
+# On what the job creates, the bridge id: the operator watches exactly these (its Lease, its health report).
+LABEL_BRIDGE_ID: Final = f"{API_GROUP}/bridge-id"
 
 
 def owner_references(env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:

@@ -3,12 +3,13 @@
 - JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
   finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift);
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
-- JmsBridgeRoute: indexed by bridge; created, changed -> reconcile its bridge(s); gone -> reconcile its
-  bridge; resumed -> only routes whose bridge is missing need a look.
+- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) within
+  half a second, gathering the routes of one apply (no kopf bookkeeping on routes: `on.event`); listed
+  at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
-- Lease (a standby pair's `<bridgeId>-jms-bridge`): a new holder or tenure, or a deletion -> reconcile its
-  bridge.
+- Lease (a standby pair's `<bridgeId>-jms-bridge`, labelled with the bridge id by its jobs): a new holder
+  or tenure, or a deletion -> reconcile its bridge.
 - Time: one quiet loop per bridge reconciles it when its status is due to change with time alone (a
   tenure expired, nobody holding the Lease for its duration, a taken name due for another look:
   `handlers/rechecks.py`).
@@ -27,12 +28,13 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.health import LABEL_BRIDGE_ID
+from bridge_job.kube.api import CONFIG_MAPS, LEASES
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
-from jmsbridge_operator.reconciler import RoutesLookup
+from jmsbridge_operator.reconciler import CLAIMS, RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
@@ -148,23 +150,15 @@ async def bridge_kafka_checks(
 # JmsBridgeRoute
 
 
-@kopf.on.create(*ROUTE, backoff=RETRY)
-@kopf.on.update(*ROUTE, backoff=RETRY)
-def route_changed(namespace: str | None, old: Any, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    routes.changed(memo.reconciler, namespace or "", old, body, _routes(kwargs))
-
-
-@kopf.on.resume(*ROUTE, backoff=RETRY)
-def route_resumed(namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    bridge = (namespace or "", routes.referenced_bridge(body) or "")
-    known = bridge in kwargs["bridge_names"]
-    routes.resumed(memo.reconciler, namespace or "", body, _routes(kwargs), known)
-
-
 @kopf.on.event(*ROUTE)
 def route_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    if type == "DELETED":
-        routes.gone(memo.reconciler, namespace or "", body, _routes(kwargs))
+    names = kwargs["bridge_names"]
+    seen = memo.setdefault("routes_seen", {})
+
+    def known(bridge: str) -> bool:
+        return (namespace or "", bridge) in names
+
+    routes.event(memo.reconciler, type, namespace or "", body, seen, _routes(kwargs), known)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -182,14 +176,16 @@ def application_event(
 # A standby pair's Lease (the jobs' election) and checkpoint claim
 
 
-@kopf.on.event(*standby_pair.LEASES)
+@kopf.on.event(*standby_pair.LEASES, labels={LABEL_BRIDGE_ID: kopf.PRESENT})
 def lease_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    memo.reconciler.watched.seen(LEASES, type, namespace or "", body)
     key = standby_pair.lease_changed(type, namespace or "", body, memo)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_id"], _routes(kwargs))
 
 
 @kopf.on.event("", "v1", "configmaps", labels={LABEL_BRIDGE_ID: kopf.PRESENT})
 def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    memo.reconciler.watched.seen(CONFIG_MAPS, type, namespace or "", body)
     if type is None:
         return  # the initial listing: the bridges' own resumption reads them
     bridge_id = str(((body.get("metadata") or {}).get("labels") or {}).get(LABEL_BRIDGE_ID) or "")
@@ -199,5 +195,9 @@ def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo:
 
 @kopf.on.event(*standby_pair.CLAIMS)
 def claim_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    named = (namespace or "", str(body.get("metadata", {}).get("name"))) in kwargs["bridges_by_claim"]
+    # Kept only while a bridge names it (not every claim of the cluster); else forgotten, so that a
+    # bridge naming it later fetches it afresh.
+    memo.reconciler.watched.seen(CLAIMS, type if named else "DELETED", namespace or "", body)
     key = standby_pair.claim_changed(type, namespace or "", body)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_claim"], _routes(kwargs))

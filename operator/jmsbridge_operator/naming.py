@@ -22,7 +22,10 @@ BRIDGE_PLURAL: Final = "jmsbridges"
 ROUTE_PLURAL: Final = "jmsbridgeroutes"
 BRIDGE_RESOURCE: Final = (API_GROUP, API_VERSION, BRIDGE_PLURAL)
 ROUTE_RESOURCE: Final = (API_GROUP, API_VERSION, ROUTE_PLURAL)
-CATEGORY: Final = "jmsbridge"
+# `kubectl get jms-bridge` lists bridges and routes. Not `jmsbridge`: kubectl expands a category before it
+# looks for a kind, so a category named like a kind's singular shadows it (`kubectl describe jmsbridge
+# orders` would name two kinds and fail "you must specify only one resource").
+CATEGORY: Final = "jms-bridge"
 
 SPARK_GROUP: Final = "sparkoperator.k8s.io"
 SPARK_VERSION: Final = "v1beta2"

@@ -9,7 +9,7 @@ the promises of the operator are kept:
   or a repeated event writes nothing, and a route change rewrites the ConfigMap alone;
 - a child someone else edited is put back (`drift.py`);
 - a change of the bridge's spec reaches the standby first and the active instance only once the standby
-  runs it (`rollout.py`);
+  runs it (`rollout.py`), its config file included (`config_files.py`);
 - `suspend` and a gate closed by a hard failure delete the applications (the ConfigMap stays, so resuming
   is quick); a gate closed by a transient failure changes no application until it opens or turns hard;
 - an invalid spec changes nothing that runs and says what to fix;
@@ -29,11 +29,12 @@ from jmsbridge_operator.acceptance import Judgement, Validation, route_name, val
 from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition
+from jmsbridge_operator.config_files import kept_files
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
 from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
-from jmsbridge_operator.render import Rendered, config_hash_of, render, spec_hash_of
+from jmsbridge_operator.render import Rendered, config_hash_of, config_map, render, spec_hash_of
 from jmsbridge_operator.spark_application import InvalidApplication
 from jmsbridge_operator.status import (
     ACCEPTED,
@@ -301,7 +302,9 @@ def plan(
         outcome = dataclasses.replace(base, conflict=conflict, applications=_observed_states(observed, name))
         return finish(outcome, [])
 
-    writes = _config_map_writes(observed.config_map, rendered.config_map, len(config.routes))
+    kept = kept_files(observed.config_map, observed.applications, config)  # a rollout's previous spec
+    desired_config_map = config_map(bridge, config, kept)
+    writes = _config_map_writes(observed.config_map, desired_config_map, len(config.routes))
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}

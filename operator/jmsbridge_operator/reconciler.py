@@ -7,11 +7,11 @@ a reconciliation of a bridge runs, further requests for it only mark it dirty, a
 round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
 ones.
 
-Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label), the job's
-health ConfigMap while an application runs, and with a standby its Lease and its checkpoint's
-PersistentVolumeClaim. Routes come from kopf's in-memory index of
-`JmsBridgeRoute` (filled from the watch stream), so a namespace full of routes is not listed again and
-again. Writes happen only when the plan says an object changes.
+Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label). Routes come
+from kopf's in-memory index of `JmsBridgeRoute` (filled from the watch stream), so a namespace full of
+routes is not listed again and again; the job's health ConfigMap (while an application runs) and, with a
+standby, its Lease and its checkpoint's PersistentVolumeClaim from what their watches last saw
+(`watched.py`). Writes happen only when the plan says an object changes.
 
 A SparkApplication not listed by label whose name is taken (a create answered 409) is read by name
 and remembered, with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
@@ -34,6 +34,7 @@ import kopf
 
 from bridge_job.config import DEFAULT_JOB_IMAGE, health_config_map_name
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.conditions import Transition
@@ -50,6 +51,7 @@ from jmsbridge_operator.status import (
 )
 from jmsbridge_operator.taken_names import Backoff, TakenNames
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
+from jmsbridge_operator.watched import Watched
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -59,6 +61,8 @@ APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_P
 CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
+# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`).
+SETTLE_SECONDS = 0.5
 
 
 class EventSink(Protocol):
@@ -86,6 +90,22 @@ def resource_of(kind: str) -> Resource:
 @dataclasses.dataclass
 class _Slot:
     pending: bool = False
+
+
+def made_by_a_job(obj: Mapping[str, Any]) -> bool:
+    """Whether the jobs labelled an object they made: the operator's watches select those only."""
+    return LABEL_BRIDGE_ID in ((obj.get("metadata") or {}).get("labels") or {})
+
+
+def noted(application: Mapping[str, Any]) -> dict[str, Any]:
+    """A SparkApplication to write, noting its spec as stored (`drift.py`): right as long as the API
+    server stores the spec as sent, and written again after the write only when it did not."""
+    metadata = dict(application.get("metadata") or {})
+    annotations = {
+        **(metadata.get("annotations") or {}),
+        naming.ANNOTATION_STORED_SPEC_HASH: stored_spec_hash(application),
+    }
+    return {**application, "metadata": {**metadata, "annotations": annotations}}
 
 
 class _NameTaken(Exception):
@@ -116,9 +136,11 @@ class Reconciler:
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
+        self._soon: dict[tuple[str, str], datetime.datetime] = {}  # asked for by `reconcile_soon`
         self.taken = TakenNames(backoff or Backoff())
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
+        self.watched = Watched(kube.get)  # the jobs' Leases and health reports, claims (watched.py)
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
@@ -133,6 +155,8 @@ class Reconciler:
             slot = self._running[key] = _Slot()
         try:
             while True:
+                with self._guard:
+                    self._soon.pop(key, None)  # this round covers what was asked for until now
                 with metrics.measured("bridge"):
                     self._reconcile_once(namespace, name, routes)
                 with self._guard:
@@ -140,15 +164,26 @@ class Reconciler:
                         del self._running[key]
                         return
                     slot.pending = False
-        except BaseException:
+        except BaseException as error:
             with self._guard:
                 self._running.pop(key, None)
+            if isinstance(error, Exception):  # the recheck loop tries again: a trigger of kopf's
+                self._recheck[key] = _moment()  # `on.event` (routes, applications) is not retried
             raise
 
+    def reconcile_soon(self, namespace: str, name: str, delay: float = SETTLE_SECONDS) -> None:
+        """Reconcile a bridge within `delay` seconds (its recheck loop does): the routes of a `kubectl
+        apply` arrive one by one, and one reconciliation then writes the ConfigMap and the statuses
+        once instead of once per route."""
+        moment = _moment() + datetime.timedelta(seconds=delay)
+        with self._guard:
+            self._soon.setdefault((namespace, name), moment)
+
     def is_due(self, namespace: str, name: str) -> bool:
-        """Whether a bridge's status is due to change with time (see the module docstring)."""
-        due = self._recheck.get((namespace, name))
-        return due is not None and _moment() >= due
+        """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""
+        key = (namespace, name)
+        due = [moment for moment in (self._recheck.get(key), self._soon.get(key)) if moment is not None]
+        return bool(due) and _moment() >= min(due)
 
     def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
         """Reconcile a bridge whose status was due to change with time."""
@@ -172,16 +207,17 @@ class Reconciler:
         applications: list[Mapping[str, Any]] = [*labelled, *taken]
         lease = claim = None
         if (elected := observed_lease(bridge, None)) is not None:
-            lease = self.kube.get(LEASES, namespace, elected.name)
+            lease = self.watched.get(LEASES, namespace, elected.name, watched=made_by_a_job)
             claimed = (((bridge.get("spec") or {}).get("spark") or {}).get("checkpoint") or {}).get(
                 "persistentVolumeClaim"
             )
-            claim = self.kube.get(CLAIMS, namespace, str(claimed)) if claimed else None
+            claim = self.watched.get(CLAIMS, namespace, str(claimed)) if claimed else None
         health = None
         states = [ApplicationState.observe("", "", app) for app in applications]
         if any(state.running or state.failed for state in states):  # JMS state, or why a job stopped
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
-            health = self.kube.get(CONFIG_MAPS, namespace, health_config_map_name(bridge_id))
+            health_name = health_config_map_name(bridge_id)
+            health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job)
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
         decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
         try:
@@ -241,11 +277,14 @@ class Reconciler:
     def _write(self, namespace: str, write: Write) -> None:
         resource = resource_of(write.kind)
         logger.info("%s %s %s/%s", write.verb, write.kind, namespace, write.name)
+        body = write.body
+        if write.kind == naming.SPARK_KIND and write.verb != "delete":
+            body = noted(body)
         try:
             if write.verb == "create":
-                stored = self.kube.create(resource, namespace, write.body)
+                stored = self.kube.create(resource, namespace, body)
             elif write.verb == "replace":
-                stored = self.kube.replace(resource, namespace, write.body)
+                stored = self.kube.replace(resource, namespace, body)
             else:
                 self.kube.delete(resource, namespace, write.name)
                 stored = None
@@ -257,8 +296,12 @@ class Reconciler:
                 raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
             raise
         metrics.WRITES.labels(write.kind, write.verb).inc()
-        if stored is not None and write.kind == naming.SPARK_KIND:
-            self._record_stored_spec(namespace, stored)
+        if (
+            stored is not None
+            and write.kind == naming.SPARK_KIND
+            and stored_spec_hash(stored) != stored_spec_hash(body)
+        ):
+            self._record_stored_spec(namespace, stored)  # the API server filled something in
 
     def _record_stored_spec(self, namespace: str, stored: Mapping[str, Any]) -> None:
         """Note the spec as the API server stored it, defaults included: a later difference is drift.

@@ -1,12 +1,13 @@
 """Rendering: a bridge and its routes become a ConfigMap and one SparkApplication per instance.
 
-- The ConfigMap holds the rendered `JobConfig` (YAML, at key `CONFIG_FILE_NAME`); it is mounted into the
-  driver and the executors at `CONFIG_MOUNT_PATH`. Routes live only here: the job re-reads the file, so a
-  route change never touches a SparkApplication (the spark-operator kills and resubmits an application on
-  ANY spec change).
-- The SparkApplication of each instance runs our PySpark job (`--config <file> --instance <name>`). A
-  change of the bridge's own spec does restart it: the hash of the bridge's part of the config is a
-  driver annotation, which is part of the spec.
+- The ConfigMap holds the rendered `JobConfig` (YAML), one file per bridge spec an instance runs, named by
+  the hash of that spec (`config_key`); it is mounted into the driver and the executors at
+  `CONFIG_MOUNT_PATH`. Routes live only here: the job re-reads its file, so a route change never touches a
+  SparkApplication (the spark-operator kills and resubmits an application on ANY spec change). Which
+  files beside the new one an instance still reads during a rollout: `config_files.py`.
+- The SparkApplication of each instance runs our PySpark job (`--config <its file> --instance <name>`). A
+  change of the bridge's own spec does restart it: the file's name and the hash of the bridge's part of
+  the config (a driver annotation) are part of the spec.
 - The driver runs as `spark.serviceAccount`, else as `naming.JOB_SERVICE_ACCOUNT`, which the Helm chart
   creates in the bridges' namespaces with the rights the job needs (Spark's executor pods, and the Lease
   of the active/standby election).
@@ -38,13 +39,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from bridge_job.config import (
     BRIDGE_KIND,
-    CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
     DEFAULT_JOB_IMAGE,
     ENV_JMS_PASSWORD,
@@ -127,8 +128,23 @@ def config_text(config: JobConfig) -> str:
     return yaml.safe_dump(config.dump(), sort_keys=False, allow_unicode=True, width=1000)
 
 
-def config_map(bridge: JmsBridge, config: JobConfig) -> dict[str, Any]:
-    data = {CONFIG_FILE_NAME: config_text(config)}
+def bridge_config_hash(config: JobConfig) -> str:
+    """The hash of what needs a restart to take effect: the bridge's spec (routes and suspend excluded)."""
+    running = config.model_copy(
+        update={"routes": [], "bridge": config.bridge.model_copy(update={"suspend": False})}
+    )
+    return digest(running.dump())
+
+
+def config_key(config: JobConfig) -> str:
+    """The file of the config in the ConfigMap: named by the bridge's spec, so that a new spec is a new
+    file and the instances still running the previous one keep reading theirs (`config_files.py`)."""
+    return f"job-{bridge_config_hash(config)[:12]}.yaml"
+
+
+def config_map(bridge: JmsBridge, config: JobConfig, kept: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The ConfigMap with the config's file, and the `kept` files instances still read."""
+    data = {**(kept or {}), config_key(config): config_text(config)}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -144,14 +160,6 @@ def config_map(bridge: JmsBridge, config: JobConfig) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------------
 # SparkApplication
-
-
-def bridge_config_hash(config: JobConfig) -> str:
-    """The hash of what needs a restart to take effect: the bridge's spec (routes and suspend excluded)."""
-    running = config.model_copy(
-        update={"routes": [], "bridge": config.bridge.model_copy(update={"suspend": False})}
-    )
-    return digest(running.dump())
 
 
 def _secret_env(ref: SecretRef, username_env: str, password_env: str) -> list[dict[str, Any]]:
@@ -274,7 +282,7 @@ def application(
         "image": spark.image or job_image,
         "imagePullPolicy": "IfNotPresent",
         "mainApplicationFile": JOB_MAIN_FILE,
-        "arguments": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}", "--instance", instance],
+        "arguments": ["--config", f"{CONFIG_MOUNT_PATH}/{config_key(config)}", "--instance", instance],
         "sparkVersion": spark.spark_version,
         "restartPolicy": dict(RESTART_POLICY),
         "sparkConf": spark_conf(config),

@@ -81,14 +81,15 @@ class SubmittedJob(BridgeJob):
         return self
 
 
-def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The primary SparkApplication the operator renders, and the job config its ConfigMap holds."""
+def rendered_application(bridge: dict[str, Any], route: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+    """The primary SparkApplication the operator renders, and the job config file its ConfigMap holds
+    (name and text)."""
     from jmsbridge_operator.render import render
 
     model = JmsBridge.model_validate(bridge)
     rendered = render(model, job_config(model, [JmsBridgeRoute.model_validate(route)]))
-    (config_text,) = rendered.config_map["data"].values()
-    return rendered.applications["primary"], config_text
+    ((config_file, config_text),) = rendered.config_map["data"].items()
+    return rendered.applications["primary"], config_file, config_text
 
 
 def held(lease: dict[str, Any] | None) -> str | None:
@@ -129,7 +130,7 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     bridge["spec"]["spark"]["checkpoint"] = {"path": str(tmp_path / "checkpoints")}  # a shared volume there
     route = route_document("all", name, topic)
     route["metadata"]["namespace"] = NAMESPACE
-    application, config_text = rendered_application(bridge, route)
+    application, config_file, config_text = rendered_application(bridge, route)
 
     root = assemble(Image.parse(JOB_DOCKERFILE), tmp_path / "image")
 
@@ -143,7 +144,7 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
         (jms_lib / jar).symlink_to(ACTIVEMQ_HOME / "lib" / jar)
     # The ConfigMap, mounted where the driver's volumeMount puts it.
     inside(CONFIG_MOUNT_PATH).mkdir(parents=True)
-    (inside(CONFIG_MOUNT_PATH) / "job.yaml").write_text(config_text)
+    (inside(CONFIG_MOUNT_PATH) / config_file).write_text(config_text)
     spec = application["spec"]
     assert CONFIG_MOUNT_PATH in {m["mountPath"] for m in spec["driver"]["volumeMounts"]}
 

@@ -28,6 +28,7 @@ from bridge_job.kube.leadership import (
     LeadershipLost,
     LeaseStore,
 )
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge.cli import parser
 from tests.kubeapi.client import KubeApi
 from tests.support.builders import config
@@ -347,6 +348,22 @@ def test_the_job_holds_the_bridge_lease_as_instance_and_pod(
     finally:
         election.stop()
     assert "holderIdentity" not in lease_spec(kube_api)
+    lease = kube_api.get(LEASES, "Lease", LEASE, NAMESPACE) or {}
+    assert lease["metadata"]["labels"] == {LABEL_BRIDGE_ID: "orders"}  # what the operator's watch selects
+
+
+def test_a_lease_of_an_older_job_gets_the_label_at_its_next_write(kube_api: KubeApi) -> None:
+    kube_api.create(
+        {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": LEASE, "namespace": NAMESPACE}}
+    )
+    store = KubernetesLeases(NAMESPACE, LEASE)
+    election = Leadership(store, identity("primary"), DURATION, labels={LABEL_BRIDGE_ID: "orders"})
+    try:
+        assert election.try_acquire()
+    finally:
+        election.stop()
+    lease = kube_api.get(LEASES, "Lease", LEASE, NAMESPACE) or {}
+    assert lease["metadata"]["labels"] == {LABEL_BRIDGE_ID: "orders"}
 
 
 def test_no_cluster_is_a_hard_failure_that_names_the_switch(

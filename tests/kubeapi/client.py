@@ -87,6 +87,14 @@ class KubeApi:
             result[key[part]] = result.get(key[part], 0) + count
         return result
 
+    def requests_by_resource(self, *agents: str) -> dict[str, int]:
+        """Requests of these clients (all without any) by `verb resource`, e.g. `patch jmsbridges/status`."""
+        result: dict[str, int] = {}
+        for (agent, verb, resource), count in self._serving.emulator.counts_by_resource().items():
+            if not agents or agent in agents:
+                result[f"{verb} {resource}"] = result.get(f"{verb} {resource}", 0) + count
+        return dict(sorted(result.items()))
+
     def requests_to(self, method: str, plural: str, name: str | None = None) -> int:
         """Requests served so far with `method` (`POST`...) on a resource, or on one object of it."""
         return self._serving.emulator.served(method, plural, name)
@@ -100,6 +108,17 @@ class KubeApi:
     def emulator(self) -> KubeApiEmulator:
         """The kmock-based emulator itself, e.g. for fault injection with kmock's reaction DSL."""
         return self._serving.emulator
+
+    @contextlib.contextmanager
+    def without_validation_rules(self) -> Iterator[None]:
+        """Store what the CRDs' CEL rules refuse, as an API server older than 1.25 does (or one whose CRD
+        got the rule after the object was stored): for tests of what the operator itself refuses."""
+        state = self._serving.emulator.state
+        self._serving.call(lambda: setattr(state, "validation_rules", False))
+        try:
+            yield
+        finally:
+            self._serving.call(lambda: setattr(state, "validation_rules", True))
 
     def history(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
@@ -207,7 +226,13 @@ class KubeApi:
             delay = min(delay * 2, 0.2)
 
     def request(
-        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """A raw request; returns the decoded JSON body or raises KubeApiError."""
         data = None if body is None else json.dumps(body).encode()
@@ -215,6 +240,7 @@ class KubeApi:
             "Content-Type": content_type,
             "Accept": "application/json",
             "User-Agent": f"{TEST_CLIENT}/1",
+            **(headers or {}),
         }
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:

@@ -34,7 +34,7 @@ from typing import Any
 
 import kmock
 
-from tests.kubeapi import patching, resources
+from tests.kubeapi import admission, patching, resources
 from tests.kubeapi.resources import ResourceCatalog, ResourceType
 
 StorageKey = tuple[str, str]  # (group, plural): all versions of a kind share one storage
@@ -153,6 +153,7 @@ class ClusterState:
         self._watch_history_limit = watch_history_limit
         self._changed = asyncio.Event()
         self.closed = False
+        self.validation_rules = True  # the CRDs' CEL rules; off: as a server before 1.25 stores objects
         namespaces = self._rtype(resources.NAMESPACES)
         for name in INITIAL_NAMESPACES:
             self.create(namespaces, None, {"metadata": {"name": name}})
@@ -224,7 +225,9 @@ class ClusterState:
 
     # --- writing ---
 
-    def create(self, rtype: ResourceType, namespace: str | None, body: Any) -> dict[str, Any]:
+    def create(
+        self, rtype: ResourceType, namespace: str | None, body: Any, *, strict: bool = False
+    ) -> dict[str, Any]:
         obj = self._check_body(rtype, body)
         metadata = obj.setdefault("metadata", {})
         namespace = self._check_namespace(rtype, namespace, metadata)
@@ -250,6 +253,7 @@ class ClusterState:
             obj["status"] = {"phase": "Active"}
         if rtype.key == resources.CRDS:
             self._admit_crd(rtype, obj)
+        obj = self._admitted(rtype, obj, None, strict=strict)
         if namespace is not None:
             self._ensure_namespace(namespace)
         self._commit(storage, (namespace, name), obj, "ADDED", None)
@@ -258,7 +262,14 @@ class ClusterState:
         return self._present(rtype, obj)
 
     def replace(
-        self, rtype: ResourceType, namespace: str | None, name: str, body: Any, *, subresource: str | None
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        name: str,
+        body: Any,
+        *,
+        subresource: str | None,
+        strict: bool = False,
     ) -> dict[str, Any]:
         old = self._stored(rtype, namespace, name)
         candidate = self._check_body(rtype, body)
@@ -272,7 +283,7 @@ class ClusterState:
             raise invalid(rtype, name, "metadata.resourceVersion", "must be specified for an update")
         if resource_version is not None and resource_version != old["metadata"]["resourceVersion"]:
             raise conflict(rtype, name)
-        return self._update(rtype, old, candidate, subresource)
+        return self._update(rtype, old, candidate, subresource, strict=strict)
 
     def patch(
         self,
@@ -283,6 +294,7 @@ class ClusterState:
         patch: Any,
         *,
         subresource: str | None,
+        strict: bool = False,
     ) -> tuple[dict[str, Any], bool]:
         """Apply a patch; returns the object and whether it was created (server-side apply only)."""
         try:
@@ -292,7 +304,7 @@ class ClusterState:
                 raise
             body = copy.deepcopy(patch)
             body.setdefault("metadata", {})["name"] = name
-            return self.create(rtype, namespace, body), True
+            return self.create(rtype, namespace, body, strict=strict), True
         try:
             candidate = patching.apply_patch(self._present(rtype, old), patch_type, patch)
         except patching.PatchError as e:
@@ -300,7 +312,7 @@ class ClusterState:
         resource_version = (candidate.get("metadata") or {}).get("resourceVersion")
         if resource_version is not None and resource_version != old["metadata"]["resourceVersion"]:
             raise conflict(rtype, name)
-        return self._update(rtype, old, candidate, subresource), False
+        return self._update(rtype, old, candidate, subresource, strict=strict), False
 
     def delete(
         self,
@@ -432,13 +444,65 @@ class ClusterState:
         if not isinstance(metadata.get("finalizers") or [], list):
             raise bad_request("metadata.finalizers must be a list")
 
+    def _admitted(
+        self,
+        rtype: ResourceType,
+        obj: dict[str, Any],
+        subresource: str | None,
+        *,
+        strict: bool,
+        old: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A custom resource as its CRD's schema admits it (admission.py): pruned, defaulted, its CEL
+        rules kept (on an update, by what changed). A write of the status subresource is judged on its
+        status alone."""
+        if rtype.schema is None:
+            return obj
+        name = obj["metadata"]["name"]
+        schema: Mapping[str, Any] = rtype.schema
+        part: Any = obj
+        before: Any = old if old is not None else admission.ABSENT
+        path: tuple[str, ...] = ()
+        if subresource == "status":
+            schema = (rtype.schema.get("properties") or {}).get("status") or {}
+            part, path = obj.get("status"), ("status",)
+            before = (old or {}).get("status", admission.ABSENT)
+            if part is None:
+                return obj
+        kept, unknown = admission.pruned(schema, part, path)
+        if unknown and strict:
+            fields = ", ".join(f'unknown field "{field}"' for field in unknown)
+            raise bad_request(f"strict decoding error: {fields}")
+        stored = admission.defaulted(schema, kept)
+        if self.validation_rules and (broken := admission.rejections(schema, stored, path, before)):
+            causes = [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "object": {r.message}',
+                    "field": r.where,
+                }
+                for r in broken
+            ]
+            listed = ", ".join(f"{cause['field']}: {cause['message']}" for cause in causes)
+            raise _error(
+                422, "Invalid", f'{rtype.kind}.{rtype.group} "{name}" is invalid: [{listed}]',
+                name=name, group=rtype.group, kind=rtype.kind, causes=causes,
+            )  # fmt: skip
+        return {**obj, "status": stored} if subresource == "status" else stored
+
     def _ensure_namespace(self, namespace: str) -> None:
         """Namespaced objects always live in an existing namespace: create it on first use."""
         if (None, namespace) not in self._objects.get(("", "namespaces"), {}):
             self.create(self._rtype(resources.NAMESPACES), None, {"metadata": {"name": namespace}})
 
     def _update(
-        self, rtype: ResourceType, old: dict[str, Any], candidate: dict[str, Any], subresource: str | None
+        self,
+        rtype: ResourceType,
+        old: dict[str, Any],
+        candidate: dict[str, Any],
+        subresource: str | None,
+        *,
+        strict: bool = False,
     ) -> dict[str, Any]:
         name = old["metadata"]["name"]
         if subresource == "status":
@@ -447,8 +511,9 @@ class ClusterState:
                 new["status"] = copy.deepcopy(candidate["status"])
             else:
                 new.pop("status", None)
+            new = self._admitted(rtype, new, subresource, strict=strict, old=old)
         else:
-            new = self._updated_main_resource(rtype, old, candidate)
+            new = self._updated_main_resource(rtype, old, candidate, strict=strict)
         new["apiVersion"] = old["apiVersion"]
         new["kind"] = old["kind"]
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -462,7 +527,7 @@ class ClusterState:
         return self._present(rtype, new)
 
     def _updated_main_resource(
-        self, rtype: ResourceType, old: dict[str, Any], candidate: dict[str, Any]
+        self, rtype: ResourceType, old: dict[str, Any], candidate: dict[str, Any], *, strict: bool
     ) -> dict[str, Any]:
         """An update of the object itself: immutable metadata and the status kept, the generation counted."""
         name = old["metadata"]["name"]
@@ -479,6 +544,9 @@ class ClusterState:
             if "status" in old:
                 new["status"] = copy.deepcopy(old["status"])
         self._check_metadata(rtype, new)
+        new = self._admitted(
+            rtype, new, None, strict=strict, old=old
+        )  # before counting: defaults are no change
         added = set(new["metadata"].get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
         if old["metadata"].get("deletionTimestamp") and added:
             raise invalid(

@@ -37,7 +37,7 @@ import yaml
 # Response is importable from kmock but not in its __all__; StreamingError is not re-exported at all.
 from kmock._internal.rendering import Response, StreamingError
 
-from tests.kubeapi import patching, selectors
+from tests.kubeapi import openapi, patching, selectors, tables
 from tests.kubeapi.cluster import (
     ClusterState,
     WatchEvent,
@@ -46,7 +46,7 @@ from tests.kubeapi.cluster import (
     encode_continue,
     not_found,
 )
-from tests.kubeapi.resources import ResourceCatalog, ResourceType
+from tests.kubeapi.resources import VERBS, ResourceCatalog, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,29 @@ def _number(params: Mapping[str, str], name: str, kind: Callable[[str], N]) -> N
         raise bad_request(f"invalid {name}: {params[name]!r}") from None
 
 
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _verb_and_resource(request: kmock.Request) -> tuple[str, str]:
+    if request.resource is None or request.resource.plural is None:
+        return str(request.method.value).lower(), "/" + request.url.path.strip("/").split("/")[0]
+    resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
+    if request.action == kmock.action.WATCH:
+        return "watch", resource
+    if request.method == kmock.method.GET:
+        return ("get" if request.name else "list"), resource
+    return _VERBS.get(str(request.method.value), str(request.method.value).lower()), resource
+
+
+def _strict(request: kmock.Request) -> bool:
+    """`fieldValidation=Strict` (kubectl's default): unknown fields are refused instead of pruned."""
+    return request.params.get("fieldValidation") == "Strict"
+
+
+def _accepted(request: kmock.Request) -> str:
+    return next((str(v) for k, v in request.headers.items() if k.lower() == "accept"), "")
+
+
 def status_body(error: kmock.KubernetesError) -> dict[str, Any]:
     body: dict[str, Any] = {
         "kind": "Status",
@@ -137,6 +160,9 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
     failures: list[BaseException] = attrs.field(factory=list, init=False)  # unexpected errors (500s)
     _objects: kmock.ObjectsArray = attrs.field(factory=kmock.ObjectsArray, init=False)
     _counts: collections.Counter[tuple[str, str]] = attrs.field(factory=collections.Counter, init=False)
+    _by_resource: collections.Counter[tuple[str, str, str]] = attrs.field(
+        factory=collections.Counter, init=False
+    )
     _counts_lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _own_reactions: int = attrs.field(default=0, init=False)
 
@@ -156,6 +182,13 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         """Requests served so far, by (method, client); the client is the `User-Agent` product."""
         with self._counts_lock:
             return dict(self._counts)
+
+    def counts_by_resource(self) -> dict[tuple[str, str, str], int]:
+        """Requests served so far, by (client, verb, resource): the verb as the API server's audit log
+        names it (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`), the resource as
+        `plural[/subresource]` (`/api`, `/openapi`... for the rest)."""
+        with self._counts_lock:
+            return dict(self._by_resource)
 
     def served(self, method: str, plural: str, name: str | None = None) -> int:
         """Recorded requests with `method` on a resource (by plural), or on one object of it (`name`)."""
@@ -181,6 +214,8 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         raw_response: aiohttp.web.StreamResponse | None = None
         try:
             request = await self._parse_request(raw_request)
+            with self._counts_lock:
+                self._by_resource[(agent, *_verb_and_resource(request))] += 1
             if self.record_requests or len(self._payloads) > self._own_reactions:
                 self._requests.append(request)  # kmock's reactions only see recorded requests
             try:
@@ -218,6 +253,8 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
             }
             if path in static:
                 return await static[path](request)
+            if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+                return self._serve_openapi(path.removeprefix("/openapi/v3").strip("/"))
             if path in ("/healthz", "/livez", "/readyz"):
                 return b"ok"
         if self._is_resource_request(request):
@@ -295,6 +332,61 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         ]
         return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
+    async def _serve_version(self, request: kmock.Request) -> kmock.Payload:
+        """`/api/v1`, `/apis/{group}/{version}` as the API server renders them (kmock's says `/v1` for the
+        core group, and gives subresources the short names and categories of their kind, which kubectl
+        then resolves ambiguously)."""
+        assert request.resource is not None
+        group, version = request.resource.group or "", request.resource.version
+        served = [rtype for rtype in self.catalog if (rtype.group, rtype.version) == (group, version)]
+        if not served:
+            raise not_found()
+        entries: list[dict[str, Any]] = []
+        for rtype in sorted(served, key=lambda r: r.plural):
+            entry: dict[str, Any] = {
+                "name": rtype.plural,
+                "singularName": rtype.singular,
+                "namespaced": rtype.namespaced,
+                "kind": rtype.kind,
+                "verbs": sorted(VERBS),
+            }
+            if rtype.shortnames:
+                entry["shortNames"] = sorted(rtype.shortnames)
+            if rtype.categories:
+                entry["categories"] = sorted(rtype.categories)
+            entries.append(entry)
+            entries += [
+                {
+                    "name": f"{rtype.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": rtype.namespaced,
+                    "kind": rtype.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+                for sub in sorted(rtype.subresources)
+            ]
+        group_version = f"{group}/{version}" if group else str(version)
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": group_version,
+            "resources": entries,
+        }
+
+    def _openapi_documents(self) -> dict[str, dict[str, Any]]:
+        by_group_version: dict[str, list[ResourceType]] = collections.defaultdict(list)
+        for rtype in self.catalog:
+            by_group_version[openapi.group_version_path(rtype.group, rtype.version)].append(rtype)
+        return {path: openapi.document(types) for path, types in by_group_version.items()}
+
+    def _serve_openapi(self, group_version: str) -> kmock.Payload:
+        documents = self._openapi_documents()
+        if not group_version:
+            return openapi.index(documents)
+        if group_version not in documents:
+            raise not_found()
+        return documents[group_version]
+
     def _get_resources(self) -> list[kmock.resource]:
         return [rtype.key for rtype in self.catalog]
 
@@ -325,15 +417,22 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
             return self._list(rtype, request)
         if method == kmock.method.GET:
             assert name is not None
-            return Response(status=200, headers=_JSON, payload=self.state.get(rtype, namespace, name))
+            obj = self.state.get(rtype, namespace, name)
+            if tables.wants_table(_accepted(request)):
+                return Response(
+                    status=200,
+                    headers=_JSON,
+                    payload=tables.table(rtype, [obj], str(self.state.resource_version)),
+                )
+            return Response(status=200, headers=_JSON, payload=obj)
         if method == kmock.method.POST and name is None:
             if rtype.namespaced and namespace is None:
                 raise not_found()
-            created = self.state.create(rtype, namespace, request.data)
+            created = self.state.create(rtype, namespace, request.data, strict=_strict(request))
             return Response(status=201, headers=_JSON, payload=created)
         if method == kmock.method.PUT and name is not None:
             replaced = self.state.replace(
-                rtype, namespace, name, request.data, subresource=request.subresource
+                rtype, namespace, name, request.data, subresource=request.subresource, strict=_strict(request)
             )
             return Response(status=200, headers=_JSON, payload=replaced)
         if method == kmock.method.PATCH and name is not None:
@@ -357,6 +456,9 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
         metadata: dict[str, Any] = {"resourceVersion": str(self.state.resource_version)}
         if last is not None:
             metadata["continue"] = encode_continue(last)
+        if tables.wants_table(_accepted(request)):
+            shown = tables.table(rtype, items, metadata["resourceVersion"])
+            return Response(status=200, headers=_JSON, payload={**shown, "metadata": metadata})
         body = {
             "kind": f"{rtype.kind}List",
             "apiVersion": rtype.api_version,
@@ -380,7 +482,13 @@ class KubeApiEmulator(kmock.KubernetesScaffold):
             except yaml.YAMLError as e:
                 raise bad_request(f"invalid YAML: {e}") from e
         obj, created = self.state.patch(
-            rtype, request.namespace, name, content_type, patch, subresource=request.subresource
+            rtype,
+            request.namespace,
+            name,
+            content_type,
+            patch,
+            subresource=request.subresource,
+            strict=_strict(request),
         )
         return Response(status=201 if created else 200, headers=_JSON, payload=obj)
 

@@ -29,6 +29,10 @@ class ResourceType:
     categories: frozenset[str] = frozenset()
     subresources: frozenset[str] = frozenset()
     crd: str | None = None  # the name of the CustomResourceDefinition that declared it
+    # From the CRD: what `kubectl get` shows (tables.py), and the schema objects are admitted by
+    # (admission.py) and `kubectl explain` reads (openapi.py).
+    printer_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False)
+    schema: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
 
     @property
     def key(self) -> kmock.resource:
@@ -109,6 +113,8 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 categories=frozenset(names.get("categories") or ()),
                 subresources=frozenset(name for name in ("status", "scale") if name in subresources),
                 crd=crd["metadata"]["name"],
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                schema=(version.get("schema") or {}).get("openAPIV3Schema"),
             )
         )
     return result

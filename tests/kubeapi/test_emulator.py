@@ -75,6 +75,126 @@ def test_discovery_of_builtin_kinds(kube_api: KubeApi) -> None:
     assert error.value.status == 404
 
 
+def test_discovery_names_groups_and_subresources_as_the_api_server_does(kube_api: KubeApi) -> None:
+    kube_api.install_crds(TOY_CRD)
+    assert kube_api.request("GET", "/api/v1")["groupVersion"] == "v1"  # kubectl resolves kinds by it
+    toys = {r["name"]: r for r in kube_api.request("GET", f"/apis/{TOY}")["resources"]}
+    status = toys["toys/status"]
+    assert (status["singularName"], status["verbs"]) == ("", ["get", "patch", "update"])
+    assert "shortNames" not in status and "categories" not in status  # else `ty` names two resources
+
+
+GADGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.kubeapi.example.com"},
+    "spec": {
+        "group": "kubeapi.example.com",
+        "scope": "Namespaced",
+        "names": {"kind": "Gadget", "plural": "gadgets"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "additionalPrinterColumns": [
+                    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                    {
+                        "name": "Ok",
+                        "type": "string",
+                        "jsonPath": '.status.conditions[?(@.type=="Ok")].status',
+                    },
+                ],
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "size": {"type": "integer", "default": 1},
+                                    "name": {"type": "string"},
+                                },
+                                "x-kubernetes-validations": [
+                                    {"rule": "self.size < 10", "message": "too big", "fieldPath": ".size"}
+                                ],
+                            },
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+GADGETS = "/apis/kubeapi.example.com/v1/namespaces/apps/gadgets"
+
+
+def gadget(name: str, **spec: Any) -> dict[str, Any]:
+    metadata = {"name": name, "namespace": "apps"}
+    return {"apiVersion": "kubeapi.example.com/v1", "kind": "Gadget", "metadata": metadata, "spec": spec}
+
+
+def test_custom_resources_are_defaulted_pruned_and_checked_by_their_rules(kube_api: KubeApi) -> None:
+    kube_api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", GADGET_CRD)
+    stored = kube_api.create(gadget("a", colour="red"))
+    assert stored["spec"] == {"size": 1}  # defaulted, the unknown field pruned
+    with pytest.raises(KubeApiError) as error:
+        kube_api.request("POST", f"{GADGETS}?fieldValidation=Strict", gadget("b", colour="red"))
+    assert (error.value.status, error.value.body["message"]) == (
+        400,
+        'strict decoding error: unknown field "spec.colour"',
+    )
+    with pytest.raises(KubeApiError) as error:
+        kube_api.create(gadget("c", size=12))
+    assert error.value.status == 422
+    assert error.value.body["details"]["causes"][0]["field"] == "spec.size"
+    assert "too big" in error.value.body["message"]
+
+    # Stored before the rule was kept (the rule is newer, or a server before 1.25): what does not change
+    # is not judged again (validation ratcheting), what changes is.
+    with kube_api.without_validation_rules():
+        kube_api.create(gadget("old", size=12))
+    kube_api.patch("kubeapi.example.com/v1", "Gadget", "old", "apps", {"metadata": {"labels": {"a": "b"}}})
+    kube_api.patch_status(
+        "kubeapi.example.com/v1", "Gadget", "old", "apps", {"conditions": [{"type": "Ok", "status": "True"}]}
+    )
+    with pytest.raises(KubeApiError) as error:
+        kube_api.patch("kubeapi.example.com/v1", "Gadget", "old", "apps", {"spec": {"size": 11}})
+    assert error.value.status == 422
+
+
+def test_tables_show_the_printer_columns(kube_api: KubeApi) -> None:
+    kube_api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", GADGET_CRD)
+    kube_api.create(gadget("a", size=3))
+    kube_api.patch_status(
+        "kubeapi.example.com/v1", "Gadget", "a", "apps", {"conditions": [{"type": "Ok", "status": "True"}]}
+    )
+    kube_api.create(gadget("b"))
+    accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+    table = kube_api.request("GET", GADGETS, headers=accept)
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Size", "Ok"]
+    assert [row["cells"] for row in table["rows"]] == [["a", 3, "True"], ["b", 1, None]]
+    one = kube_api.request("GET", f"{GADGETS}/a", headers=accept)
+    assert [row["cells"][0] for row in one["rows"]] == ["a"]
+    configmaps = kube_api.request("GET", CONFIGMAPS, headers=accept)
+    assert [c["name"] for c in configmaps["columnDefinitions"]] == ["Name", "Age"]
+
+
+def test_openapi_v3_describes_the_kinds_as_kubectl_reads_them(kube_api: KubeApi) -> None:
+    kube_api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", GADGET_CRD)
+    index = kube_api.request("GET", "/openapi/v3")["paths"]
+    assert {"api/v1", "apis/kubeapi.example.com/v1"} <= set(index)
+    document = kube_api.request("GET", index["apis/kubeapi.example.com/v1"]["serverRelativeURL"])
+    schema = document["components"]["schemas"]["com.example.kubeapi.v1.Gadget"]
+    assert schema["properties"]["spec"]["properties"]["size"]["default"] == 1
+    patch = document["paths"]["/apis/kubeapi.example.com/v1/namespaces/{namespace}/gadgets/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"]["kind"] == "Gadget"
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]  # the server validates fields
+
+
 def test_crds_from_yaml_become_discoverable(kube_api: KubeApi) -> None:
     kube_api.install_crds(TOY_CRD, spark_crd_file())
     toys = {r["name"]: r for r in kube_api.request("GET", f"/apis/{TOY}")["resources"]}

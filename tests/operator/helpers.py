@@ -86,6 +86,7 @@ def held_lease(
     `transitions` times and renewed it now; long enough (`duration`) not to run out during a test."""
     from bridge_job.config import lease_name
     from bridge_job.kube.leadership import micro_time
+    from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 
     now = micro_time()
     spec: dict[str, Any] = {
@@ -96,7 +97,8 @@ def held_lease(
     }
     if holder:
         spec["holderIdentity"] = holder
-    metadata = {"name": lease_name(bridge_id), "namespace": namespace}
+    labels = {LABEL_BRIDGE_ID: bridge_id}
+    metadata = {"name": lease_name(bridge_id), "namespace": namespace, "labels": labels}
     return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
 
 

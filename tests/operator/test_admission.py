@@ -15,7 +15,6 @@ only, given the stored object, on the nodes present in both.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterator, Mapping
@@ -27,11 +26,11 @@ import pytest
 
 import bridge_job.config as config_models
 from bridge_job.config import JmsBridge, JmsBridgeRoute, field_errors
+from tests.kubeapi.admission import ABSENT, VALIDATIONS, Rejection, defaulted, rejections
 from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, schema_errors, simple_bridge
 
 BRIDGE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridges.yaml"
 ROUTE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridgeroutes.yaml"
-VALIDATIONS = "x-kubernetes-validations"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -44,100 +43,14 @@ def _schema(crd_file: Any) -> dict[str, Any]:
     return schema
 
 
-def defaulted(schema: Mapping[str, Any], value: Any) -> Any:
-    """`value` with the schema's defaults filled in, as the API server stores it."""
-    if isinstance(value, dict):
-        result = dict(value)
-        for name, prop in (schema.get("properties") or {}).items():
-            if name not in result and "default" in prop:
-                result[name] = copy.deepcopy(prop["default"])
-            if name in result:
-                result[name] = defaulted(prop, result[name])
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            result = {
-                k: v if k in (schema.get("properties") or {}) else defaulted(extra, v)
-                for k, v in result.items()
-            }
-        return result
-    if isinstance(value, list) and "items" in schema:
-        return [defaulted(schema["items"], item) for item in value]
-    return value
-
-
-def _walk(
-    schema: Mapping[str, Any], value: Any, path: tuple[Any, ...]
-) -> Iterator[tuple[tuple[Any, ...], Any, Mapping[str, Any]]]:
-    yield path, value, schema
-    if isinstance(value, dict):
-        for name, prop in (schema.get("properties") or {}).items():
-            if name in value:
-                yield from _walk(prop, value[name], (*path, name))
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            for key, item in value.items():
-                if key not in (schema.get("properties") or {}):
-                    yield from _walk(extra, item, (*path, key))
-    elif isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            yield from _walk(schema["items"], item, (*path, index))
-
-
-def visible(schema: Mapping[str, Any], value: Any) -> Any:
-    """What a CEL rule sees of `value`: the API server types an object by its declared properties (the
-    unknown fields an object keeps are not visible), a map by its values."""
-    if isinstance(value, dict):
-        declared = schema.get("properties")
-        if declared is not None:
-            return {k: visible(declared[k], v) for k, v in value.items() if k in declared}
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            return {k: visible(extra, v) for k, v in value.items()}
-        return value
-    if isinstance(value, list) and "items" in schema:
-        return [visible(schema["items"], item) for item in value]
-    return value
-
-
-@dataclasses.dataclass(frozen=True)
-class Rejection:
-    path: tuple[Any, ...]  # the node the rule is attached to
-    field: str | None  # the rule's fieldPath, as the API server names it
-    message: str
-
-
-ABSENT = object()
-
-
-def _at(value: Any, path: tuple[Any, ...]) -> Any:
-    """The value at `path` (keys and list indexes), ABSENT where there is none."""
-    for step in path:
-        found = step in value if isinstance(value, dict) else isinstance(value, list) and step < len(value)
-        if not found:
-            return ABSENT
-        value = value[step]
-    return value
-
-
 def cel_rejections(
     crd_file: Any, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None
 ) -> list[Rejection]:
     """The rules `obj` breaks; with `old` (the stored object) an update, which also runs the transition
     rules (those naming `oldSelf`) on every node present in both, as the API server does."""
     schema = _schema(crd_file)
-    stored = defaulted(schema, dict(obj))
     before = ABSENT if old is None else defaulted(schema, dict(old))
-    found = []
-    for path, value, node in _walk(schema, stored, ()):
-        for rule in node.get(VALIDATIONS) or []:
-            context = {"self": visible(node, value)}
-            if "oldSelf" in rule["rule"]:
-                if (previous := _at(before, path)) is ABSENT:
-                    continue  # a create, or a node new in this update: not a transition
-                context["oldSelf"] = visible(node, previous)
-            if cel.evaluate(rule["rule"], context) is not True:
-                found.append(Rejection(path, rule.get("fieldPath"), rule["message"]))
-    return found
+    return rejections(schema, defaulted(schema, dict(obj)), old=before)
 
 
 def model_rejections(model: type[pydantic.BaseModel], obj: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -84,7 +84,7 @@ def test_names_columns_and_subresources() -> None:
     bridge, route_crd = crdgen.bridge_crd(), crdgen.route_crd()
     for crd, kind in ((bridge, "JmsBridge"), (route_crd, "JmsBridgeRoute")):
         assert crd["spec"]["names"]["kind"] == kind
-        assert crd["spec"]["names"]["categories"] == ["jmsbridge"]
+        assert crd["spec"]["names"]["categories"] == ["jms-bridge"]
         assert crd["spec"]["scope"] == "Namespaced"
         version = crd["spec"]["versions"][0]
         assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}

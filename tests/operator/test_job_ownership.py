@@ -15,6 +15,7 @@ from bridge_job.config import ENV_OWNER_NAME, ENV_OWNER_UID, lease_name
 from bridge_job.kube.api import Kube
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.kube.leadership import KubernetesLeases, Leadership
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from tests.kubeapi.client import KubeApi
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import LEASES, PRIMARY, SECONDARY, View
@@ -41,7 +42,7 @@ def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setenv(name, value)
     kube = Kube.connect()
     leases = KubernetesLeases(NAMESPACE, lease_name("simple"), kube)
-    assert Leadership(leases, PRIMARY, 300).try_acquire()
+    assert Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"}).try_acquire()
     report = HealthConfigMap(kube, NAMESPACE, "simple", "primary")
     try:
         report.report_stop("Test", "written by the job's own code")

@@ -15,13 +15,16 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.config_files import file_of
 from jmsbridge_operator.options import ENV_JOB_IMAGE
 
-from bridge_job.config import CONFIG_FILE_NAME, JobConfig
+from bridge_job.config import JobConfig
+from bridge_job.config.loading import WatchedConfig
 from bridge_job.kube.api import Kube
 from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
 from tests.kubeapi.client import KubeApi
@@ -74,11 +77,30 @@ class View:
     def config_map(self, bridge: str) -> dict[str, Any] | None:
         return self.kube.get("v1", "ConfigMap", f"{bridge}-config", NAMESPACE)
 
-    def job_config(self, bridge: str) -> JobConfig | None:
+    def job_config(self, bridge: str, instance: str = "primary") -> JobConfig | None:
+        """The config the instance's job reads: the file its SparkApplication names (`--config`), or
+        the ConfigMap's only file before there is one."""
         config_map = self.config_map(bridge)
         if config_map is None:
             return None
-        return JobConfig.model_validate(yaml.safe_load(config_map["data"][CONFIG_FILE_NAME]))
+        data = config_map["data"]
+        app = self.apps().get(f"{bridge}-{instance}")
+        key = file_of(app) if app is not None else None
+        if key is None:
+            (key,) = data
+        return JobConfig.model_validate(yaml.safe_load(data[key])) if key in data else None
+
+    def mount(self, bridge: str, directory: Path, instance: str = "primary") -> Path:
+        """Project the bridge's ConfigMap into `directory` as the kubelet does for a pod (every file
+        written again), and return the file the instance's job reads (`--config`)."""
+        config_map, key = self.config_map(bridge), file_of(self.apps()[f"{bridge}-{instance}"])
+        assert config_map is not None and key is not None
+        directory.mkdir(exist_ok=True)
+        for stale in directory.iterdir():
+            stale.unlink()
+        for name, text in config_map["data"].items():
+            (directory / name).write_text(text)
+        return directory / key
 
     def routes_in_config(self, bridge: str) -> list[str] | None:
         config = self.job_config(bridge)
@@ -423,7 +445,8 @@ def test_failover_to_the_standby(view: View) -> None:
 def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> None:
     broken = simple_bridge("broken")
     broken["spec"]["kafka"] = {"bootstrapServers": "kafka:9092", "securityProtocol": "SASL_SSL"}
-    view.create(broken)
+    with view.kube.without_validation_rules():  # what the CRD's CEL rule refuses, where it is not run
+        view.create(broken)
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "broken", invalid)
     assert "spec.kafka: securityProtocol SASL_SSL needs `sasl`" in view.message(bridge)
@@ -463,22 +486,25 @@ def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> N
 
 
 def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) -> None:
-    """The API emulator runs no CEL, as a cluster whose CRDs predate the transition rules: the operator
-    refuses the change itself, and the application keeps running as the bridge id it started with."""
+    """Stored without the CRDs' CEL rules, as on a cluster whose CRDs predate the transition rules: the
+    operator refuses the change itself, and the application keeps running as the bridge id it started
+    with."""
     view.create(simple_bridge(), route("out"))
     view.wait(lambda: "simple-primary" in view.apps(), "the application")
     view.play_spark("simple-primary", "RUNNING")
     view.wait_conditions("JmsBridge", "simple", RUNNING)
     app = view.apps()["simple-primary"]
 
-    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
+    with view.kube.without_validation_rules():
+        view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "simple", invalid)
     assert "spec.bridgeId: the bridge ran as 'simple'" in view.message(bridge)
     assert bridge["status"]["bridgeId"] == "simple"
     assert view.apps()["simple-primary"]["metadata"]["resourceVersion"] == app["metadata"]["resourceVersion"]
 
-    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": None}})
+    with view.kube.without_validation_rules():
+        view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": None}})
     view.wait_conditions("JmsBridge", "simple", RUNNING)
 
 
@@ -574,9 +600,10 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
             n: (view.route(n) or {})["metadata"]["resourceVersion"] for n in ("out", "extra")
         } == route_versions
         history = cluster.history(SPARK_VERSION, "SparkApplication", "simple-primary", NAMESPACE)
-        # Created by us, its stored spec noted by us (metadata only), then RUNNING by the "spark-operator".
-        assert len(history) == 3
-        assert [v["metadata"]["generation"] for v in history if v is not None] == [1, 1, 1]
+        # Created by us (its spec noted as stored: the server stored it as sent, no second write), then
+        # RUNNING by the "spark-operator".
+        assert len(history) == 2
+        assert [v["metadata"]["generation"] for v in history if v is not None] == [1, 1]
 
 
 def test_an_operator_upgrade_moves_bridges_to_its_job_image_standby_first(
@@ -658,6 +685,24 @@ def test_allowed_inline_credentials_are_a_warning_event(view: View) -> None:
     view.wait(lambda: ("inline", "Warning", "CredentialsInSpec") in view.events(), "the Warning")
     assert view.config_map("inline") is not None  # taken, as the switch allows
     assert view.conditions(view.bridge("inline")).get("Stalled") is None
+
+
+def test_credentials_in_the_connection_factory_are_refused_by_the_operator(view: View) -> None:
+    """The CRD's CEL rules cannot type the connection factory's properties (any scalar), so the API
+    server stores them: the operator refuses them, naming each field, never the value."""
+    inline = simple_bridge("inline")
+    inline["spec"]["jms"]["connectionFactory"]["properties"] |= {
+        "brokerURL": "tcp://bridge:Zq7-inline-x6@amq:61616",
+        "password": "Zq7-inline-x7",
+    }
+    view.create(inline, route("inline-out", "inline"))  # admitted: no CEL rule sees these
+    invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
+    bridge = view.wait_conditions("JmsBridge", "inline", invalid)
+    message = view.message(bridge)
+    for field in ("brokerURL", "password"):
+        assert f"spec.jms.connectionFactory.properties.{field}: " in message
+    assert "Zq7-inline" not in json.dumps(bridge["status"])
+    assert view.config_map("inline") is None and view.apps() == {}
 
 
 def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
@@ -800,7 +845,9 @@ CHANGES = {
 
 
 @pytest.mark.parametrize("change", list(CHANGES))
-def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, change: str) -> None:
+def test_a_spec_change_reaches_the_standby_first_then_the_active(
+    view: View, change: str, tmp_path: Path
+) -> None:
     view.create(simple_bridge(standby=True), route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
@@ -809,6 +856,9 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, cha
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.wait_conditions("JmsBridge", "simple", RUNNING)
     before = {name: _spec_hash(app) for name, app in view.apps().items()}
+    # The active's job follows its config file as the job does (`WatchedConfig`, asked every batch).
+    active_job = WatchedConfig(view.mount("simple", tmp_path / "primary"))
+    assert active_job.current().bridge.spark.executor.instances == 1
 
     view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": CHANGES[change]})
     # The standby gets the new spec; as it still reports its old submission's RUNNING, which is not
@@ -829,6 +879,20 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, cha
     assert _spec_hash(apps["simple-primary"]) == before["simple-primary"]  # the active one keeps running
     assert apps["simple-primary"]["metadata"]["generation"] == 1
     assert bridge["status"]["activeInstance"] == "simple-primary"
+    # ... and so does its job: its file in the rewritten ConfigMap holds the previous spec; a route
+    # change meanwhile reaches it all the same.
+    assert ("simple", "Normal", "ConfigUpdated") in view.events()
+    assert view.mount("simple", tmp_path / "primary") == active_job.paths[0]
+    assert active_job.changed() is None
+    view.kube.patch(GROUP_VERSION, "JmsBridgeRoute", "out", NAMESPACE, {"spec": {"kafkaTopic": "out-v2"}})
+    view.wait(
+        lambda: (c := view.job_config("simple", "secondary")) and c.routes[0].spec.kafka_topic == "out-v2",
+        "the route in the standby's file",
+    )
+    view.mount("simple", tmp_path / "primary")
+    changed = active_job.changed()
+    assert changed is not None and changed.routes[0].spec.kafka_topic == "out-v2"
+    assert changed.bridge.spark.executor.instances == 1
 
     view.play_spark("simple-secondary", "SUBMITTED", attempts=2)  # resubmitted with the new spec...
     view.play_spark("simple-secondary", "RUNNING", attempts=2)  # ...and running it: now the active's turn
@@ -850,6 +914,10 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(view: View, cha
     view.play_spark("simple-primary", "RUNNING", attempts=2)
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
     assert bridge["status"]["failovers"] == 1
+    # Its turn came: the new spec in its new file; the previous file goes once nobody reads it.
+    view.wait(lambda: len((view.config_map("simple") or {})["data"]) == 1, "the previous file gone")
+    restarted = WatchedConfig(view.mount("simple", tmp_path / "primary")).current()
+    assert restarted.bridge.spark.executor.instances == (3 if change == "executor-instances" else 1)
     events = [(e["reason"], e["message"]) for e in view.kube.list("v1", "Event", NAMESPACE)]
     updates = [m for r, m in events if r == "ApplicationUpdated"]
     assert sorted(u.split()[2] for u in updates) == ["simple-primary", "simple-secondary"]  # once each

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,6 @@ from jmsbridge_operator import naming
 from jmsbridge_operator.render import render
 
 from bridge_job.config import (
-    CONFIG_FILE_NAME,
     CONFIG_MOUNT_PATH,
     ENV_OWNER_NAME,
     ENV_OWNER_UID,
@@ -59,19 +59,22 @@ def test_standby_gives_two_applications_one_gives_one() -> None:
 def test_config_map_holds_the_job_config() -> None:
     config_map = _rendered().config_map
     assert config_map["metadata"]["name"] == "orders-config"
-    config = JobConfig.model_validate(yaml.safe_load(config_map["data"][CONFIG_FILE_NAME]))
+    ((key, text),) = config_map["data"].items()  # one file: the spec's (config_files.py)
+    assert re.fullmatch(r"job-[0-9a-f]{12}\.yaml", key)
+    config = JobConfig.model_validate(yaml.safe_load(text))
     assert [r.name for r in config.routes] == ["confirmations-to-jms", "orders-to-kafka", "prices-to-kafka"]
     assert config.bridge_id == "orders" and config.namespace == "apps"
 
 
 def test_application_runs_our_job() -> None:
-    app = _rendered().applications["secondary"]
+    rendered = _rendered()
+    app = rendered.applications["secondary"]
     spec = app["spec"]
     assert spec["type"] == "Python"
     assert spec["mainApplicationFile"] == JOB_MAIN_FILE
     assert spec["arguments"] == [
         "--config",
-        f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE_NAME}",
+        f"{CONFIG_MOUNT_PATH}/{next(iter(rendered.config_map['data']))}",
         "--instance",
         "secondary",
     ]
@@ -270,7 +273,8 @@ def test_client_libraries_are_copied_onto_the_jobs_jms_classpath() -> None:
 
 def test_kafka_tls_files_come_from_secrets_mounted_where_the_properties_point() -> None:
     rendered = _rendered(_customised())
-    config = JobConfig.model_validate(yaml.safe_load(rendered.config_map["data"][CONFIG_FILE_NAME]))
+    (text,) = rendered.config_map["data"].values()
+    config = JobConfig.model_validate(yaml.safe_load(text))
     spec = rendered.applications["secondary"]["spec"]
     secrets = {v["name"]: v["secret"]["secretName"] for v in spec["volumes"] if "secret" in v}
     for pod in (spec["driver"], spec["executor"]):

@@ -8,9 +8,9 @@ object is. Our bridge handlers reconcile from a fresh look at the cluster and ne
 `diff`, so a digest is enough: when it matches, the bridge is what was handled (no diff); when it does
 not, kopf sees a change and runs the update handler.
 
-Routes carry no credentials, and their handler needs the previous `bridgeRef` (a route moved to another
-bridge): they keep kopf's copy. A bridge handled by an older operator keeps its copy until its next
-change, when the digest replaces it.
+Routes get no diff-base at all: the operator follows them with `on.event` (handlers/routes.py); a route
+handled by an older operator keeps its copy. A bridge handled by an older operator keeps its copy until
+its next change, when the digest replaces it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A bridge whose status changes with time alone is reconciled when that time comes.
 
 Some of a bridge's status changes with nothing to watch: a Lease not renewed expires, nobody holds it
-for its duration, a name someone else holds is due for another look (`taken_names`). The reconciler
+for its duration, a name someone else holds is due for another look (`taken_names`); and route changes
+are gathered for a moment (`Reconciler.reconcile_soon`). The reconciler
 notes when (`Reconciler.is_due`); one quiet loop per bridge (a kopf daemon: no log line per round,
 unlike a timer) asks it every `CHECK_SECONDS`, which costs a dictionary lookup in the event loop until a
 reconciliation is due, and only then a thread.
@@ -19,7 +20,7 @@ from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 logger = logging.getLogger("jmsbridge_operator")
 
 # How soon a due change shows (on top of the moment it is due).
-CHECK_SECONDS = 2.0
+CHECK_SECONDS = 1.0
 
 
 async def run(

@@ -1,5 +1,9 @@
 """A JmsBridgeRoute changed: its bridge (or bridges, when `bridgeRef` moved) is reconciled again.
 
+Routes are watched with `kopf.on.event`, as SparkApplications are: kopf keeps no bookkeeping on them (no
+annotation written per route and change), and what changed is told by the route's generation and
+`bridgeRef`, remembered per route (our own status writes change neither).
+
 Routes are indexed by `(namespace, bridgeRef.name)` in memory (a kopf index fed by the watch stream), so
 that a bridge's reconciliation finds its routes without listing them. The index keeps a slim copy of each
 route: what planning and the route's status need.
@@ -8,13 +12,13 @@ route: what planning and the route's status need.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jmsbridge_operator.acceptance import referenced_bridge
 from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
-__all__ = ["changed", "gone", "index_entry", "referenced_bridge", "resumed"]
+__all__ = ["event", "index_entry", "referenced_bridge"]
 
 
 def index_entry(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -37,32 +41,35 @@ def index_entry(body: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]
     return {(str(metadata.get("namespace") or ""), bridge): slim}
 
 
-def changed(
-    reconciler: Reconciler,
-    namespace: str,
-    old: Mapping[str, Any] | None,
-    new: Mapping[str, Any],
-    routes: RoutesLookup,
-) -> None:
-    bridges = {referenced_bridge(new), referenced_bridge(old) if old else None} - {None}
-    for bridge in sorted(b for b in bridges if b):
-        reconciler.reconcile(namespace, bridge, routes)
+Seen = dict[tuple[str, str], tuple[Any, str | None]]  # (namespace, route) -> (generation, bridgeRef)
 
 
-def resumed(
+def event(
     reconciler: Reconciler,
+    type: str | None,
     namespace: str,
     body: Mapping[str, Any],
+    seen: Seen,
     routes: RoutesLookup,
-    bridge_known: bool,
+    known: Callable[[str], bool],
 ) -> None:
-    """After an operator restart: a known bridge's own resumption covers its routes."""
-    if not bridge_known:
-        changed(reconciler, namespace, None, body, routes)
-
-
-def gone(reconciler: Reconciler, namespace: str, body: Mapping[str, Any], routes: RoutesLookup) -> None:
-    reconciler.forget_route(namespace, str((body.get("metadata") or {}).get("name")))
-    bridge = referenced_bridge(body)
-    if bridge:
-        reconciler.reconcile(namespace, bridge, routes)
+    """Reconcile the bridges a route event concerns: its bridge (and the one it left) when the route is
+    new, changed its spec or went; at start-up (`type` None) only when its bridge is missing (a known
+    bridge's own resumption covers its routes). A known bridge is reconciled soon, not at once, so that
+    the routes of one `kubectl apply` make one reconciliation; a missing one at once (the routes say
+    `BridgeNotFound`: no loop of the bridge's own runs to do it later)."""
+    metadata = body.get("metadata") or {}
+    key = (namespace, str(metadata.get("name")))
+    now = (metadata.get("generation"), referenced_bridge(body))
+    before = seen.pop(key, None) if type == "DELETED" else seen.get(key)
+    if type == "DELETED":
+        reconciler.forget_route(namespace, key[1])
+    else:
+        seen[key] = now
+        if (type is None and now[1] is not None and known(now[1])) or now == before:
+            return
+    for bridge in sorted(b for b in {now[1], before[1] if before else None} if b):
+        if known(bridge):
+            reconciler.reconcile_soon(namespace, bridge)
+        else:
+            reconciler.reconcile(namespace, bridge, routes)

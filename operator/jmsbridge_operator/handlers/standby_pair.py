@@ -1,10 +1,11 @@
 """A standby pair's Lease changed hands, or its checkpoint claim changed: its bridge is reconciled at once.
 
 The Lease: the instances renew it every third of its duration; only a change of holder (or a new tenure:
-`leaseTransitions`) or its deletion matters to the status, so renewals trigger nothing. It carries no
-label of ours (the job creates it), so every Lease is watched, and those not named `<bridgeId>-jms-bridge`
-after a bridge the operator knows (`bridges_by_id`) are ignored. A tenure that simply runs out makes no
-event at all: the reconciler's `recheck_at` and `rechecks.py` cover that.
+`leaseTransitions`) or its deletion matters to the status, so renewals trigger nothing. The jobs label it
+with the bridge id (`jmsbridge.dev/bridge-id`), and only Leases so labelled are watched (not every Lease
+in the cluster: the nodes' and controllers' renew every few seconds); those not named
+`<bridgeId>-jms-bridge` after a bridge the operator knows (`bridges_by_id`) are ignored. A tenure that
+simply runs out makes no event at all: the reconciler's `recheck_at` and `rechecks.py` cover that.
 
 The claim: any event of a claim a standby bridge names (`bridges_by_claim`) changes its `CheckpointShared`.
 """

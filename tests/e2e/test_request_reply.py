@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, Producer
 
 from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.kubeapi.client import KubeApi
 from tests.support.harness import (
     ONE_AT_A_TIME,
     bridge_document,
@@ -191,6 +192,57 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_kill_of_the_job
         got = read_topics(kafka, [replies], 3, settle=1.0)
     finally:
         job.stop()
+    assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got) == [
+        (f"k-{i}".encode(), f"re: q{i}".encode(), f"k-{i}".encode()) for i in range(3)
+    ]
+
+
+@ONE_AT_A_TIME  # an active/standby pair
+def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
+    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """The active instance is killed once the service has taken the requests and before it answers: the
+    standby takes over, finds the pending requests the other one wrote in Kafka and routes every answer,
+    once (`exactlyOnce`)."""
+    n = uuid.uuid4().hex[:8]
+    requests, service, reply_queue, replies, bridge = f"req-{n}", f"svc.{n}", f"rq.{n}", f"ra-{n}", f"mf-{n}"
+    kafka.create_topics(requests, replies)
+    reply = {"topics": [replies], "correlation": "messageId", "timeoutSeconds": 600}
+    route = to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply)
+    document = bridge_document(
+        bridge,
+        activemq,
+        kafka,
+        [{"queue": reply_queue}],
+        jms={"replyQueue": reply_queue},
+        delivery="exactlyOnce",
+        failover={"standby": True, "leaseDurationSeconds": 4},
+    )
+    for resource in (document, route):
+        resource["metadata"]["namespace"] = "apps"
+    files = [write_yaml(tmp_path / "bridge.yaml", document, route)]
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(3):
+        headers: Headers = [
+            ("jmsbridge.replyTopic", replies.encode()),
+            ("jms.JMSCorrelationID", f"k-{i}".encode()),
+        ]
+        producer.produce(requests, f"q{i}".encode(), headers=headers)
+    assert producer.flush(30) == 0
+
+    def instance(name: str) -> BridgeJob:
+        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
+
+    active, standby = instance("a"), instance("b")
+    try:
+        active.start().wait_running(180)
+        standby.start().wait_log("standby: waiting for lease", 180)
+        answer_requests(activemq, service, 3, by_message_id=True, before_answering=active.kill)
+        standby.wait_running(180)  # it took over
+        got = read_topics(kafka, [replies], 3, timeout=240, settle=1.0)
+    finally:
+        active.kill()
+        standby.kill()
     assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got) == [
         (f"k-{i}".encode(), f"re: q{i}".encode(), f"k-{i}".encode()) for i in range(3)
     ]

@@ -60,6 +60,12 @@ def test_validate_accepts_the_examples(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out.strip() == "ok: 1 JmsBridge, 3 JmsBridgeRoute"
 
 
+@pytest.mark.parametrize("example", [".", *sorted(p.name for p in EXAMPLES.parent.iterdir() if p.is_dir())])
+def test_every_example_directory_validates(example: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a user applies from examples/ is what the operator accepts (the local demo's files included)."""
+    assert main(["validate", "-f", str(EXAMPLES.parent / example)]) == 0, capsys.readouterr().out
+
+
 def test_validate_reports_every_problem_with_file_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,9 +2,9 @@
 
 Both jobs reach the API emulator through the tests' fault proxy (tests/support/fault_proxy.py), which
 blackholes it (a partition: requests time out) for three lease durations. The active cannot renew its
-Lease and gives its role up (exit `EXIT_LEADERSHIP_LOST`, restarted as the standby, as Kubernetes would);
-the standby cannot take a Lease it cannot write, so it never moves a record meanwhile. Once the API
-answers again one of them takes the Lease and everything sent during the outage arrives, once
+Lease and gives its role up (exit `EXIT_LEADERSHIP_LOST`; Kubernetes would start it again as the
+standby); the standby cannot take a Lease it cannot write, so it never moves a record meanwhile. Once the
+API answers again the standby takes the Lease and what was sent during the outage arrives, once
 (`exactlyOnce`).
 
 What this does not show yet (docs/outages.md): an active that keeps its role across the outage without a
@@ -80,18 +80,16 @@ def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_los
 
         proxy.blackhole()
         cut = time.monotonic()
-        send(activemq, messages(50, 50))  # JMS and Kafka are fine: only the API is gone
         assert a.wait_exit(60) == EXIT_LEADERSHIP_LOST  # it cannot renew: it gives its role up
+        send(activemq, messages(50, 50))  # JMS and Kafka are fine, but nobody may move these yet
         # The outage lasts three lease durations: long enough for the standby to take over, were it
         # able to write the Lease. It must not.
         threading.Event().wait(max(0.0, 3 * LEASE_SECONDS - (time.monotonic() - cut)))
         assert RUNNING not in b.log(), "the standby took over without a Lease"
         proxy.heal()
-        a.start()  # as Kubernetes restarts a pod
 
+        b.wait_running(180)  # the standby takes the Lease once it can write it
         records = read_topics(kafka, [topic], 100, timeout=240, settle=3.0)
-        running = [job for job in (a, b) if RUNNING in job.log()]
-        assert len(running) == 1, "one active instance once the API is back"
     finally:
         proxy.close()
         a.kill()

@@ -50,7 +50,7 @@ pytestmark = pytest.mark.timeout(120)
 
 # Conditions most tests leave aside: a standby pair's (`test_lease_in_status.py` is about them) and the
 # job's JMS health report (one test below).
-STANDBY_CONDITIONS = frozenset({"ActiveInstance", "CheckpointShared", "JmsConnected"})
+STANDBY_CONDITIONS = frozenset({"ActiveInstance", "CheckpointShared", "JmsConnected", "KafkaConnected"})
 LEASES = "coordination.k8s.io/v1"
 
 

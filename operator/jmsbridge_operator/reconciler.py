@@ -141,6 +141,8 @@ class Reconciler:
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
         self.watched = Watched(kube.get)  # the jobs' Leases and health reports, claims (watched.py)
+        # Set when the operator stops (its cleanup): the rechecks loops end, those kopf starts late too.
+        self.stopping = threading.Event()
 
     # -----------------------------------------------------------------------------------------------
     # Triggers

@@ -177,14 +177,7 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_kill_of_the_job
     reply = {"topics": [replies], "correlation": "messageId", "timeoutSeconds": 600}
     route = to_jms_route("requests", bridge, requests, {"queue": service}, reply=reply)
     files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, delivery="exactlyOnce")
-    producer = Producer({"bootstrap.servers": kafka.bootstrap})
-    for i in range(3):
-        headers: Headers = [
-            ("jmsbridge.replyTopic", replies.encode()),
-            ("jms.JMSCorrelationID", f"k-{i}".encode()),
-        ]
-        producer.produce(requests, f"q{i}".encode(), headers=headers)
-    assert producer.flush(30) == 0
+    send_requests(kafka, requests, replies, 3)
     job = BridgeJob(files, tmp_path).start()
     try:
         answer_requests(activemq, service, 3, by_message_id=True, before_answering=job.kill)
@@ -221,14 +214,7 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
     for resource in (document, route):
         resource["metadata"]["namespace"] = "apps"
     files = [write_yaml(tmp_path / "bridge.yaml", document, route)]
-    producer = Producer({"bootstrap.servers": kafka.bootstrap})
-    for i in range(3):
-        headers: Headers = [
-            ("jmsbridge.replyTopic", replies.encode()),
-            ("jms.JMSCorrelationID", f"k-{i}".encode()),
-        ]
-        producer.produce(requests, f"q{i}".encode(), headers=headers)
-    assert producer.flush(30) == 0
+    send_requests(kafka, requests, replies, 3)
 
     def instance(name: str) -> BridgeJob:
         return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
@@ -246,3 +232,15 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
     assert sorted((r.key, r.value, r.header("jms.JMSCorrelationID")) for r in got) == [
         (f"k-{i}".encode(), f"re: q{i}".encode(), f"k-{i}".encode()) for i in range(3)
     ]
+
+
+def send_requests(kafka: KafkaBroker, requests: str, replies: str, count: int) -> None:
+    """`count` Kafka requests `q<i>` for the reply topic `replies`, correlation ids `k-<i>`."""
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for i in range(count):
+        headers: Headers = [
+            ("jmsbridge.replyTopic", replies.encode()),
+            ("jms.JMSCorrelationID", f"k-{i}".encode()),
+        ]
+        producer.produce(requests, f"q{i}".encode(), headers=headers)
+    assert producer.flush(30) == 0

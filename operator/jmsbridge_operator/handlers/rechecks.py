@@ -26,9 +26,12 @@ CHECK_SECONDS = 1.0
 async def run(
     reconciler: Reconciler, key: tuple[str, str], routes: RoutesLookup, stopped: kopf.DaemonStopped
 ) -> None:
-    while not stopped:
+    # kopf may start a bridge's loop after it stopped the others (an event that came in as the operator
+    # stopped): such a loop's `stopped` is never set, so it also ends with the operator's cleanup, else
+    # kopf's shutdown gives up on it after 5 s and the operator exits 1.
+    while not stopped and not reconciler.stopping.is_set():
         await stopped.wait(CHECK_SECONDS)
-        if stopped or not reconciler.is_due(*key):
+        if stopped or reconciler.stopping.is_set() or not reconciler.is_due(*key):
             continue  # the usual round: a lookup in the event loop, no thread
         try:
             await asyncio.to_thread(reconciler.reconcile_if_due, *key, routes)

@@ -73,4 +73,5 @@ def cleanup(memo: Any) -> None:
         memo.metrics = None
     reconciler = getattr(memo, "reconciler", None)
     if reconciler is not None:
+        reconciler.stopping.set()
         reconciler.kube.close()

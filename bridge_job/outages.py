@@ -63,8 +63,8 @@ class Outage:
         self._logged_at: float | None = None
 
     def failed(self, error: BaseException | str, doing: str = "reconnecting") -> None:
-        # What the listener and the log get is `describe(error)`: a library's wrapping left out.
-        """Count a failure: BridgeStopped once failing for the patience, else a (rate-limited) log line."""
+        """Count a failure: BridgeStopped once failing for the patience, else a (rate-limited) log line.
+        The listener and the log get `describe(error)`: a library's wrapping left out."""
         now = self.clock()
         error = self.describe(error)
         if self.since is None:

@@ -33,7 +33,7 @@ from bridge_job.journal_to_kafka import pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.limits import TopicLimits
-from bridge_job.kafka.reading import READ_STALL_SECONDS
+from bridge_job.kafka.reading import stall_for
 from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
     Addressed,
@@ -153,7 +153,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
             return summary
         start = max(start, done.offset)
 
-    read = read_range(consumer, topic, partition, start, end, max(patience, READ_STALL_SECONDS))
+    read = read_range(consumer, topic, partition, start, end, stall_for(patience))
     entries = [e for e in read if not e.is_marker]
     summary.markers = len(read) - len(entries)
     summary.records = len(entries)

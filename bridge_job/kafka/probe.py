@@ -8,7 +8,6 @@ stops anything: stopping is for the callers whose patience ran out.
 
 from __future__ import annotations
 
-import logging
 import threading
 
 from confluent_kafka import KafkaException
@@ -17,8 +16,6 @@ from bridge_job.config import KafkaSpec
 from bridge_job.kafka.clients import admin_client
 from bridge_job.kafka.waiting import cause
 from bridge_job.outages import OutageListener
-
-log = logging.getLogger("jmsbridge.outages")
 
 INTERVAL_SECONDS = 5.0
 ASK_SECONDS = 5.0

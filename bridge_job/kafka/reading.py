@@ -20,6 +20,12 @@ from bridge_job.kafka.clients import client_config
 
 READ_STALL_SECONDS = 60.0
 
+
+def stall_for(patience_seconds: float) -> float:
+    """How long a task's read may stall: the bridge's patience, and at least READ_STALL_SECONDS."""
+    return max(patience_seconds, READ_STALL_SECONDS)
+
+
 T = TypeVar("T")
 Settings = Mapping[str, str | int | float | bool]
 

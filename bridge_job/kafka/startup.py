@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from bridge_job.config import KafkaSpec
 from bridge_job.kafka.clients import admin_client
-from bridge_job.kafka.waiting import kafka_outage, transient
-from bridge_job.outages import OutageListener, patiently
+from bridge_job.kafka.waiting import patiently
+from bridge_job.outages import OutageListener
 
 ASK_SECONDS = 5.0  # the longest one metadata request may take
 
@@ -36,5 +36,4 @@ def wait_for_kafka(
         finally:
             admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
 
-    outage = kafka_outage(kafka, patience_seconds, "starting", clock, listener)
-    patiently(ask, outage, transient, pause, ASK_SECONDS)
+    patiently(ask, kafka, patience_seconds, "starting", clock, pause, ASK_SECONDS, listener)

@@ -31,12 +31,13 @@ def cause(error: BaseException | str) -> str:
     return str(first.str()) if hasattr(first, "str") else str(error)
 
 
-def transient(error: BaseException) -> bool:
+def transient(error: BaseException, servers: str = "") -> bool:
     """A Kafka error that waiting may change: anything but a refusal, which stops the bridge at once."""
     if not isinstance(error, KafkaException):
         return False
     if error.args and is_hard(error.args[0]):
-        raise BridgeStopped(f"Kafka refused the bridge: {cause(error)}") from None
+        at = f" at {servers}" if servers else ""
+        raise BridgeStopped(f"Kafka{at} refused the bridge: {cause(error)}") from None
     return True
 
 
@@ -61,7 +62,12 @@ def patiently(
     clock: Callable[[], float] = time.monotonic,
     pause: Callable[[float], None] = time.sleep,
     ask_seconds: float = 30.0,
+    listener: OutageListener | None = None,
 ) -> T:
     """`call(timeout)`'s answer, asked again while Kafka does not answer, for `patience_seconds`."""
-    outage = kafka_outage(kafka, patience_seconds, what, clock)
-    return patiently_with(call, outage, transient, pause, ask_seconds)
+    outage = kafka_outage(kafka, patience_seconds, what, clock, listener)
+
+    def waitable(error: BaseException) -> bool:
+        return transient(error, kafka.bootstrap_servers)
+
+    return patiently_with(call, outage, waitable, pause, ask_seconds)

@@ -41,7 +41,7 @@ from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials
 from bridge_job.kafka.clients import producer_config
-from bridge_job.kafka.reading import READ_STALL_SECONDS, consumer_for, read_range
+from bridge_job.kafka.reading import consumer_for, read_range, stall_for
 from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.kafka_to_jms.converting import (
@@ -276,7 +276,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> I
     def record(value: KafkaRecord, offset: int, timestamp_ms: int) -> IngressRecord:
         return IngressRecord(value, KafkaSource(topic, partition, offset, timestamp_ms))
 
-    stall = max(ingress.config.bridge.outages.patience_seconds, READ_STALL_SECONDS)
+    stall = stall_for(ingress.config.bridge.outages.patience_seconds)
     records = read_range(consumer, topic, partition, start, end, record, stall)
     summary.records = len(records)
     send_range(ingress, plan(ingress, records, summary), summary)

@@ -68,6 +68,6 @@ def test_an_outage_past_the_patience_is_one_stop_line_naming_kafka_and_what_wait
 def test_a_refusal_stops_at_once() -> None:
     clock = Clock()
     _, call = failing(1, KafkaError.TOPIC_AUTHORIZATION_FAILED)
-    with pytest.raises(BridgeStopped, match="refused the bridge"):
+    with pytest.raises(BridgeStopped, match=f"Kafka at {KAFKA.bootstrap_servers} refused the bridge"):
         patiently(call, KAFKA, PATIENCE, "planning", clock, clock.pause)  # type: ignore[arg-type]
     assert clock.pauses == []

@@ -38,10 +38,11 @@ from typing import Any
 import psutil
 
 from bridge_job.config import lease_holder_identity, lease_name
+from bridge_job.formats import native
 from bridge_job.journal.entries import EPOCH_HEADER
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, wait_until
 from tests.kubeapi.client import KubeApi
-from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import bridge_document, queued, route_document, write_yaml
 from tests.support.jms_load import JmsLoad
 from tests.support.topic_log import LoggedRecord, TopicLog
 
@@ -93,6 +94,7 @@ class Outcome:
     zombie: Zombie | None = None
     epoch_markers: int = 0
     unplanned_exits: list[str] = field(default_factory=list)  # instances that failed and were restarted
+    where_lost: dict[str, int] = field(default_factory=dict)  # of the lost: in the journal, on the broker
 
     def gaps(self, how: str = "kill") -> list[float]:
         return [t.gap_s for t in self.takeovers if t.how == how]
@@ -114,6 +116,7 @@ class Outcome:
             "zombie": asdict(self.zombie) if self.zombie is not None else None,
             "epoch_markers": self.epoch_markers,
             "unplanned_exits": self.unplanned_exits,
+            "where_lost": self.where_lost,
         }
 
 
@@ -220,6 +223,8 @@ class Failover:
             self.load.stop()
             for instance in (self.active, self.standby):
                 instance.stop()
+            if self.outcome.lost:
+                self._locate_lost()
             self.output.close()
             if self.journal is not None:
                 self.journal.close()
@@ -366,6 +371,29 @@ class Failover:
             wait_until(all_in, self.plan.timeout, "every acknowledged message in the topic", 0.5)
         except TimeoutError:
             self.note(f"not every acknowledged message arrived within {self.plan.timeout:.0f} s")
+
+    def _locate_lost(self) -> None:
+        """Where the lost messages are, once both instances stopped: in the journal (an egress failure),
+        still on the queue (an ingest that stalled), in ActiveMQ.DLQ (a client's poison acknowledgement),
+        or none of these (dropped between JMS and the journal)."""
+        lost = set(self.outcome.lost)
+        journalled: set[int] = set()
+        if self.journal is not None:
+            self.journal.catch_up()
+            for record in self.journal.records:
+                value = record.header(f"{native.PREFIX}seq")
+                if value is not None and int(value) in lost:
+                    journalled.add(int(value))
+
+        def seqs(queue: str) -> set[int]:
+            return {int(m.properties["seq"].value) for m in queued(self.activemq, queue, 0.5)}
+
+        self.outcome.where_lost = {
+            "in_journal": len(journalled),
+            "on_broker": len(lost & seqs(self.queue)),
+            "dead_lettered_by_the_broker": len(lost & seqs("ActiveMQ.DLQ")),
+        }
+        self.note(f"lost: {self.outcome.where_lost}")
 
     def _count(self) -> None:
         self._all_in()

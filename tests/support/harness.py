@@ -103,6 +103,20 @@ def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: floa
     return messages
 
 
+def queued(activemq: ActiveMqBroker, name: str, quiet: float = 1.0) -> list[JmsMessage]:
+    """Every message left on a queue, taken off it (committed): batches until none came for `quiet` s."""
+    messages: list[JmsMessage] = []
+    with jms_connection(activemq) as connection:
+        consumer = connection.consumer(JmsSource(queue=name))
+        try:
+            while batch := consumer.receive_batch(1000, int(quiet * 1000)):
+                messages.extend(batch)
+            consumer.commit()
+        finally:
+            consumer.close()
+    return messages
+
+
 @dataclass(frozen=True)
 class Received:
     topic: str

@@ -167,9 +167,10 @@ def test_poison_messages_are_dead_lettered_and_good_ones_all_arrive(
 
 
 # Killed and restarted (refused), or frozen (blackholed: accepted, never answered) for longer than the
-# client's and the broker's inactivity timeouts (30 s), so that both sides drop the connection.
+# client's and the broker's inactivity timeouts (30 s), so that both sides drop the connection. The
+# failover transport's reconnection is met by the freeze, the bridge's own (a plain tcp URL) by the kill;
+# a kill under the failover transport adds nothing to these two for the suite's budget (issue 18).
 ACTIVEMQ_OUTAGES = [
-    ("atLeastOnce", "failover", "killed"),
     ("exactlyOnce", "failover", "frozen"),
     ("atLeastOnce", "tcp", "killed"),
 ]

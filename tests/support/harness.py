@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -23,6 +24,14 @@ from tests.jms.helpers import receive
 # The heaviest scenarios (several jobs, kills, a steady load) share one worker of `pytest -n 2`
 # (`--dist loadgroup`), so that two of them never load the two cores beside each other.
 ONE_AT_A_TIME = pytest.mark.xdist_group("one-at-a-time")
+
+
+def deliveries(in_the_suite: str) -> list[str]:
+    """The delivery modes a heavy scenario runs in: one in the suite (its budget, issue 18), both with
+    JMSBRIDGE_ALL_MODES=1 in the environment."""
+    if os.environ.get("JMSBRIDGE_ALL_MODES") == "1":
+        return ["atLeastOnce", "exactlyOnce"]
+    return [in_the_suite]
 
 
 def bridge_document(

@@ -24,8 +24,11 @@ ASK_SECONDS = 5.0
 class KafkaProbe:
     """Asks Kafka for a topic's metadata in the background and tells `listener` whether it answered."""
 
-    def __init__(self, kafka: KafkaSpec, topic: str, listener: OutageListener) -> None:
+    def __init__(
+        self, kafka: KafkaSpec, topic: str, listener: OutageListener, interval: float = INTERVAL_SECONDS
+    ) -> None:
         self.what = f"Kafka at {kafka.bootstrap_servers}"
+        self._interval = interval
         self._admin = admin_client(kafka)
         self._topic = topic
         self._listener = listener
@@ -36,13 +39,13 @@ class KafkaProbe:
     def _run(self) -> None:
         while True:
             try:
-                self._admin.list_topics(self._topic, timeout=ASK_SECONDS)
+                self._admin.list_topics(self._topic, timeout=min(ASK_SECONDS, self._interval))
                 self._listener.back(self.what)
             except KafkaException as error:
                 self._listener.failing(self.what, cause(error))
             finally:
                 self._admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
-            if self._stopping.wait(INTERVAL_SECONDS):
+            if self._stopping.wait(self._interval):
                 return
 
     def stop(self) -> None:

@@ -36,7 +36,7 @@ def own_kafka() -> Iterator[KafkaBroker]:
 def test_the_probe_says_when_kafka_stops_answering_and_when_it_is_back(own_kafka: KafkaBroker) -> None:
     own_kafka.create_topics("probed")
     told = Told()
-    probe = KafkaProbe(bridge(bootstrap=own_kafka.bootstrap).spec.kafka, "probed", told)
+    probe = KafkaProbe(bridge(bootstrap=own_kafka.bootstrap).spec.kafka, "probed", told, interval=1.0)
     try:
         wait_until(lambda: told.last() == "back", 30, "the probe to find Kafka")
         assert told.said[0] == ("back", f"Kafka at {own_kafka.bootstrap}")

@@ -11,4 +11,10 @@ echo "== import-linter"; lint-imports
 # Two workers (pytest-xdist): most of an end-to-end test is waiting on Spark and the brokers, so two of
 # them side by side keep both cores busy; each worker starts its own brokers. The heaviest scenarios
 # share one worker (`ONE_AT_A_TIME`, tests/support/harness.py). `-n 0` runs in one process.
-echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist loadgroup "$@"
+# The tests marked `alone` run afterwards with nothing beside them: the failover chaos scenario lost or
+# held back messages under a parallel suite's load (issue 18, open). Arguments go to one run of all.
+if [ $# -gt 0 ]; then
+    echo "== pytest"; exec .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist loadgroup "$@"
+fi
+echo "== pytest"; .venv/bin/python -m pytest -q -ra --durations=15 -n 2 --dist loadgroup -m "not alone"
+echo "== pytest, alone"; .venv/bin/python -m pytest -q -ra --durations=5 -n 0 -m alone

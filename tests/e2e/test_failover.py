@@ -30,7 +30,9 @@ from tests.kubeapi.client import KubeApi
 from tests.support.failover_scenario import Failover, FailoverPlan
 from tests.support.harness import ONE_AT_A_TIME, deliveries
 
-pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
+# `alone`: run after the rest of the suite, with nothing beside it (scripts/test.sh): under a parallel
+# suite's load it lost or held back messages in 2 of 3 full runs (issue 18, open).
+pytestmark = [pytest.mark.e2e, pytest.mark.alone, ONE_AT_A_TIME]
 
 KILLS = 2  # bench/failover.py: 5
 MESSAGES = 8_000  # sent at least; two kills and the freeze take about as many at 250 per second

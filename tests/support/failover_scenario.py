@@ -246,16 +246,27 @@ class Failover:
         """Until the active has caught up (every message acknowledged so far is in the topic) and written
         `steady_records` since `since`, and the standby stands by: a failure in the steady state."""
         acknowledged = set(self.load.acknowledged)
+        state: dict[str, Any] = {}
 
         def ready() -> bool:
             self._supervise()
             self.output.catch_up()
-            if len(self.output.since(since)) < self.plan.steady_records:
-                return False
-            caught_up = acknowledged <= {seq(r) for r in self.output.records}
-            return caught_up and STANDING_BY in self.standby.job.log()
+            state["written"] = len(self.output.since(since))
+            state["missing"] = sorted(acknowledged - {seq(r) for r in self.output.records})
+            state["standing_by"] = STANDING_BY in self.standby.job.log()
+            enough = state["written"] >= self.plan.steady_records
+            return enough and not state["missing"] and bool(state["standing_by"])
 
-        wait_until(ready, self.plan.timeout, f"{self.plan.steady_records} records and a standby", 0.5)
+        try:
+            wait_until(ready, self.plan.timeout, f"{self.plan.steady_records} records and a standby", 0.5)
+        except TimeoutError as error:
+            self.outcome.lost = state.get("missing", [])  # located once the instances stopped
+            missing = state.get("missing", [])
+            raise AssertionError(
+                f"{error}: {state.get('written')} records written since the takeover, "
+                f"{len(missing)} acknowledged messages missing {missing[:10]}, the standby "
+                f"{'stands by' if state.get('standing_by') else 'does not stand by'}"
+            ) from None
 
     def _kill(self, kill: int) -> None:
         self._steady(self.tenure_start)

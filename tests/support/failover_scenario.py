@@ -260,8 +260,7 @@ class Failover:
         try:
             wait_until(ready, self.plan.timeout, f"{self.plan.steady_records} records and a standby", 0.5)
         except TimeoutError as error:
-            self.outcome.lost = state.get("missing", [])  # located once the instances stopped
-            missing = state.get("missing", [])
+            missing = self.outcome.lost = state.get("missing", [])  # located once the instances stopped
             raise AssertionError(
                 f"{error}: {state.get('written')} records written since the takeover, "
                 f"{len(missing)} acknowledged messages missing {missing[:10]}, the standby "
@@ -391,10 +390,8 @@ class Failover:
         journalled: set[int] = set()
         if self.journal is not None:
             self.journal.catch_up()
-            for record in self.journal.records:
-                value = record.header(f"{native.PREFIX}seq")
-                if value is not None and int(value) in lost:
-                    journalled.add(int(value))
+            values = (record.header(f"{native.PREFIX}seq") for record in self.journal.records)
+            journalled = lost & {int(value) for value in values if value is not None}
 
         def seqs(queue: str) -> set[int]:
             return {int(m.properties["seq"].value) for m in queued(self.activemq, queue, 0.5)}

@@ -8,6 +8,7 @@ empty fetches at once turns that into a busy loop.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -19,6 +20,9 @@ from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import client_config
 
 READ_STALL_SECONDS = 60.0
+# How long one `consume` waits for the rest of a range. It waits for as many records as the range has
+# offsets, and a range's markers are no records: every range that ends with one waits this long once.
+CONSUME_WAIT_SECONDS = 0.005
 
 
 def stall_for(patience_seconds: float) -> float:
@@ -76,21 +80,25 @@ def read_range(
     consumer.assign([TopicPartition(topic, partition, start)])
     try:
         position = start
-        stalled = 0.0
+        progressed, wait = time.monotonic(), CONSUME_WAIT_SECONDS
         while position < end:
-            messages = consumer.consume(num_messages=min(end - position, 10_000), timeout=1.0)
+            messages = consumer.consume(num_messages=min(end - position, 10_000), timeout=wait)
             if not messages:
-                # Offsets of aborted transactions and transaction markers hold no record to read.
+                # Transaction markers and the offsets of aborted transactions hold no record: the
+                # consumer's position moves past them, and a range that ends with one (every
+                # transaction's last offset) is read once the position reaches its end.
                 current = consumer.position([TopicPartition(topic, partition)])[0].offset
-                position = max(position, current)
-                stalled += 1.0
-                if stalled >= stall_seconds and position < end:
+                if current > position:
+                    position, progressed, wait = current, time.monotonic(), CONSUME_WAIT_SECONDS
+                    continue
+                wait = min(wait * 2, 1.0)  # nothing comes: Kafka is slow or away
+                if time.monotonic() - progressed >= stall_seconds:
                     raise BridgeStopped(
                         f"topic {topic} partition {partition}: offsets {position}..{end - 1} "
                         f"unreadable for {stall_seconds:.0f}s (spec.outages.patienceSeconds): is Kafka up?"
                     )
                 continue
-            stalled = 0.0
+            progressed, wait = time.monotonic(), CONSUME_WAIT_SECONDS
             for message in messages:
                 error = message.error()
                 if error is not None:

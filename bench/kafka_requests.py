@@ -24,7 +24,7 @@ from typing import Any
 
 from confluent_kafka import Message, Producer
 
-from bench.local_run import bridge_document, quantile, ratio
+from bench.local_run import bridge_document, bridge_spec, quantile, ratio
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
@@ -145,9 +145,9 @@ def kafka_requesters(
     work.mkdir(parents=True, exist_ok=True)
     for short in TOPICS.values():
         kafka.create_topics(f"rr-kreq-{short}", f"rr-krep-{short}")
-    document = bridge_document(
-        "rrk", activemq, kafka, [{"queue": REPLY_QUEUE}], args.trigger_ms, jms={"replyQueue": REPLY_QUEUE}
-    )
+    spec = bridge_spec(args)
+    spec["jms"] = spec.get("jms", {}) | {"replyQueue": REPLY_QUEUE}
+    document = bridge_document("rrk", activemq, kafka, [{"queue": REPLY_QUEUE}], args.trigger_ms, **spec)
     routes = [
         to_jms_route(
             f"requests-{short}",

@@ -89,6 +89,14 @@ def bridge_document(
     return document
 
 
+def bridge_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """`spec.spark.mode` and, when given, `spec.jms.ingest.maxBatchDelayMs`, from the benchmark's options."""
+    spec: dict[str, Any] = {"spark": {"mode": args.mode}}
+    if getattr(args, "ingest_delay_ms", None) is not None:
+        spec["jms"] = {"ingest": {"maxBatchDelayMs": args.ingest_delay_ms}}
+    return spec
+
+
 class Child:
     """A bench/ helper process speaking the `BENCH ...` line protocol on stdout (see jms_sender.py)."""
 
@@ -245,9 +253,9 @@ class Harness(ABC):
         return str(document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"])
 
     def spark_spec(self) -> dict[str, Any]:
-        """`spec.spark` of the bridge under test: its batch limit, when one is given."""
+        """`spec.spark` of the bridge under test: its mode, and its batch limit when one is given."""
         limit = self.args.max_records_per_batch
-        return {} if limit is None else {"maxRecordsPerBatch": limit}
+        return {"mode": self.args.mode} | ({} if limit is None else {"maxRecordsPerBatch": limit})
 
     def compare(self, work: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
         """Baseline first, then the bridge at the baseline's latency rate: both figures and that rate."""
@@ -404,7 +412,8 @@ def harness_options(parser: argparse.ArgumentParser, paced: str) -> None:
     """The options both benchmarks take; `paced`: what the latency phase sends."""
     parser.add_argument("--messages", type=int, default=10_000, help="messages in the throughput window")
     parser.add_argument("--latency-seconds", type=float, default=15.0, help=f"seconds of paced {paced}")
-    parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
+    parser.add_argument("--mode", choices=["realTime", "microBatch"], default="realTime", help="spark.mode")
+    parser.add_argument("--trigger-ms", type=int, default=None, help="microBatch; default: the bridge's")
     parser.add_argument("--max-records-per-batch", type=int, default=None, help="default: the bridge's")
     parser.add_argument(
         "--warmup-messages", type=int, default=1000, help="sent through each path before its window; 0: none"
@@ -512,6 +521,7 @@ def run_and_print(
         "messages": args.messages,
         "message_bytes": message_bytes,
         **options,
+        "mode": args.mode,
         "trigger_ms": args.trigger_ms,
         "max_records_per_batch": args.max_records_per_batch,
         "warmup_messages": args.warmup_messages,

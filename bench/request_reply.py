@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka import Message, Producer
 
 from bench.kafka_requests import JmsService, kafka_requesters
-from bench.local_run import batch_lines, bridge_document, local_brokers, median, quantile, ratio
+from bench.local_run import batch_lines, bridge_document, bridge_spec, local_brokers, median, quantile, ratio
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
@@ -268,7 +268,8 @@ def bridge(
 ) -> dict[str, Any]:
     queue = "rr.requests"
     kafka.create_topics(REQUEST_TOPIC, REPLY_TOPIC)
-    document = bridge_document("rr", activemq, kafka, [{"queue": queue}], args.trigger_ms)
+    spec = bridge_spec(args)
+    document = bridge_document("rr", activemq, kafka, [{"queue": queue}], args.trigger_ms, **spec)
     routes = [
         route_document("requests", "rr", REQUEST_TOPIC, match={"address": queue}),
         to_jms_route("replies", "rr", REPLY_TOPIC, {"fromHeader": "jms.JMSReplyTo"}),
@@ -313,6 +314,10 @@ def main() -> None:
     parser.add_argument(
         "--trigger-ms", type=int, default=None, help=f"default: the bridge's ({DEFAULT_TRIGGER_MS})"
     )
+    parser.add_argument("--mode", choices=["realTime", "microBatch"], default="realTime", help="spark.mode")
+    parser.add_argument(
+        "--ingest-delay-ms", type=int, default=None, help="jms.ingest.maxBatchDelayMs; default: the bridge's"
+    )
     parser.add_argument("--reply-timeout", type=float, default=60.0, help="seconds after the last request")
     parser.add_argument(
         "--directions", default="jms,kafka", help="jms: JMS requesters; kafka: Kafka requesters; default both"
@@ -336,6 +341,8 @@ def main() -> None:
         "rate_per_s": args.rate,
         "seconds": args.seconds,
         "warmup_requests": args.warmup_requests,
+        "mode": args.mode,
+        "ingest_delay_ms": args.ingest_delay_ms,
         "trigger_ms": args.trigger_ms if args.trigger_ms is not None else DEFAULT_TRIGGER_MS,
         "cpu_count": os.cpu_count(),
         "direct": direct_figures,

@@ -270,7 +270,7 @@ class BridgeJob:
     work_dir: Path
     metrics_port: int = 0
     instance: str | None = None
-    master: str = "local[2]"
+    master: str = "local[8]"  # real-time mode runs a task per partition side by side
     env: dict[str, str] = field(default_factory=dict)
     args: list[str] = field(default_factory=list)  # more `jmsbridge job` options, e.g. --cold-standby
     process: subprocess.Popen[bytes] | None = None

@@ -409,7 +409,20 @@ class SparkSpec(CamelModel):
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     checkpoint: CheckpointSpec = Field(default_factory=CheckpointSpec)
-    trigger_interval_ms: Annotated[int, Field(ge=0, le=600_000)] = 500
+    mode: Literal["realTime", "microBatch"] = Field(
+        default="realTime",
+        description="realTime: one long-running task per partition moves records as they arrive (latency "
+        "in milliseconds), for taskIntervalSeconds at a time; microBatch: Spark plans a bounded batch at "
+        "most every triggerIntervalMs (latency about a batch). docs/egress.md compares them.",
+    )
+    task_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = Field(
+        default=30,
+        description="realTime: how long each task runs before Spark checkpoints and starts the next "
+        "interval's tasks; a new topic or partition of a kafkaToJms pattern is read from the next interval.",
+    )
+    trigger_interval_ms: Annotated[int, Field(ge=0, le=600_000)] = Field(
+        default=500, description="microBatch: the least time between batch starts."
+    )
     max_records_per_batch: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
     dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = Field(
         default=600,

@@ -24,7 +24,9 @@ from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.reading import consumer_settings
+from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task
+from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
 from bridge_job.spark.range_source import RangeReader
 
@@ -36,13 +38,14 @@ class JournalRange(InputPartition):
     start: int
     end: int
     config_path: str
+    seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
 
 
 class EgressReader(RangeReader):
     """The journal's partitions, one range each."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
-        super().__init__(config_path, checkpoint)
+    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
+        super().__init__(config_path, checkpoint, mode)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -73,8 +76,8 @@ class EgressReader(RangeReader):
             low[str(partition)], high[str(partition)] = lo, hi
         return low, high
 
-    def locate(self, key: str) -> tuple[str, int]:
-        return self.topic, int(key)
+    def locate(self, key: str) -> tuple[str, int] | None:
+        return (self.topic, int(key)) if is_partition_key(key) else None
 
     def initialOffset(self) -> Offsets:
         low, high = self.patient_watermarks()
@@ -89,12 +92,22 @@ class EgressReader(RangeReader):
         self.check_range(start, low, high)  # another journal, or records lost to retention: stop
         self.refresh_binding(start, low)
         begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
+        if self.real_time:  # where each partition stands: the next interval's tasks begin there
+            committed = self.committed(list(high))
+            position = {p: min(max(begin[p], committed.get(p, begin[p])), high[p]) for p in high}
+            return position | next_interval(start)
         if self._target is not None:  # nothing written after the query started (a new partition: none)
             high = {p: max(begin[p], min(high[p], self._target.get(p, begin[p]))) for p in high}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return plan_batch(begin, high, max_rows)
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
+        if self.real_time:
+            seconds = self.task_seconds
+            return [
+                JournalRange(self.topic, int(p), end[p], end[p], self.config_path, seconds)
+                for p in sorted(filter(is_partition_key, end), key=int)
+            ]
         return [
             JournalRange(self.topic, int(p), self.floor(p, start.get(p, 0)), end[p], self.config_path)
             for p in sorted(end, key=int)
@@ -104,7 +117,10 @@ class EgressReader(RangeReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:
         assert isinstance(partition, JournalRange)
         p = partition
-        yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
+        if p.seconds:
+            yield egress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds).row()
+        else:
+            yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
 class EgressSource(DataSource):
@@ -118,4 +134,5 @@ class EgressSource(DataSource):
         return egress_task.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> EgressReader:
-        return EgressReader(self.options["config"], self.options.get("checkpoint"))
+        options = self.options
+        return EgressReader(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))

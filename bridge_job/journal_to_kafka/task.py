@@ -37,6 +37,7 @@ from bridge_job.kafka.reading import stall_for
 from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
     Addressed,
+    Superseded,
     egress_transactional_id,
     producer_for,
     transactional_settings,
@@ -69,6 +70,15 @@ class TaskSummary:
 
     def row(self) -> tuple[int | bool, ...]:
         return astuple(self)
+
+    def add(self, other: TaskSummary) -> None:
+        """`other`'s counts added to these (one range of a real-time interval)."""
+        for name in ADDED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.replayed = self.replayed or other.replayed
+
+
+ADDED = ("records", "duplicates", "published", "dead_lettered", "skipped", "loops", "markers", "routing_ns")
 
 
 SUMMARY_SCHEMA = (
@@ -148,9 +158,10 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         )
         if done.offset >= end:
             log.info("journal %s/%d up to %d was written before a restart: skipped", topic, partition, end)
-            summary.replayed = True
-            summary.ended_ms = int(time.time() * 1000)
-            return summary
+            ended_ms = int(time.time() * 1000)  # nothing of the range counts: it was not written
+            return TaskSummary(
+                partition, start, end, started_ms=summary.started_ms, ended_ms=ended_ms, replayed=True
+            )
         start = max(start, done.offset)
 
     read = read_range(consumer, topic, partition, start, end, stall_for(patience))
@@ -181,7 +192,23 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     records += pending_requests.tombstones(config, partition, start, end, answered, transactional is not None)
 
     if transactional is not None:
-        write_transaction(transactional, records, consumer, TopicPartition(topic, partition, end), patience)
+        progress = TopicPartition(topic, partition, end)
+        try:
+            write_transaction(transactional, records, consumer, progress, patience, begun=start)
+        except Superseded:
+            log.warning(
+                "journal %s/%d: another writer committed past %d (the bridge's other instance took over): "
+                "not writing %d..%d",
+                topic,
+                partition,
+                start,
+                start,
+                end,
+            )
+            ended_ms = int(time.time() * 1000)  # nothing of the range counts: it was not written
+            return TaskSummary(
+                partition, start, end, started_ms=summary.started_ms, ended_ms=ended_ms, replayed=True
+            )
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers, patience)
     pending_requests.written(config, records)

@@ -219,6 +219,11 @@ def _transact(
         raise
 
 
+class Superseded(Exception):
+    """Another writer of the same journal partition committed past where this range began: this one
+    writes nothing (it would write those records twice), and the task carries on from there."""
+
+
 def written_up_to(reader: Consumer, progress: TopicPartition, timeout: float) -> bool:
     """Whether the reader group's committed offset has reached `progress` (a transaction did commit)."""
     (done,) = reader.committed([TopicPartition(progress.topic, progress.partition)], timeout=timeout)
@@ -233,9 +238,11 @@ def write_transaction(
     patience_seconds: float = GIVE_UP_SECONDS,
     clock: Callable[[], float] = time.monotonic,
     pause: Callable[[float], None] = time.sleep,
+    begun: int | None = None,
 ) -> None:
     """`records` and the reader group's offset `progress` in one transaction of `settings`' id, tried
-    again while Kafka does not answer, for `patience_seconds`."""
+    again while Kafka does not answer, for `patience_seconds`. `begun`: the range's first offset; when
+    the producer was fenced and the group committed past it since, `Superseded`."""
     # Spark may run the next batch in another of its Python workers, whose producer for the same
     # transactional id fenced this one: a fenced producer is replaced and the batch retried. A transaction
     # whose outcome is unknown (Kafka gone mid-commit) may have committed: the reader group's offset says.
@@ -255,6 +262,16 @@ def write_transaction(
             forget_producer(settings)
             if fenced(error) and not fenced_before:
                 fenced_before = True
+                # Fenced by a newer producer of the same id: this process's own next one (Spark ran a
+                # task in another worker), or another instance's (a zombie and its successor). A
+                # writer that committed past this range's start is the other one: retrying would
+                # fence it and write its records again.
+                if begun is not None and written_up_to(
+                    reader,
+                    TopicPartition(progress.topic, progress.partition, begun + 1),
+                    TRANSACTION_TIMEOUT_SECONDS,
+                ):
+                    raise Superseded(what) from None
                 log.info("transactional producer %s was fenced; retrying with a new one", what)
                 continue
             if fenced(error) or (error.args and is_hard(error.args[0])):

@@ -30,8 +30,10 @@ from pyspark.sql.types import StructType
 from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka_to_jms import interval as ingress_interval
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.routing.routes import address_matches
+from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
 from bridge_job.spark.range_source import RangeReader
 
@@ -65,7 +67,7 @@ def place_new(start: Offsets, low: Offsets, high: Offsets, earliest: Sequence[st
     """Where the partitions not in `start` begin: at their start when their route asks so, when their topic
     is already read (a partition added), or when a pattern in effect before found the topic (one created
     since); at their end otherwise."""
-    known_topics = {topic_partition(k)[0] for k in start if not k.startswith(PATTERN_MARK)}
+    known_topics = {topic_partition(k)[0] for k in start if is_partition_key(k)}
     known_patterns = [k.removeprefix(PATTERN_MARK) for k in start if k.startswith(PATTERN_MARK)]
     placed: Offsets = {}
     for k in high:
@@ -109,13 +111,14 @@ class TopicRange(InputPartition):
     start: int
     end: int
     config_path: str
+    seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
 
 
 class IngressReader(RangeReader):
     """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
-        super().__init__(config_path, checkpoint)
+    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
+        super().__init__(config_path, checkpoint, mode)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -142,7 +145,7 @@ class IngressReader(RangeReader):
         return low, high
 
     def locate(self, key: str) -> tuple[str, int] | None:
-        return None if key.startswith(PATTERN_MARK) else topic_partition(key)
+        return topic_partition(key) if is_partition_key(key) else None
 
     def initialOffset(self) -> Offsets:
         reset = self.start_offsets()  # `jmsbridge reset-checkpoint`: the partitions' positions
@@ -155,18 +158,30 @@ class IngressReader(RangeReader):
         self.refresh_binding(start, low)
         placed = place_new(start, low, high, starting_from_earliest(self.config))
         reading = {k: max(start[k], low[k]) for k in high if k in start}  # past lost records, if skipped
+        patterns = {pattern_key(t): 0 for t in topic_patterns(self.config)}
+        if self.real_time:  # where each partition stands: the next interval's tasks begin there
+            committed = self.committed(list(reading))
+            position = {k: min(max(o, committed.get(k, o)), high[k]) for k, o in reading.items()}
+            return {**start, **position, **placed, **patterns, **next_interval(start)}
         latest = dict(high)
         if self._target is not None:  # nothing written after the query started
             latest = {k: max(reading.get(k, 0), min(high[k], self._target.get(k, 0))) for k in high}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         end = plan_batch(reading, {k: latest[k] for k in reading}, max_rows)
-        patterns = {pattern_key(t): 0 for t in topic_patterns(self.config)}
         return {**start, **end, **placed, **patterns}
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
+        if self.real_time:  # every partition read now, the ones placed by this planning too
+            read_now = self._latest if self._latest is not None else self.latest()[1]
+            seconds = self.task_seconds
+            return [
+                TopicRange(*topic_partition(k), end[k], end[k], self.config_path, seconds)
+                for k in sorted(end)
+                if k in read_now
+            ]
         ranges = []
         for k in sorted(end):
-            if k in start and not k.startswith(PATTERN_MARK) and end[k] > self.floor(k, start[k]):
+            if k in start and is_partition_key(k) and end[k] > self.floor(k, start[k]):
                 topic, partition = topic_partition(k)
                 begin = self.floor(k, start[k])
                 ranges.append(TopicRange(topic, partition, begin, end[k], self.config_path))
@@ -175,7 +190,10 @@ class IngressReader(RangeReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
         assert isinstance(partition, TopicRange)
         p = partition
-        yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
+        if p.seconds:
+            yield ingress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds).row()
+        else:
+            yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
 class IngressSource(DataSource):
@@ -189,4 +207,5 @@ class IngressSource(DataSource):
         return ingress_task.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> IngressReader:
-        return IngressReader(self.options["config"], self.options.get("checkpoint"))
+        options = self.options
+        return IngressReader(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))

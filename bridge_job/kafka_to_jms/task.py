@@ -82,6 +82,15 @@ class IngressSummary:
     def row(self) -> tuple[int | str, ...]:
         return astuple(self)
 
+    def add(self, other: IngressSummary) -> None:
+        """`other`'s counts added to these (one range of a real-time interval)."""
+        for name in ADDED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_latency_ms = max(self.max_latency_ms, other.max_latency_ms)
+
+
+ADDED = ("records", "sent", "dead_lettered", "skipped", "loops", "attempts", "latency_ms")
+
 
 SUMMARY_SCHEMA = (
     "topic STRING, partition INT, start BIGINT, end BIGINT, records BIGINT, sent BIGINT, "

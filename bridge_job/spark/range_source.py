@@ -16,7 +16,7 @@ import time
 from abc import abstractmethod
 from pathlib import Path
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
@@ -25,6 +25,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
 from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import binding
+from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME
 from bridge_job.spark.offsets import Offsets
 
 log = logging.getLogger("jmsbridge.checkpoint")
@@ -33,12 +34,13 @@ log = logging.getLogger("jmsbridge.checkpoint")
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None) -> None:
+    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
         # Spark plans in a Python process of its own, where nothing set logging up: the waits and
         # librdkafka's lines would reach stderr raw, unredacted and without a logger name.
         redact_process_logs()
         self.config_path = config_path
         self.checkpoint = Path(checkpoint) if checkpoint else None
+        self.mode = mode
         self._checked = False  # the checkpoint's binding, checked when the query starts
         self._fingerprinted = 0.0  # when the binding's records were last taken
         self._bound: set[tuple[str, int] | None] = set()  # the partitions with a record in the binding
@@ -140,6 +142,32 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         low, high = self.patient_watermarks()
         self._latest, self._low = high, low
         return low, high
+
+    @property
+    def real_time(self) -> bool:
+        """Long-running tasks (spark/intervals.py); `availableNow` drains in bounded batches."""
+        return self.mode == REAL_TIME and self._target is None
+
+    @property
+    def task_seconds(self) -> float:
+        return float(self.config.bridge.spark.task_interval_seconds)
+
+    def committed(self, keys: list[str]) -> Offsets:
+        """The offsets the group of the driver's consumer committed for these keys' partitions (the
+        real-time tasks' progress); keys without one are left out."""
+        where = {k: self.locate(k) for k in keys}
+        asked = [TopicPartition(*w) for w in where.values() if w is not None]
+        if not asked:
+            return {}
+        bridge = self.config.bridge
+        found = patiently(
+            lambda timeout: self.consumer.committed(asked, timeout=timeout),
+            bridge.kafka,
+            bridge.outages.patience_seconds,
+            "asking how far the tasks got",
+        )
+        offsets = {(c.topic, c.partition): c.offset for c in found if c.offset >= 0}
+        return {k: offsets[w] for k, w in where.items() if w is not None and w in offsets}
 
     def floor(self, key: str, offset: int) -> int:
         """A range's start, past records that left the topic (`spark.onDataLoss: skip`)."""

@@ -10,13 +10,13 @@ from the operator (the annotation `jmsbridge.dev/reset-checkpoint`, rendered as 
 deleted) and writes where the egress and ingress queries begin:
 
 - `earliest`: everything the journal and the source topics hold now (replayed);
-- `committed`: the journal reader group's committed offsets (what `exactlyOnce` wrote), the ingress
-  group's where it has any (the bridge commits none: else from their start);
+- `committed`: the journal reader group's committed offsets (what `exactlyOnce` or a real-time task
+  wrote), the ingress group's where it has any (real-time tasks commit them; else from their start);
 - `latest`: what is written from now on (what the topics hold now is skipped).
 
 It says, per partition, where the old checkpoint was, what the topic holds and what is replayed or
-skipped. With `exactlyOnce` the journal reader group is moved to the new start too, so that the egress
-does not take the new journal's records as written.
+skipped. The journal reader and ingress groups are moved to the new start too: tasks begin at what they
+committed (`exactlyOnce`, and real-time mode), so they must not take the new start's records as done.
 
 A reset the operator asked for is done once: its id is recorded in the new checkpoint (`RESET_FILE`), so
 a restart, or the other instance of a standby pair taking over, does not reset again. A checkpoint that
@@ -43,6 +43,7 @@ from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.spark import binding
+from bridge_job.spark.intervals import REAL_TIME, is_partition_key
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -59,11 +60,11 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
     retention are counted by the query's planning, which skips them (`spark.onDataLoss: skip`)."""
     journal = config.journal_topic
 
-    def journal_partition(k: str) -> tuple[str, int]:
-        return journal, int(k)
+    def journal_partition(k: str) -> tuple[str, int] | None:
+        return (journal, int(k)) if is_partition_key(k) else None
 
     def ingress_partition(k: str) -> tuple[str, int] | None:
-        return None if k.startswith(PATTERN_MARK) else topic_partition(k)
+        return topic_partition(k) if is_partition_key(k) else None
 
     checks = [
         (checkpoint, consumer_settings(config), journal_partition),
@@ -88,7 +89,8 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
                 raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
             else:
                 raise CheckpointMismatch(binding.describe(mismatch, config.bridge_id, where))
-    if config.bridge.delivery is Delivery.EXACTLY_ONCE:  # its tasks skip what the reader group committed
+    real_time = config.bridge.spark.mode == REAL_TIME
+    if config.bridge.delivery is Delivery.EXACTLY_ONCE or real_time:  # tasks skip what the group committed
         settings = consumer_settings(config)
         consumer = Consumer(settings)
         try:
@@ -151,7 +153,7 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
             lambda t, p: str(p),
             said,
         )
-        if egress:  # exactlyOnce tasks skip what the reader group committed: it starts there too
+        if egress:  # tasks skip what the reader group committed (exactlyOnce, realTime): it starts there too
             consumer.commit(
                 offsets=[TopicPartition(journal, int(p), o) for p, o in egress.items()], asynchronous=False
             )
@@ -165,10 +167,13 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
         topics = set(read_topics(config, existing)) | {
             topic_partition(k)[0]
             for k in old_ingress
-            if not k.startswith(PATTERN_MARK) and topic_partition(k)[0] in existing
+            if is_partition_key(k) and topic_partition(k)[0] in existing
         }
         partitions = [(t, p) for t in sorted(topics) for p in sorted(metadata.topics[t].partitions)]
         ingress = _start_positions(ingress_consumer, position, partitions, old_ingress, key, said)
+        if ingress:  # real-time tasks begin at what the ingress group committed: it starts there too
+            moved = [TopicPartition(*topic_partition(k), o) for k, o in ingress.items()]
+            ingress_consumer.commit(offsets=moved, asynchronous=False)
     finally:
         ingress_consumer.close()
     ingress |= {k: 0 for k in old_ingress if k.startswith(PATTERN_MARK)}  # patterns stay in effect

@@ -2,6 +2,10 @@
 
 The egress: journal ranges -> tasks (read, deduplicate, route, convert, write).
 
+In real-time mode (`spark.mode: realTime`, the default) each micro-batch is an interval of long-running
+tasks that move records as they arrive (spark/intervals.py); in micro-batch mode each batch is a bounded
+range per partition. What follows holds for both.
+
 Spark does what it is for: it plans each micro-batch as journal offset ranges, checkpoints them, runs one
 task per journal partition on its executors, retries and replays. The records stay inside each task's
 Python process from the journal read to the Kafka write (journal_to_kafka/task.py); what reaches Spark is one
@@ -18,14 +22,21 @@ whose order it keeps on the JMS destination.
 
 from __future__ import annotations
 
+import logging
+
+from confluent_kafka import Consumer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from bridge_job.config import JobConfig
 from bridge_job.journal_to_kafka.source import EgressSource
-from bridge_job.kafka_to_jms.source import IngressSource
+from bridge_job.kafka_to_jms import task as ingress_task
+from bridge_job.kafka_to_jms.source import IngressSource, read_topics
+from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
 from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, OBSERVATION
+
+log = logging.getLogger("jmsbridge.job")
 
 
 def register_sources(spark: SparkSession) -> None:
@@ -40,7 +51,11 @@ def egress_query(
     checkpoint: str,
     available_now: bool = False,
 ) -> StreamingQuery:
-    return _query(spark, EgressSource.name(), OBSERVATION, config_path, config, checkpoint, available_now)
+    slots = _task_slots(spark)
+    mode = slotted_mode(config, available_now, config.bridge.kafka.journal_partitions, slots, "egress")
+    return _query(
+        spark, EgressSource.name(), OBSERVATION, config_path, config, checkpoint, mode, available_now
+    )
 
 
 def ingress_query(
@@ -51,9 +66,43 @@ def ingress_query(
     available_now: bool = False,
 ) -> StreamingQuery:
     """Kafka -> JMS for the kafkaToJms routes, built as the egress query is; its checkpoint is its own."""
-    return _query(
-        spark, IngressSource.name(), INGRESS_OBSERVATION, config_path, config, checkpoint, available_now
-    )
+    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
+    mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
+    source, observation = IngressSource.name(), INGRESS_OBSERVATION
+    return _query(spark, source, observation, config_path, config, checkpoint, mode, available_now)
+
+
+def _task_slots(spark: SparkSession) -> int:
+    """How many tasks the job runs at once: local[N]'s N, or its executors' cores."""
+    return int(spark.sparkContext.defaultParallelism)
+
+
+def ingress_partitions(config: JobConfig) -> int:
+    """The partitions of the topics the kafkaToJms routes read now."""
+    consumer = Consumer(ingress_task.consumer_settings(config))
+    try:
+        topics = consumer.list_topics(timeout=30).topics
+        existing = [name for name, topic in topics.items() if topic.error is None]
+        return sum(len(topics[t].partitions) for t in read_topics(config, existing))
+    finally:
+        consumer.close()
+
+
+def slotted_mode(config: JobConfig, available_now: bool, tasks: int, slots: int, what: str) -> str:
+    """The query's mode (spark/intervals.py), micro-batch when real-time tasks would not all fit: a task
+    waiting for a slot would wait a whole interval."""
+    mode = query_mode(config, available_now)
+    if mode == REAL_TIME and tasks > slots:
+        log.warning(
+            "the %s query runs in micro-batch mode: real-time mode runs its %d tasks side by side and the "
+            "job has %d task slots for them; give the executors more cores (spark.executor.cores x "
+            "instances), or set spark.mode: microBatch to say so",
+            what,
+            tasks,
+            max(slots, 0),
+        )
+        return MICRO_BATCH
+    return mode
 
 
 def _query(
@@ -63,10 +112,11 @@ def _query(
     config_path: str,
     config: JobConfig,
     checkpoint: str,
+    mode: str,
     available_now: bool,
 ) -> StreamingQuery:
     # The checkpoint too: the source checks that it still indexes the topics it reads (spark/binding.py).
-    reader = spark.readStream.format(source).option("config", config_path)
+    reader = spark.readStream.format(source).option("config", config_path).option("mode", mode)
     tasks = reader.option("checkpoint", checkpoint).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark
     # generated code per batch, which was a quarter of its CPU when ten of them summed these few rows.
@@ -79,6 +129,6 @@ def _query(
     interval = config.bridge.spark.trigger_interval_ms
     if available_now:
         writer = writer.trigger(availableNow=True)
-    elif interval:
+    elif interval and mode == MICRO_BATCH:  # realTime: each interval begins as the last one ends
         writer = writer.trigger(processingTime=f"{interval} milliseconds")
     return writer.start()

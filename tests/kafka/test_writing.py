@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import Producer, TopicPartition
 
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
@@ -16,7 +16,7 @@ from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import close_consumers
-from bridge_job.kafka.writing import close_producers, write_transaction
+from bridge_job.kafka.writing import Superseded, close_producers, write_transaction
 from tests.brokers import KafkaBroker
 from tests.support.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
@@ -66,3 +66,30 @@ def test_a_transaction_that_never_returns_is_a_hard_failure_not_a_stall(
     with pytest.raises(BridgeStopped, match=r"up to journal offset 2 did not finish within 3s: the Kafka"):
         write(1, 3)
     assert [r.key for r in read_topics(own_kafka, [topic], 1, settle=1.0)] == [b"0"]
+
+
+def test_a_fenced_writer_whose_successor_wrote_past_its_range_writes_nothing(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """A frozen active's task, thawed after the other instance took its journal partition over: retrying
+    with a new producer would fence the successor and write the range a second time."""
+    job, _, topic = journalled_bridge(kafka, tmp_path, delivery="exactlyOnce")
+    settings = producer_config(job.bridge.kafka) | {"transactional.id": f"{topic}-egress-0"}
+    reader = journal_consumer(job)
+
+    def record(seq: int) -> tuple[str, KafkaRecord]:
+        return topic, KafkaRecord(b"v", [], str(seq).encode())
+
+    write_transaction(settings, [record(0)], reader, TopicPartition(job.journal_topic, 0, 1), 60, begun=0)
+    successor = Producer(settings)  # the other instance: the same transactional id fences the first
+    successor.init_transactions(30)
+    successor.begin_transaction()
+    for seq in (1, 2, 3):
+        successor.produce(topic, b"v", str(seq).encode())
+    progress = [TopicPartition(job.journal_topic, 0, 4)]
+    successor.send_offsets_to_transaction(progress, reader.consumer_group_metadata(), 30)
+    successor.commit_transaction(30)
+
+    with pytest.raises(Superseded):
+        write_transaction(settings, [record(1)], reader, TopicPartition(job.journal_topic, 0, 2), 60, begun=1)
+    assert [r.key for r in read_topics(kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]

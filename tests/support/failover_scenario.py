@@ -64,7 +64,7 @@ class FailoverPlan:
     lease_seconds: int = 10
     steady_records: int = 1000  # written by an active before it is killed or frozen
     trigger_ms: int | None = 100  # None: the bridge's default
-    master: str = "local[2]"
+    master: str = "local[8]"  # real-time mode runs a task per partition side by side
     timeout: float = 300.0  # for each wait
 
 

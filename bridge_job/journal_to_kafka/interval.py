@@ -1,0 +1,53 @@
+"""One egress task in real-time mode: a journal partition moved to Kafka as records arrive, for an interval.
+
+The task follows its journal partition (kafka/following.py) from where Kafka says it was written (the
+journal reader group's committed offset, or the interval's planned start when the group has none) and
+moves each range as it comes like a micro-batch task moves its range (journal_to_kafka/task.py: read,
+deduplicate, route, convert, write; with `exactlyOnce` in one transaction with its progress). With
+`atLeastOnce` the group's offset is committed once the range is acknowledged. Each range reads the
+config file as it is then, so a route change applies to the next range, within milliseconds. The
+interval's summary row is the sum of its ranges'.
+
+A crash replays from the committed offset: `atLeastOnce` writes again what was written after it
+(duplicates, never loss), `exactlyOnce` nothing, as in micro-batch mode.
+"""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import TopicPartition
+
+from bridge_job.config import Delivery
+from bridge_job.journal.reading import journal_consumer
+from bridge_job.journal_to_kafka import task as egress_task
+from bridge_job.journal_to_kafka.task import TaskSummary
+from bridge_job.kafka.following import follow
+
+
+def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> TaskSummary:
+    """Move the partition's records from `start` (or the committed offset) for `seconds`."""
+    config = egress_task.current_egress(config_path).config
+    summary = TaskSummary(partition, start, start, started_ms=int(time.time() * 1000))
+
+    def move(begin: int, end: int) -> None:
+        summary.add(egress_task.run(config_path, topic, partition, begin, end))
+
+    def most() -> int:
+        return egress_task.current_egress(config_path).config.bridge.spark.max_records_per_batch
+
+    bridge = config.bridge
+    followed = follow(
+        journal_consumer(config),
+        TopicPartition(topic, partition),
+        start,
+        seconds,
+        bridge.kafka,
+        bridge.outages.patience_seconds,
+        move,
+        most,
+        commit=bridge.delivery is Delivery.AT_LEAST_ONCE,  # exactlyOnce commits it with the records
+    )
+    summary.start, summary.end = followed.began, followed.reached
+    summary.ended_ms = int(time.time() * 1000)
+    return summary

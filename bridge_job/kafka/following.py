@@ -1,0 +1,105 @@
+"""Following one partition for a while: what a real-time task of either direction does (spark/intervals.py).
+
+Begin where the task's consumer group committed (unless Spark planned further), then until the time is
+up: ask the partition's end, hand what is there to `move` as one range, and commit the group's offset
+past it when the range's progress is not committed with its records already. A caught-up follower waits
+a few milliseconds before asking again (`Idle`). Kafka not answering is waited out for the bridge's
+patience, as everywhere (kafka/waiting.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, TopicPartition
+
+from bridge_job.config import KafkaSpec
+from bridge_job.kafka.waiting import patiently
+
+# A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
+# records and doubles up to IDLE_MAX_SECONDS. noida-db answers an empty fetch at once (it ignores
+# `fetch.wait.max.ms`), so a consumer left assigned would spin; a watermark request every 50 ms costs
+# about nothing, against any Kafka.
+IDLE_FIRST_SECONDS = 0.002
+IDLE_MAX_SECONDS = 0.05
+
+
+def begin_at(start: int, committed: int, high: int) -> int:
+    """Where a task begins: what its group committed, unless Spark planned further; a committed offset
+    beyond the partition's end belongs to another topic of that name (the job's start refuses it)."""
+    return max(start, committed) if committed <= high else start
+
+
+class Idle:
+    """A caught-up task's waits: short right after records, longer the longer nothing comes."""
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._sleep = sleep
+        self._next = IDLE_FIRST_SECONDS
+
+    def busy(self) -> None:
+        self._next = IDLE_FIRST_SECONDS
+
+    def wait(self, deadline: float) -> None:
+        """Wait before asking again, never past `deadline` (time.monotonic)."""
+        self._sleep(max(min(self._next, deadline - time.monotonic()), 0.0))
+        self._next = min(self._next * 2, IDLE_MAX_SECONDS)
+
+
+@dataclass(frozen=True)
+class Followed:
+    began: int  # the first offset of the interval
+    reached: int  # the offset after the last one moved
+
+
+def follow(
+    consumer: Consumer,
+    where: TopicPartition,
+    start: int,
+    seconds: float,
+    kafka: KafkaSpec,
+    patience: float,
+    move: Callable[[int, int], None],
+    most: Callable[[], int],
+    commit: bool,
+    done: Callable[[], bool] = lambda: False,
+) -> Followed:
+    """Move `where`'s records as they come for `seconds`, at most `most()` per range, until `done()`."""
+    deadline = time.monotonic() + seconds
+    name = f"{where.topic}/{where.partition}"
+
+    def end() -> int:
+        ends = patiently(
+            lambda timeout: consumer.get_watermark_offsets(where, timeout=timeout, cached=False),
+            kafka,
+            patience,
+            f"asking for the end of {name}",
+        )
+        return int(ends[1])
+
+    def committed(timeout: float) -> int:
+        return int(consumer.committed([where], timeout=timeout)[0].offset)
+
+    done_before = patiently(committed, kafka, patience, f"asking how far {name} was moved")
+    position = began = begin_at(start, done_before, end())
+    idle = Idle()
+    while time.monotonic() < deadline and not done():
+        high = end()
+        if high <= position:
+            idle.wait(deadline)
+            continue
+        idle.busy()
+        upto = min(high, position + most())
+        move(position, upto)
+        if commit:
+
+            def commit_progress(timeout: float, upto: int = upto) -> None:
+                consumer.commit(
+                    offsets=[TopicPartition(where.topic, where.partition, upto)], asynchronous=False
+                )
+
+            patiently(commit_progress, kafka, patience, f"committing how far {name} was moved")
+        position = upto
+    return Followed(began, position)

@@ -1,0 +1,56 @@
+"""One ingress task in real-time mode: a topic partition sent to JMS as records arrive, for an interval.
+
+The task follows its partition (kafka/following.py) from the ingress group's committed offset (or the
+interval's planned start) and sends each range as it comes like a micro-batch task sends its range
+(kafka_to_jms/task.py: read, route, convert, send in JMS transactions), then commits the group's offset.
+A crash sends again what was sent after the last commit: duplicates, never a loss, as in micro-batch
+mode. Each range reads the config as it is then; a change of the topics the kafkaToJms routes read ends
+the interval, so that the next one reads them.
+"""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import TopicPartition
+
+from bridge_job.config import Direction, JobConfig
+from bridge_job.kafka.following import follow
+from bridge_job.kafka.reading import consumer_for
+from bridge_job.kafka_to_jms import task as ingress_task
+from bridge_job.kafka_to_jms.task import IngressSummary
+
+
+def read_topics(config: JobConfig) -> set[str]:
+    """The topics (names and patterns) the kafkaToJms routes read."""
+    return {r.spec.kafka_topic for r in config.routes_for(Direction.KAFKA_TO_JMS)}
+
+
+def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> IngressSummary:
+    """Send the partition's records from `start` (or the committed offset) for `seconds`."""
+    config = ingress_task.current_ingress(config_path).config
+    topics = read_topics(config)
+    summary = IngressSummary(topic, partition, start, start, started_ms=int(time.time() * 1000))
+
+    def move(begin: int, end: int) -> None:
+        summary.add(ingress_task.run(config_path, topic, partition, begin, end))
+
+    def current() -> JobConfig:
+        return ingress_task.current_ingress(config_path).config
+
+    bridge = config.bridge
+    followed = follow(
+        consumer_for(ingress_task.consumer_settings(config)),
+        TopicPartition(topic, partition),
+        start,
+        seconds,
+        bridge.kafka,
+        bridge.outages.patience_seconds,
+        move,
+        lambda: current().bridge.spark.max_records_per_batch,
+        commit=True,
+        done=lambda: read_topics(current()) != topics,  # the next interval reads the topics as they are now
+    )
+    summary.start, summary.end = followed.began, followed.reached
+    summary.ended_ms = int(time.time() * 1000)
+    return summary

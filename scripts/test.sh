@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-echo "== ruff"; ruff check . && ruff format --check .
+# One check per line: under `set -e` a failure inside an `a && b` list does not stop the script.
+echo "== ruff"; ruff check .
+ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import-linter"; lint-imports
 # Two workers (pytest-xdist): most of an end-to-end test is waiting on Spark and the brokers, so two of

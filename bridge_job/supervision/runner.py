@@ -40,6 +40,8 @@ from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.supervision.lag import LagWatch
+    from bridge_job.supervision.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
 T = TypeVar("T")
@@ -152,6 +154,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
+    watches = [w for w in (probe, _live_lag(options, rendered, metrics)) if w is not None]
     try:
         losses = Losses(checkpoint, metrics.record_lost, report)
         supervision = Supervision(
@@ -166,12 +169,23 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
                     running.stop()
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
-        if probe is not None:
-            probe.stop()
+        for watch in watches:
+            watch.stop()
         if report is not None:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
+
+
+def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -> LagWatch | None:
+    """Real-time mode: the lag read live from Kafka, since the tasks' rows come once per interval."""
+    from bridge_job.spark.intervals import REAL_TIME, query_mode
+    from bridge_job.supervision.lag import LagWatch
+
+    if query_mode(rendered.config, options.available_now) != REAL_TIME:
+        return None
+    metrics.live_lag = True
+    return LagWatch(lambda: rendered.config, metrics.set_journal_lag, metrics.set_ingress_lag)
 
 
 def _asking_kafka(config: JobConfig, what: str, call: Callable[[], T]) -> T:

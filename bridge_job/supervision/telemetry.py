@@ -197,6 +197,15 @@ class Metrics:
             ("topic",),
         )
 
+    live_lag = False  # real-time mode: the lag gauges are read live (supervision/lag.py), not per batch
+
+    def set_journal_lag(self, records: int) -> None:
+        self.journal_lag.labels(self.bridge_id).set(records)
+
+    def set_ingress_lag(self, lag: Mapping[tuple[str, int], int]) -> None:
+        for (topic, partition), records in lag.items():
+            self.ingress_lag.labels(self.bridge_id, topic, str(partition)).set(records)
+
     def serve(self, port: int) -> None:
         if port:
             start_http_server(port, addr="0.0.0.0", registry=self.registry)
@@ -214,7 +223,8 @@ class Metrics:
         self.duplicates.labels(b).inc(figures.duplicates)
         self.epochs.labels(b).inc(figures.markers)
         self.throughput.labels(b).set(figures.throughput)
-        self.journal_lag.labels(b).set(figures.journal_lag)
+        if not self.live_lag:
+            self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()
         if figures.input_records:
             log.info("batch %s", json.dumps(asdict(figures) | {"throughput": round(figures.throughput, 1)}))
@@ -232,7 +242,7 @@ class Metrics:
         if figures.sent:
             self.ingress_latency_avg.labels(b).set(figures.latency_avg_seconds)
             self.ingress_latency_max.labels(b).set(figures.latency_max_seconds)
-        for where, lag in figures.lag.items():
+        for where, lag in figures.lag.items() if not self.live_lag else ():
             topic, _, partition = where.rpartition(":")
             self.ingress_lag.labels(b, topic, partition).set(lag)
         if figures.records:

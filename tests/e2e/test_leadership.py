@@ -63,7 +63,9 @@ def test_two_jobs_run_as_an_active_standby_pair(
         assert "standby: warm (" in b.log()  # before it holds the lease
         send(activemq, messages(0))
         assert len(read_topics(kafka, [topic], 10)) == 10
+        a.wait_log(" batch {")  # the active's first interval returned its tasks' rows
         assert " running: " not in b.log()
+        assert " batch {" not in b.log()  # the standby ran no query: not one record moved
         assert lease_spec_of(kube_api, name)["holderIdentity"] == "a/pod-a"
 
         assert a.process is not None

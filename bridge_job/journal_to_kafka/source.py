@@ -89,13 +89,13 @@ class EgressReader(RangeReader):
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         self.check_binding(start)
         low, high = self.latest()
+        if self.real_time:  # where each partition stands: the next interval's tasks begin there
+            start = {**start, **self.progress({p: start.get(p, low[p]) for p in high})}
         self.check_range(start, low, high)  # another journal, or records lost to retention: stop
         self.refresh_binding(start, low)
         begin = {p: max(start.get(p, low[p]), low[p]) for p in high}
-        if self.real_time:  # where each partition stands: the next interval's tasks begin there
-            committed = self.committed(list(high))
-            position = {p: min(max(begin[p], committed.get(p, begin[p])), high[p]) for p in high}
-            return position | next_interval(start)
+        if self.real_time:
+            return {p: min(begin[p], high[p]) for p in high} | next_interval(start)
         if self._target is not None:  # nothing written after the query started (a new partition: none)
             high = {p: max(begin[p], min(high[p], self._target.get(p, begin[p]))) for p in high}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None

@@ -154,14 +154,15 @@ class IngressReader(RangeReader):
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         self.check_binding(start)
         low, high = self.latest()
+        if self.real_time:  # where each partition stands: the next interval's tasks begin there
+            start = {**start, **self.progress({k: o for k, o in start.items() if k in high})}
         self.check_range(start, low, high)  # another topic, or records lost to retention: stop
         self.refresh_binding(start, low)
         placed = place_new(start, low, high, starting_from_earliest(self.config))
         reading = {k: max(start[k], low[k]) for k in high if k in start}  # past lost records, if skipped
         patterns = {pattern_key(t): 0 for t in topic_patterns(self.config)}
-        if self.real_time:  # where each partition stands: the next interval's tasks begin there
-            committed = self.committed(list(reading))
-            position = {k: min(max(o, committed.get(k, o)), high[k]) for k, o in reading.items()}
+        if self.real_time:
+            position = {k: min(o, high[k]) for k, o in reading.items()}
             return {**start, **position, **placed, **patterns, **next_interval(start)}
         latest = dict(high)
         if self._target is not None:  # nothing written after the query started

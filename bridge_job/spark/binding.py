@@ -284,14 +284,29 @@ def topic_state(consumer: Consumer, topic: str, bound: TopicBinding | None) -> T
     return TopicState(True, None, low, high, records)
 
 
+def with_committed(consumer: Consumer, offsets: Offsets, locate: Locate) -> Offsets:
+    """`offsets`, moved on to what the consumer's group committed where it is further: in real-time mode
+    the tasks commit their progress there (spark/intervals.py), and Spark's offsets say where an interval
+    began."""
+    where = {k: w for k in offsets if (w := locate(k)) is not None}
+    if not where:
+        return dict(offsets)
+    found = consumer.committed([TopicPartition(*w) for w in where.values()], timeout=30)
+    committed = {(c.topic, c.partition): c.offset for c in found}
+    return {k: max(o, committed.get(where[k], o)) if k in where else o for k, o in offsets.items()}
+
+
 def verify(
-    consumer: Consumer, settings: Mapping[str, Any], checkpoint: Path, locate: Locate
+    consumer: Consumer, settings: Mapping[str, Any], checkpoint: Path, locate: Locate, committed: bool = False
 ) -> list[Mismatch]:
-    """Where the checkpoint's last offsets and its binding do not fit the topics as they are now."""
+    """Where the checkpoint's last offsets (moved on to the group's committed offsets when `committed`)
+    and its binding do not fit the topics as they are now."""
     offsets = spark_offsets(checkpoint)
     binding = load_binding(checkpoint) or {}
     if offsets is None:
         return []
+    if committed:
+        offsets = with_committed(consumer, offsets, locate)
     found: list[Mismatch] = []
     per_topic = by_topic(offsets, locate)
     ids = topic_ids(settings, [t for t in per_topic if binding.get(t) and binding[t].topic_id])

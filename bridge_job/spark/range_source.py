@@ -16,7 +16,7 @@ import time
 from abc import abstractmethod
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
@@ -65,7 +65,10 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._checked or self.checkpoint is None:
             return
         settings = self.consumer_settings()
-        for mismatch in binding.verify(self.consumer, settings, self.checkpoint, self.locate):
+        found = binding.verify(
+            self.consumer, settings, self.checkpoint, self.locate, committed=self.real_time
+        )
+        for mismatch in found:
             if not (mismatch.lost and self.config.bridge.spark.on_data_loss == "skip"):  # else: planning
                 raise BridgeStopped(binding.describe(mismatch, self.config.bridge_id, self.checkpoint))
         self._checked = True
@@ -152,22 +155,16 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def task_seconds(self) -> float:
         return float(self.config.bridge.spark.task_interval_seconds)
 
-    def committed(self, keys: list[str]) -> Offsets:
-        """The offsets the group of the driver's consumer committed for these keys' partitions (the
-        real-time tasks' progress); keys without one are left out."""
-        where = {k: self.locate(k) for k in keys}
-        asked = [TopicPartition(*w) for w in where.values() if w is not None]
-        if not asked:
-            return {}
+    def progress(self, start: Offsets) -> Offsets:
+        """Real-time mode: where each partition of `start` stands, what its task committed in Kafka where
+        that is further (Spark's offsets say where the last interval began)."""
         bridge = self.config.bridge
-        found = patiently(
-            lambda timeout: self.consumer.committed(asked, timeout=timeout),
+        return patiently(
+            lambda timeout: binding.with_committed(self.consumer, start, self.locate),
             bridge.kafka,
             bridge.outages.patience_seconds,
             "asking how far the tasks got",
         )
-        offsets = {(c.topic, c.partition): c.offset for c in found if c.offset >= 0}
-        return {k: offsets[w] for k, w in where.items() if w is not None and w in offsets}
 
     def floor(self, key: str, offset: int) -> int:
         """A range's start, past records that left the topic (`spark.onDataLoss: skip`)."""

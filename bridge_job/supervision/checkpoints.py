@@ -54,26 +54,31 @@ def _ingress_checkpoint(checkpoint: Path) -> Path:
     return checkpoint / "ingress"  # inside the egress one: both go wherever the bridge's goes
 
 
+def journal_partition(journal: str, k: str) -> tuple[str, int] | None:
+    """The journal partition of an egress offsets key."""
+    return (journal, int(k)) if is_partition_key(k) else None
+
+
+def ingress_partition(k: str) -> tuple[str, int] | None:
+    """The topic partition of an ingress offsets key."""
+    return topic_partition(k) if is_partition_key(k) else None
+
+
 def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
     """The egress and ingress checkpoints still index the topics they were taken on: checked before the
     ingest starts, so that a mismatch stops the bridge before it takes any JMS message. Records lost to
     retention are counted by the query's planning, which skips them (`spark.onDataLoss: skip`)."""
     journal = config.journal_topic
 
-    def journal_partition(k: str) -> tuple[str, int] | None:
-        return (journal, int(k)) if is_partition_key(k) else None
-
-    def ingress_partition(k: str) -> tuple[str, int] | None:
-        return topic_partition(k) if is_partition_key(k) else None
-
+    real_time = config.bridge.spark.mode == REAL_TIME  # the tasks' progress is in their groups
     checks = [
-        (checkpoint, consumer_settings(config), journal_partition),
+        (checkpoint, consumer_settings(config), lambda k: journal_partition(journal, k)),
         (_ingress_checkpoint(checkpoint), ingress_task.consumer_settings(config), ingress_partition),
     ]
     for where, settings, locate in checks:
         consumer = Consumer(settings)
         try:
-            mismatches = binding.verify(consumer, settings, where, locate)
+            mismatches = binding.verify(consumer, settings, where, locate, committed=real_time)
         finally:
             consumer.close()
         for mismatch in mismatches:
@@ -89,7 +94,6 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
                 raise BridgeStopped(binding.describe(mismatch, config.bridge_id, where))
             else:
                 raise CheckpointMismatch(binding.describe(mismatch, config.bridge_id, where))
-    real_time = config.bridge.spark.mode == REAL_TIME
     if config.bridge.delivery is Delivery.EXACTLY_ONCE or real_time:  # tasks skip what the group committed
         settings = consumer_settings(config)
         consumer = Consumer(settings)
@@ -141,8 +145,11 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
     old_egress = binding.spark_offsets(checkpoint) or {}
     old_ingress = binding.spark_offsets(_ingress_checkpoint(checkpoint)) or {}
     journal = config.journal_topic
+    real_time = config.bridge.spark.mode == REAL_TIME  # where the tasks got is in their groups
     consumer = Consumer(consumer_settings(config))
     try:
+        if real_time:
+            old_egress = binding.with_committed(consumer, old_egress, lambda k: journal_partition(journal, k))
         topic = consumer.list_topics(timeout=30).topics.get(journal)
         journal_partitions = sorted(topic.partitions) if topic is not None and topic.error is None else []
         egress = _start_positions(
@@ -162,6 +169,8 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
 
     ingress_consumer = Consumer(ingress_task.consumer_settings(config))
     try:
+        if real_time:
+            old_ingress = binding.with_committed(ingress_consumer, old_ingress, ingress_partition)
         metadata = ingress_consumer.list_topics(timeout=30)
         existing = [n for n, t in metadata.topics.items() if t.error is None]
         topics = set(read_topics(config, existing)) | {

@@ -239,7 +239,7 @@ def test_journal_partitions_run_side_by_side_and_keep_order_per_destination(
     kafka.create_topics(topic)
     bridge = bridge_document(
         f"par-{n}", activemq, kafka, [{"queue": s} for s in sources],
-        spark={"maxRecordsPerBatch": 1000, "triggerIntervalMs": 1000},
+        spark={"maxRecordsPerBatch": 1000, "taskIntervalSeconds": 5},
     )  # fmt: skip
     bridge["spec"]["kafka"]["journalPartitions"] = 2
     route = route_document("all", f"par-{n}", topic, key={"property": "seq"})
@@ -252,6 +252,8 @@ def test_journal_partitions_run_side_by_side_and_keep_order_per_destination(
     job = BridgeJob(files, tmp_path).start()
     try:
         records = read_topics(kafka, [topic], 2 * per_source, timeout=240)
+        # An interval's row comes when its tasks return (taskIntervalSeconds).
+        wait_until(lambda: any(b["tasks"] == 2 for b in batch_figures(job.log())), 120, "an interval's row")
     finally:
         job.stop()
     for source in sources:

@@ -51,7 +51,8 @@ def bridge_document(
             "sources": sources,
         },
         "kafka": {"bootstrapServers": kafka.bootstrap, "createJournalTopic": True},
-        "spark": {"triggerIntervalMs": 100},
+        # Real-time intervals of 5 s: more interval ends under test, and their rows (telemetry) sooner.
+        "spark": {"triggerIntervalMs": 100, "taskIntervalSeconds": 5},
         "telemetry": {"port": 0},
     }
     for key, value in spec.items():

@@ -1,7 +1,8 @@
 """Egress benchmark: JMS -> Kafka through the bridge job, against a plain loop, in the same run.
 
     python bench/egress.py [--messages 10000] [--latency-seconds 15] [--journal-partitions 1]
-                           [--delivery atLeastOnce|exactlyOnce] [--max-records-per-batch N] [--trigger-ms MS]
+                           [--delivery atLeastOnce|exactlyOnce] [--mode realTime|microBatch]
+                           [--max-records-per-batch N] [--trigger-ms MS]
                            [--warmup-messages 1000] [--poll-backoff-ms 5] [--timeout 600]
 
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
@@ -14,12 +15,15 @@ noida-db (Kafka protocol), and use the same clients (the project's JPype JMS ada
   bridge's default ingest settings (200 messages, 100 ms) over the same broker URL as the bridge, each
   message encoded in the `native` format and produced straight to the topic (idempotent, linger 5 ms),
   the JMS session committed after each flush;
+- journaled (the same loop with `--journal`): each batch produced to a journal topic and flushed, read
+  back from it with the bridge's range reader, and what was read produced to the topic, before the JMS
+  commit. What a journal costs without Spark; `journaled_*_ratio` compare the bridge with it;
 - bridge: `jmsbridge job` (ingest -> journal -> Spark query -> topic) through `jmsbridge.local.BridgeJob`,
-  with the bridge's defaults (500 ms trigger, for one) unless an option above overrides them: the
-  journal's partition count (the destination topics get as many), the delivery guarantee,
-  `spark.maxRecordsPerBatch`, `spark.triggerIntervalMs`.
+  with the bridge's defaults (real-time mode, for one) unless an option above overrides them: `--mode`,
+  the journal's partition count (the destination topics get as many), the delivery guarantee,
+  `spark.maxRecordsPerBatch`, `spark.triggerIntervalMs` (micro-batch mode).
 
-For each path, baseline first:
+For each path, baseline, journaled, bridge:
 
 1. Start the path and wait until it runs (the job's ` running: ` log line; the loop's ready line).
 2. Warm-up: `--warmup-messages` sent as in 3. and awaited on the topic, not counted (the bridge's first
@@ -76,6 +80,7 @@ from bench.local_run import (
     median,
     notes,
     quantile,
+    ratio,
     run_and_print,
 )
 from bench.topic_watch import TopicWatch
@@ -163,6 +168,7 @@ class Bench(Harness):
     def __init__(self, args: argparse.Namespace, activemq: ActiveMqBroker, kafka: KafkaBroker) -> None:
         super().__init__(args, activemq, kafka)
         self.backoff = args.poll_backoff_ms / 1000
+        self.journaled: dict[str, Any] = {}
 
     def destination(self, path: PathUnderTest) -> str:
         return path.topic
@@ -207,11 +213,29 @@ class Bench(Harness):
         return figures
 
     def baseline(self) -> dict[str, Any]:
-        topic, queue_name = "egress.baseline", "bench.baseline"
+        """The straight loop, then (for `more`) the journaled straight loop."""
+        figures = self.straight("baseline")
+        self.journaled = self.straight("journaled", journal="egress.journaled.journal")
+        return figures
+
+    def straight(self, name: str, journal: str | None = None) -> dict[str, Any]:
+        topic, queue_name = f"egress.{name}", f"bench.{name}"
         self.kafka.create_topics(topic, partitions=self.args.journal_partitions)
         argv = [str(BENCH / "baseline_loop.py"), "--url", self.jms_url(), "--bootstrap", self.kafka.bootstrap]
         argv += ["--queue", queue_name, "--topic", topic]
-        return self.run_baseline(topic, queue_name, argv)
+        if journal is not None:
+            self.kafka.create_topics(journal)
+            argv += ["--journal", journal]
+        return self.run_baseline(topic, queue_name, argv, name)
+
+    def more(self, bridge: dict[str, Any]) -> dict[str, Any]:
+        journaled = self.journaled
+        return {
+            "journaled": journaled,
+            "journaled_throughput_ratio": ratio(bridge["throughput_msg_s"], journaled["throughput_msg_s"]),
+            "journaled_cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], journaled["cpu_s_per_1000"]),
+            "journaled_latency_p50_ratio": ratio(bridge["latency_p50_ms"], journaled["latency_p50_ms"]),
+        }
 
     def bridge(self, work: Path, rate: float) -> dict[str, Any]:
         args = self.args

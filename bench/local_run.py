@@ -255,6 +255,10 @@ class Harness(ABC):
         document = bridge_document("baseline", self.activemq, self.kafka, [{"queue": "unused"}], None)
         return str(document["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"])
 
+    def more(self, bridge: dict[str, Any]) -> dict[str, Any]:
+        """Figures of further paths for the JSON line, against the bridge's; none by default."""
+        return {}
+
     def spark_spec(self) -> dict[str, Any]:
         """`spec.spark` of the bridge under test: its mode, and its batch limit when one is given."""
         limit = self.args.max_records_per_batch
@@ -330,13 +334,15 @@ class Harness(ABC):
     def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
         """The figures of the latency phase, at `rate`."""
 
-    def run_baseline(self, topic: str, queue_name: str, argv: list[str]) -> dict[str, Any]:
+    def run_baseline(
+        self, topic: str, queue_name: str, argv: list[str], name: str = "baseline"
+    ) -> dict[str, Any]:
         """The baseline loop's figures, its latency phase at LATENCY_FRACTION of its own throughput."""
-        loop = Child("baseline loop", argv)
+        loop = Child(f"{name} loop", argv)
         try:
             loop.wait_ready()
-            self.note("baseline: running")
-            path = PathUnderTest("baseline", topic, queue_name, loop.pid, loop.check)
+            self.note(f"{name}: running")
+            path = PathUnderTest(name, topic, queue_name, loop.pid, loop.check)
             figures = self.throughput(path)
             throughput = figures["throughput_msg_s"]
             figures |= self.latency(path, LATENCY_FRACTION * throughput, throughput)
@@ -518,7 +524,8 @@ def run_and_print(
     stdout, sys.stdout = sys.stdout, sys.stderr
     began = time.monotonic()
     with local_brokers(note) as (activemq, kafka, work):
-        baseline, bridge, rate = harness(args, activemq, kafka).compare(work)
+        bench = harness(args, activemq, kafka)
+        baseline, bridge, rate = bench.compare(work)
     result = {
         "benchmark": name,
         "messages": args.messages,
@@ -533,6 +540,7 @@ def run_and_print(
         "baseline": baseline,
         "bridge": bridge,
         **comparison(baseline, bridge),
+        **bench.more(bridge),
         "elapsed_s": round(time.monotonic() - began, 1),
     }
     print(json.dumps(result), file=stdout, flush=True)

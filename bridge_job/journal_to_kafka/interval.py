@@ -30,8 +30,10 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
     config = egress_task.current_egress(config_path).config
     summary = TaskSummary(partition, start, start, started_ms=int(time.time() * 1000))
 
-    def move(begin: int, end: int) -> None:
-        summary.add(egress_task.run(config_path, topic, partition, begin, end))
+    def move(begin: int, end: int) -> int:
+        moved = egress_task.run(config_path, topic, partition, begin, end)
+        summary.add(moved)
+        return moved.end
 
     def most() -> int:
         return egress_task.current_egress(config_path).config.bridge.spark.max_records_per_batch

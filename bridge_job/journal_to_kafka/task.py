@@ -196,18 +196,21 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         try:
             write_transaction(transactional, records, consumer, progress, patience, begun=start)
         except Superseded:
+            # Nothing of the range counts: it was not written. It ends where the other writer got to,
+            # which may be short of `end`: a real-time task carries on from there.
+            reached = consumer.committed([TopicPartition(topic, partition)], timeout=30)[0].offset
             log.warning(
-                "journal %s/%d: another writer committed past %d (the bridge's other instance took over): "
+                "journal %s/%d: another writer committed up to %d (the bridge's other instance took over): "
                 "not writing %d..%d",
                 topic,
                 partition,
-                start,
+                reached,
                 start,
                 end,
             )
-            ended_ms = int(time.time() * 1000)  # nothing of the range counts: it was not written
+            ended_ms = int(time.time() * 1000)
             return TaskSummary(
-                partition, start, end, started_ms=summary.started_ms, ended_ms=ended_ms, replayed=True
+                partition, start, reached, started_ms=summary.started_ms, ended_ms=ended_ms, replayed=True
             )
     else:
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers, patience)

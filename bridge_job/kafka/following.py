@@ -61,12 +61,14 @@ def follow(
     seconds: float,
     kafka: KafkaSpec,
     patience: float,
-    move: Callable[[int, int], None],
+    move: Callable[[int, int], int],
     most: Callable[[], int],
     commit: bool,
     done: Callable[[], bool] = lambda: False,
 ) -> Followed:
-    """Move `where`'s records as they come for `seconds`, at most `most()` per range, until `done()`."""
+    """Move `where`'s records as they come for `seconds`, at most `most()` per range, until `done()`.
+    `move(start, end)` says where the partition stands after it: `end`, unless another writer took the
+    partition over (then where that one got to)."""
     deadline = time.monotonic() + seconds
     name = f"{where.topic}/{where.partition}"
 
@@ -92,14 +94,13 @@ def follow(
             continue
         idle.busy()
         upto = min(high, position + most())
-        move(position, upto)
+        reached = move(position, upto)
         if commit:
 
-            def commit_progress(timeout: float, upto: int = upto) -> None:
-                consumer.commit(
-                    offsets=[TopicPartition(where.topic, where.partition, upto)], asynchronous=False
-                )
+            def commit_progress(timeout: float, reached: int = reached) -> None:
+                progress = [TopicPartition(where.topic, where.partition, reached)]
+                consumer.commit(offsets=progress, asynchronous=False)
 
             patiently(commit_progress, kafka, patience, f"committing how far {name} was moved")
-        position = upto
+        position = reached
     return Followed(began, position)

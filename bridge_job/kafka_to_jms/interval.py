@@ -32,8 +32,10 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
     topics = read_topics(config)
     summary = IngressSummary(topic, partition, start, start, started_ms=int(time.time() * 1000))
 
-    def move(begin: int, end: int) -> None:
-        summary.add(ingress_task.run(config_path, topic, partition, begin, end))
+    def move(begin: int, end: int) -> int:
+        moved = ingress_task.run(config_path, topic, partition, begin, end)
+        summary.add(moved)
+        return end
 
     def current() -> JobConfig:
         return ingress_task.current_ingress(config_path).config

@@ -73,8 +73,17 @@ def ingress_query(
 
 
 def _task_slots(spark: SparkSession) -> int:
-    """How many tasks the job runs at once: local[N]'s N, or its executors' cores."""
-    return int(spark.sparkContext.defaultParallelism)
+    """How many tasks the job runs at once: local[N]'s N, or its executors' cores as configured (their
+    number is fixed: no dynamic allocation), whether or not they have registered yet."""
+    context = spark.sparkContext
+    if (context.master or "").startswith("local"):
+        return int(context.defaultParallelism)
+    conf = context.getConf()
+    executors, cores = (
+        int(conf.get("spark.executor.instances", "1")),
+        int(conf.get("spark.executor.cores", "1")),
+    )
+    return executors * cores // max(int(conf.get("spark.task.cpus", "1")), 1)
 
 
 def ingress_partitions(config: JobConfig) -> int:

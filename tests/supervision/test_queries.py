@@ -4,6 +4,7 @@ without a job process. The tasks' summary rows come back as each batch's observe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -16,10 +17,11 @@ from pyspark.sql import SparkSession
 from bridge_job.config.spark_settings import SPARK_SETTINGS
 from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
-from bridge_job.supervision.queries import egress_query, register_sources
+from bridge_job.supervision.queries import egress_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
 from bridge_job.supervision.telemetry import BatchFigures, figures_from_progress
 from tests.brokers import KafkaBroker
+from tests.support.builders import config
 from tests.support.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
 
@@ -94,3 +96,15 @@ def test_a_fail_policy_stops_the_query_with_the_bridges_stop_line(
     journal(kafka, job, order(1, kind="unknown"))
     with pytest.raises(AssertionError, match=r"^message ID:1 from queue://orders.in .*NoRoute.*policy fail"):
         run_available(spark, path, tmp_path)
+
+
+def test_real_time_tasks_that_would_not_all_fit_run_in_micro_batches_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bridge = config()
+    assert slotted_mode(bridge, False, tasks=2, slots=2, what="egress") == "realTime"
+    assert slotted_mode(bridge, True, tasks=2, slots=2, what="egress") == "microBatch"  # availableNow
+    with caplog.at_level(logging.WARNING):
+        assert slotted_mode(bridge, False, tasks=3, slots=2, what="ingress") == "microBatch"
+    assert "the ingress query runs in micro-batch mode" in caplog.text
+    assert "its 3 tasks side by side and the job has 2 task slots" in caplog.text

@@ -14,11 +14,15 @@ A crash replays from the committed offset: `atLeastOnce` writes again what was w
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery
+from bridge_job.config import Delivery, Direction
+from bridge_job.jms.errors import JmsError
+from bridge_job.jms.jvm import start_jvm
+from bridge_job.jms.settings import jms_classpath
 from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.journal_to_kafka.task import TaskSummary
@@ -28,6 +32,11 @@ from bridge_job.kafka.following import follow
 def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> TaskSummary:
     """Move the partition's records from `start` (or the committed offset) for `seconds`."""
     config = egress_task.current_egress(config_path).config
+    if config.routes_for(Direction.KAFKA_TO_JMS):
+        # Spark may hand this worker an ingress task at a later interval: its JMS client's JVM, which
+        # takes seconds to start, is then ready (a reply waiting on it would wait those seconds).
+        with contextlib.suppress(JmsError):  # the ingress task says what is wrong with it
+            start_jvm(jms_classpath(config))
     summary = TaskSummary(partition, start, start, started_ms=int(time.time() * 1000))
 
     def move(begin: int, end: int) -> int:

@@ -20,10 +20,10 @@ from bridge_job.kafka.waiting import patiently
 
 # A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
 # records and doubles up to IDLE_MAX_SECONDS. noida-db answers an empty fetch at once (it ignores
-# `fetch.wait.max.ms`), so a consumer left assigned would spin; a watermark request every 50 ms costs
-# about nothing, against any Kafka.
+# `fetch.wait.max.ms`), so a consumer left assigned would spin; a watermark request every 100 ms costs
+# about nothing, against any Kafka (bench/idle.py).
 IDLE_FIRST_SECONDS = 0.002
-IDLE_MAX_SECONDS = 0.05
+IDLE_MAX_SECONDS = 0.1
 
 
 def begin_at(start: int, committed: int, high: int) -> int:

@@ -41,7 +41,7 @@ def test_a_caught_up_task_waits_longer_the_longer_nothing_comes_and_never_past_i
     idle = Idle(sleep=waits.append)
     for _ in range(8):
         idle.wait(deadline=float("inf"))
-    assert waits == [0.002, 0.004, 0.008, 0.016, 0.032, 0.05, 0.05, 0.05]
+    assert waits == [0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.1, 0.1]
     idle.busy()
     idle.wait(deadline=0.0)  # long past
     assert waits[-1] == 0.0

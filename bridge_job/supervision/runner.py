@@ -265,7 +265,7 @@ def _warm_python_workers(spark: Any) -> None:
 
 
 def _import_task_modules(value: int) -> int:
-    import bridge_job.journal_to_kafka.task  # noqa: F401
+    import bridge_job.journal_to_kafka.interval  # noqa: F401  (the micro-batch task's module too)
 
     return value
 

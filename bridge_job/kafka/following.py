@@ -2,9 +2,10 @@
 
 Begin where the task's consumer group committed (unless Spark planned further), then until the time is
 up: ask the partition's end, hand what is there to `move` as one range, and commit the group's offset
-past it when the range's progress is not committed with its records already. A caught-up follower waits
-a few milliseconds before asking again (`Idle`). Kafka not answering is waited out for the bridge's
-patience, as everywhere (kafka/waiting.py).
+past it when the range's progress is not committed with its records already. Records that left the
+partition before they were moved end the interval instead: the next planning applies `spark.onDataLoss`.
+A caught-up follower waits a few milliseconds before asking again (`Idle`). Kafka not answering is
+waited out for the bridge's patience, as everywhere (kafka/waiting.py).
 """
 
 from __future__ import annotations
@@ -72,23 +73,25 @@ def follow(
     deadline = time.monotonic() + seconds
     name = f"{where.topic}/{where.partition}"
 
-    def end() -> int:
-        ends = patiently(
+    def ends() -> tuple[int, int]:
+        low, high = patiently(
             lambda timeout: consumer.get_watermark_offsets(where, timeout=timeout, cached=False),
             kafka,
             patience,
             f"asking for the end of {name}",
         )
-        return int(ends[1])
+        return int(low), int(high)
 
     def committed(timeout: float) -> int:
         return int(consumer.committed([where], timeout=timeout)[0].offset)
 
     done_before = patiently(committed, kafka, patience, f"asking how far {name} was moved")
-    position = began = begin_at(start, done_before, end())
+    position = began = begin_at(start, done_before, ends()[1])
     idle = Idle()
     while time.monotonic() < deadline and not done():
-        high = end()
+        low, high = ends()
+        if position < low:
+            break  # records gone before they were moved: the next planning stops or counts (onDataLoss)
         if high <= position:
             idle.wait(deadline)
             continue

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import journal_reader_group
 from bridge_job.journal_to_kafka import interval as egress_interval
@@ -72,3 +73,20 @@ def test_records_move_while_the_task_runs_and_a_route_change_applies_to_it(
     again, _ = in_background(path, job.journal_topic, 0, 0, 1.0)  # the next interval, planned at 0
     again.join(30)
     assert len(read_topics(kafka, [topic, moved_to], 3, settle=1.0)) == 3  # nothing written twice
+
+
+def test_records_gone_before_they_were_moved_end_the_interval_without_a_skip(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """Retention took records the task had not moved: it moves nothing and returns, so that the next
+    planning stops the bridge or counts the loss (`spark.onDataLoss`) instead of the task skipping them."""
+    job, path, topic = journalled_bridge(kafka, tmp_path)
+    journal(kafka, job, *(order(seq) for seq in range(5)))
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    for future in admin.delete_records([TopicPartition(job.journal_topic, 0, 3)]).values():
+        future.result(timeout=30)
+    thread, done = in_background(path, job.journal_topic, 0, 0, 30.0)
+    thread.join(20)  # well before the interval's end
+    (summary,) = done
+    assert (summary.end, summary.published) == (0, 0)
+    assert read_topics(kafka, [topic], 0, settle=1.0) == []

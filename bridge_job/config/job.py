@@ -93,6 +93,10 @@ class JobConfig(CamelModel):
     def routes_for(self, direction: Direction) -> list[Route]:
         return [r for r in self.routes if r.spec.direction is direction]
 
+    def source_topics(self) -> set[str]:
+        """The `kafkaTopic`s (names and patterns) the kafkaToJms routes read."""
+        return {r.spec.kafka_topic for r in self.routes_for(Direction.KAFKA_TO_JMS)}
+
     def soft_failure_policy(self, route: Route | None) -> SoftFailurePolicy:
         """How a soft failure on `route` is handled: the route's policy, else the bridge's (also for a
         message no route took). The one rule every flow and this model's own check apply."""

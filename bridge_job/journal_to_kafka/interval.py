@@ -19,7 +19,7 @@ import time
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery, Direction
+from bridge_job.config import Delivery, Direction, JobConfig
 from bridge_job.jms.errors import JmsError
 from bridge_job.jms.jvm import start_jvm
 from bridge_job.jms.settings import jms_classpath
@@ -44,21 +44,12 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
         summary.add(moved)
         return moved.end
 
-    def most() -> int:
-        return egress_task.current_egress(config_path).config.bridge.spark.max_records_per_batch
+    def current() -> JobConfig:
+        return egress_task.current_egress(config_path).config
 
-    bridge = config.bridge
-    followed = follow(
-        journal_consumer(config),
-        TopicPartition(topic, partition),
-        start,
-        seconds,
-        bridge.kafka,
-        bridge.outages.patience_seconds,
-        move,
-        most,
-        commit=bridge.delivery is Delivery.AT_LEAST_ONCE,  # exactlyOnce commits it with the records
-    )
+    where = TopicPartition(topic, partition)
+    at_least_once = config.bridge.delivery is Delivery.AT_LEAST_ONCE  # exactlyOnce: with the records
+    followed = follow(journal_consumer(config), where, start, seconds, current, move, commit=at_least_once)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bridge_job.config import KafkaSpec
+from bridge_job.config import JobConfig
 from bridge_job.kafka.waiting import patiently
 
 # A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
@@ -60,18 +60,19 @@ def follow(
     where: TopicPartition,
     start: int,
     seconds: float,
-    kafka: KafkaSpec,
-    patience: float,
+    current: Callable[[], JobConfig],
     move: Callable[[int, int], int],
-    most: Callable[[], int],
     commit: bool,
     done: Callable[[], bool] = lambda: False,
 ) -> Followed:
-    """Move `where`'s records as they come for `seconds`, at most `most()` per range, until `done()`.
+    """Move `where`'s records as they come for `seconds`, until `done()`: ranges of at most
+    `spark.maxRecordsPerBatch` of the config as it is `current()`ly, Kafka waited out for its patience.
     `move(start, end)` says where the partition stands after it: `end`, unless another writer took the
     partition over (then where that one got to)."""
     deadline = time.monotonic() + seconds
     name = f"{where.topic}/{where.partition}"
+    bridge = current().bridge  # Kafka's address and the patience are the job's, fixed when it starts
+    kafka, patience = bridge.kafka, bridge.outages.patience_seconds
 
     def ends() -> tuple[int, int]:
         low, high = patiently(
@@ -96,7 +97,7 @@ def follow(
             idle.wait(deadline)
             continue
         idle.busy()
-        upto = min(high, position + most())
+        upto = min(high, position + current().bridge.spark.max_records_per_batch)
         reached = move(position, upto)
         if commit:
 

@@ -14,22 +14,17 @@ import time
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Direction, JobConfig
+from bridge_job.config import JobConfig
 from bridge_job.kafka.following import follow
 from bridge_job.kafka.reading import consumer_for
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.task import IngressSummary
 
 
-def read_topics(config: JobConfig) -> set[str]:
-    """The topics (names and patterns) the kafkaToJms routes read."""
-    return {r.spec.kafka_topic for r in config.routes_for(Direction.KAFKA_TO_JMS)}
-
-
 def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> IngressSummary:
     """Send the partition's records from `start` (or the committed offset) for `seconds`."""
     config = ingress_task.current_ingress(config_path).config
-    topics = read_topics(config)
+    topics = config.source_topics()
     summary = IngressSummary(topic, partition, start, start, started_ms=int(time.time() * 1000))
 
     def move(begin: int, end: int) -> int:
@@ -40,19 +35,12 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
     def current() -> JobConfig:
         return ingress_task.current_ingress(config_path).config
 
-    bridge = config.bridge
-    followed = follow(
-        consumer_for(ingress_task.consumer_settings(config)),
-        TopicPartition(topic, partition),
-        start,
-        seconds,
-        bridge.kafka,
-        bridge.outages.patience_seconds,
-        move,
-        lambda: current().bridge.spark.max_records_per_batch,
-        commit=True,
-        done=lambda: read_topics(current()) != topics,  # the next interval reads the topics as they are now
-    )
+    def topics_changed() -> bool:  # the next interval reads the topics as they are now
+        return current().source_topics() != topics
+
+    consumer = consumer_for(ingress_task.consumer_settings(config))
+    where = TopicPartition(topic, partition)
+    followed = follow(consumer, where, start, seconds, current, move, commit=True, done=topics_changed)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql.datasource import DataSource, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
@@ -92,7 +92,7 @@ def topic_patterns(config: JobConfig) -> list[str]:
 def read_topics(config: JobConfig, existing: Iterable[str]) -> list[str]:
     """The topics the kafkaToJms routes read now: their names, and the existing topics their patterns
     match (Kafka's internal `__` topics aside). A named topic that does not exist stops the bridge."""
-    names = {r.spec.kafka_topic for r in config.routes_for(Direction.KAFKA_TO_JMS)}
+    names = config.source_topics()
     patterns = [n for n in names if is_topic_pattern(n)]
     existing = set(existing)
     missing = sorted(n for n in names if n not in patterns and n not in existing)
@@ -102,6 +102,14 @@ def read_topics(config: JobConfig, existing: Iterable[str]) -> list[str]:
         )
     matched = {t for t in existing if not t.startswith("__") and any(address_matches(p, t) for p in patterns)}
     return sorted((names - set(patterns)) | matched)
+
+
+def source_partitions(consumer: Consumer, config: JobConfig, timeout: float = 30) -> list[tuple[str, int]]:
+    """The partitions of the topics the kafkaToJms routes read now (`read_topics`), in one metadata
+    request."""
+    metadata = consumer.list_topics(timeout=timeout).topics
+    existing = [name for name, topic in metadata.items() if topic.error is None]
+    return [(t, p) for t in read_topics(config, existing) for p in sorted(metadata[t].partitions)]
 
 
 @dataclass(frozen=True)
@@ -134,14 +142,11 @@ class IngressReader(RangeReader):
         high: Offsets = {}
         if not config.routes_for(Direction.KAFKA_TO_JMS):
             return low, high
-        metadata = self.consumer.list_topics(timeout=30)
-        existing = [name for name, topic in metadata.topics.items() if topic.error is None]
-        for topic in read_topics(config, existing):
-            for partition in metadata.topics[topic].partitions:
-                lo, hi = self.consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=30, cached=False
-                )
-                low[key(topic, partition)], high[key(topic, partition)] = lo, hi
+        for topic, partition in source_partitions(self.consumer, config):
+            lo, hi = self.consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=30, cached=False
+            )
+            low[key(topic, partition)], high[key(topic, partition)] = lo, hi
         return low, high
 
     def locate(self, key: str) -> tuple[str, int] | None:

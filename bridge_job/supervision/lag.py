@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 from bridge_job.config import JobConfig
 from bridge_job.journal.reading import consumer_settings as journal_settings
 from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import read_topics
+from bridge_job.kafka_to_jms.source import source_partitions
 
 log = logging.getLogger("jmsbridge.telemetry")
 
@@ -41,14 +41,10 @@ def lag_of(consumer: Consumer, partitions: list[TopicPartition]) -> Lag:
     return lag
 
 
-def topic_partitions(consumer: Consumer, topics: list[str]) -> list[TopicPartition]:
-    metadata = consumer.list_topics(timeout=ASK_SECONDS).topics
-    return [
-        TopicPartition(t, p)
-        for t in topics
-        if t in metadata and metadata[t].error is None
-        for p in sorted(metadata[t].partitions)
-    ]
+def journal_partitions(consumer: Consumer, journal: str) -> list[TopicPartition]:
+    topic = consumer.list_topics(journal, timeout=ASK_SECONDS).topics.get(journal)
+    partitions = sorted(topic.partitions) if topic is not None and topic.error is None else []
+    return [TopicPartition(journal, p) for p in partitions]
 
 
 class LagWatch:
@@ -73,11 +69,10 @@ class LagWatch:
 
     def read(self) -> None:
         config = self._config()
-        journal = topic_partitions(self._journal_consumer, [config.journal_topic])
+        journal = journal_partitions(self._journal_consumer, config.journal_topic)
         self._journal(sum(lag_of(self._journal_consumer, journal).values()))
-        existing = list(self._ingress_consumer.list_topics(timeout=ASK_SECONDS).topics)
-        sources = topic_partitions(self._ingress_consumer, read_topics(config, existing))
-        self._ingress(lag_of(self._ingress_consumer, sources))
+        sources = source_partitions(self._ingress_consumer, config, timeout=ASK_SECONDS)
+        self._ingress(lag_of(self._ingress_consumer, [TopicPartition(t, p) for t, p in sources]))
 
     def _run(self) -> None:
         while not self._stopping.wait(self._interval):

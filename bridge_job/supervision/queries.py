@@ -32,7 +32,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from bridge_job.config import JobConfig
 from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import IngressSource, read_topics
+from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
 from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, OBSERVATION
 
@@ -90,9 +90,7 @@ def ingress_partitions(config: JobConfig) -> int:
     """The partitions of the topics the kafkaToJms routes read now."""
     consumer = Consumer(ingress_task.consumer_settings(config))
     try:
-        topics = consumer.list_topics(timeout=30).topics
-        existing = [name for name, topic in topics.items() if topic.error is None]
-        return sum(len(topics[t].partitions) for t in read_topics(config, existing))
+        return len(source_partitions(consumer, config))
     finally:
         consumer.close()
 

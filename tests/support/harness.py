@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -16,6 +17,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bridge_job.config import JmsSource
 from bridge_job.formats import KafkaRecord
+from bridge_job.jms import BatchConsumer
 from bridge_job.message import JmsMessage
 from jmsbridge.local import jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
@@ -101,29 +103,30 @@ def send(activemq: ActiveMqBroker, messages: Iterable[JmsMessage]) -> list[str]:
         return [producer.send(m) for m in messages]
 
 
-def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
-    """`count` messages from a queue, committed (taken off the queue)."""
+@contextlib.contextmanager
+def taking(activemq: ActiveMqBroker, name: str) -> Iterator[BatchConsumer]:
+    """A transacted consumer of a queue: what it received is committed (taken off) when the block ends."""
     with jms_connection(activemq) as connection:
         consumer = connection.consumer(JmsSource(queue=name))
         try:
-            messages = receive(consumer, count, timeout)
+            yield consumer
             consumer.commit()
         finally:
             consumer.close()
-    return messages
+
+
+def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
+    """`count` messages from a queue, committed (taken off the queue)."""
+    with taking(activemq, name) as consumer:
+        return receive(consumer, count, timeout)
 
 
 def queued(activemq: ActiveMqBroker, name: str, quiet: float = 1.0) -> list[JmsMessage]:
     """Every message left on a queue, taken off it (committed): batches until none came for `quiet` s."""
     messages: list[JmsMessage] = []
-    with jms_connection(activemq) as connection:
-        consumer = connection.consumer(JmsSource(queue=name))
-        try:
-            while batch := consumer.receive_batch(1000, int(quiet * 1000)):
-                messages.extend(batch)
-            consumer.commit()
-        finally:
-            consumer.close()
+    with taking(activemq, name) as consumer:
+        while batch := consumer.receive_batch(1000, int(quiet * 1000)):
+            messages.extend(batch)
     return messages
 
 

@@ -11,6 +11,7 @@ from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
     JOB_IMAGE,
     NAME_PATTERN,
+    NATS_URL_PATTERN,
     CamelModel,
     Delivery,
     DestinationName,
@@ -231,6 +232,43 @@ class KafkaSpec(CamelModel):
             raise ValueError(f"securityProtocol {self.security_protocol.value} needs `sasl`")
         if self.sasl is not None and not uses_sasl:
             raise ValueError("`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL")
+        return self
+
+
+class SecretKeyRef(CamelModel):
+    """One key of a Secret; the value never leaves the Secret."""
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
+
+
+class NatsSpec(CamelModel):
+    """The NATS servers of the natsToJms routes (docs/nats.md). Unreachable servers are waited out for
+    `spec.outages.patienceSeconds`, as every other system is."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "!(has(self.credentialsSecretRef) && has(self.tokenSecretRef))",
+                "set `credentialsSecretRef` or `tokenSecretRef`, not both",
+            )
+        )
+    )
+
+    servers: Annotated[list[Annotated[str, Field(pattern=NATS_URL_PATTERN)]], Field(min_length=1)] = Field(
+        description="nats://host:port URLs of the NATS cluster (no credentials: they come from a Secret)."
+    )
+    credentials_secret_ref: SecretRef | None = Field(
+        default=None, description="A Secret holding the NATS user and password."
+    )
+    token_secret_ref: SecretKeyRef | None = Field(
+        default=None, description="A Secret key holding a NATS authentication token."
+    )
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> Self:
+        if self.credentials_secret_ref is not None and self.token_secret_ref is not None:
+            raise ValueError("set `credentialsSecretRef` or `tokenSecretRef`, not both")
         return self
 
 
@@ -529,6 +567,7 @@ class JmsBridgeSpec(CamelModel):
     )
     jms: JmsSpec
     kafka: KafkaSpec
+    nats: NatsSpec | None = Field(default=None, description="Needed by natsToJms routes.")
     routing: RoutingSpec = Field(default_factory=RoutingSpec)
     delivery: Delivery = Delivery.AT_LEAST_ONCE
     failover: FailoverSpec = Field(default_factory=FailoverSpec)

@@ -95,7 +95,7 @@ class JobConfig(CamelModel):
 
     def source_topics(self) -> set[str]:
         """The `kafkaTopic`s (names and patterns) the kafkaToJms routes read."""
-        return {r.spec.kafka_topic for r in self.routes_for(Direction.KAFKA_TO_JMS)}
+        return {r.spec.topic for r in self.routes_for(Direction.KAFKA_TO_JMS)}
 
     def soft_failure_policy(self, route: Route | None) -> SoftFailurePolicy:
         """How a soft failure on `route` is handled: the route's policy, else the bridge's (also for a
@@ -111,6 +111,8 @@ class JobConfig(CamelModel):
             raise ValueError("routes must be in (order, name) order")
         dead_letter = self.bridge.routing.dead_letter_topic
         for route in self.routes:
+            if route.spec.direction is Direction.NATS_TO_JMS and self.bridge.nats is None:
+                raise ValueError(f"route {route.name!r} is natsToJms but the bridge sets no spec.nats")
             if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
                 raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
             if self.soft_failure_policy(route) is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:

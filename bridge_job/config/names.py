@@ -49,6 +49,15 @@ ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
 ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"
 
 
+ENV_NATS_USERNAME = "JMSBRIDGE_NATS_USERNAME"
+
+
+ENV_NATS_PASSWORD = "JMSBRIDGE_NATS_PASSWORD"
+
+
+ENV_NATS_TOKEN = "JMSBRIDGE_NATS_TOKEN"
+
+
 # The JmsBridge a job runs for, set by the operator in the driver: what the job creates in the cluster
 # (its Lease, its health ConfigMap) is owned by it and deleted with it (bridge_job/kube/ownership.py).
 ENV_OWNER_NAME = "JMSBRIDGE_OWNER_NAME"

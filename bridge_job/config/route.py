@@ -6,10 +6,12 @@ import enum
 from typing import Annotated, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_snake
 
 from bridge_job.config.schema import (
     ADDRESS_PATTERN,
     NAME_PATTERN,
+    SUBJECTS_PATTERN,
     TOPICS_PATTERN,
     CamelModel,
     DestinationName,
@@ -167,31 +169,55 @@ def is_topic_pattern(topic: str) -> bool:
     return "*" in topic or ">" in topic
 
 
-def _ingress_only(field: str) -> Rule:
-    return Rule(
-        f"self.direction != 'jmsToKafka' || !has(self.{field})",
-        f"`{field}` applies to direction kafkaToJms only",
-        field,
-    )
+# How long a NATS request waits for its JMS answer when its route sets no `timeoutSeconds`.
+DEFAULT_NATS_TIMEOUT_SECONDS = 30
+
+# The fields each direction takes beside bridgeRef, order, direction, format and onSoftFailure; the others
+# are refused, so that nothing a route says is silently ignored.
+_FIELDS = {
+    "jmsToKafka": ("kafkaTopic", "key"),
+    "kafkaToJms": ("kafkaTopic", "jmsDestination", "startingOffsets", "send", "reply"),
+    "natsToJms": ("natsSubject", "natsQueueGroup", "jmsDestination", "send", "timeoutSeconds"),
+}
+_REQUIRED = {
+    "jmsToKafka": ("kafkaTopic",),
+    "kafkaToJms": ("kafkaTopic", "jmsDestination"),
+    "natsToJms": ("natsSubject", "jmsDestination"),
+}
+NATS_MATCH_MESSAGE = "`match` applies to directions jmsToKafka and kafkaToJms (natsToJms takes `natsSubject`)"
+_SPECIFIC = sorted({f for fields in _FIELDS.values() for f in fields})
+
+
+def _direction_rules() -> list[Rule]:
+    rules = []
+    for field in _SPECIFIC:
+        takers = [d for d, fields in _FIELDS.items() if field in fields]
+        allowed = " || ".join(f"self.direction == '{d}'" for d in takers)
+        rules.append(Rule(f"!has(self.{field}) || {allowed}", _only_for(field, takers), field))
+    for direction, fields in _REQUIRED.items():
+        for field in fields:  # the CRD defaults `direction`: always there for CEL
+            rule = f"self.direction != '{direction}' || has(self.{field})"
+            rules.append(Rule(rule, f"direction {direction} needs `{field}`", field))
+    return rules
+
+
+def _only_for(field: str, directions: list[str]) -> str:
+    return f"`{field}` applies to direction {' or '.join(directions)} only"
 
 
 class JmsBridgeRouteSpec(CamelModel):
     model_config = ConfigDict(
         json_schema_extra=cel_rules(
+            *_direction_rules(),
             Rule(
-                "self.direction != 'kafkaToJms' || has(self.jmsDestination)",
-                "direction kafkaToJms needs `jmsDestination`",
-                "jmsDestination",
+                "self.direction != 'natsToJms' || (!has(self.match.address) && "
+                "!has(self.match.destinationType) && (!has(self.match.headers) || size(self.match.headers) "
+                "== 0))",
+                NATS_MATCH_MESSAGE,
+                "match",
             ),
             Rule(
-                "self.direction != 'kafkaToJms' || !has(self.key)",
-                "`key` applies to direction jmsToKafka only (kafkaToJms carries the record's key as the "
-                "KafkaKey property)",
-                "key",
-            ),
-            *(_ingress_only(field) for field in ("jmsDestination", "startingOffsets", "send", "reply")),
-            Rule(
-                "self.direction != 'jmsToKafka' || !self.kafkaTopic.matches('[*>]')",
+                "!has(self.kafkaTopic) || self.direction == 'kafkaToJms' || !self.kafkaTopic.matches('[*>]')",
                 WILDCARD_TOPIC_MESSAGE,
                 "kafkaTopic",
             ),
@@ -201,13 +227,26 @@ class JmsBridgeRouteSpec(CamelModel):
     bridge_ref: BridgeRef
     order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     direction: Direction = Direction.JMS_TO_KAFKA
-    match: RouteMatch = Field(default_factory=RouteMatch)
-    kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN)] = Field(
+    match: RouteMatch = Field(
+        default_factory=RouteMatch, description="jmsToKafka, kafkaToJms: which messages the route takes."
+    )
+    kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN)] | None = Field(
+        default=None,
         description="Destination (jmsToKafka) or source (kafkaToJms) topic; a kafkaToJms route may read "
-        "every topic a pattern matches (`*` one dot-separated segment, `>` the rest)."
+        "every topic a pattern matches (`*` one dot-separated segment, `>` the rest).",
+    )
+    nats_subject: Annotated[str, Field(pattern=SUBJECTS_PATTERN, max_length=255)] | None = Field(
+        default=None,
+        description="natsToJms: the NATS subject the route subscribes to (`*` one token, a last `>` the "
+        "rest).",
+    )
+    nats_queue_group: Annotated[str, Field(pattern=r"^[^\s*>]{1,255}$")] | None = Field(
+        default=None,
+        description="natsToJms: the queue group of the subscription (default `jmsbridge.<bridgeId>`), "
+        "shared with other subscribers that should split the messages with the bridge.",
     )
     jms_destination: JmsDestination | None = Field(
-        default=None, description="Where kafkaToJms messages are sent."
+        default=None, description="kafkaToJms, natsToJms: where messages are sent."
     )
     key: KeySpec | None = Field(default=None, description="Defaults to the JMSMessageID header.")
     format: Format = Format.NATIVE
@@ -219,32 +258,43 @@ class JmsBridgeRouteSpec(CamelModel):
         description="kafkaToJms: where a new route starts reading its topic (default latest).",
     )
     send: JmsSendSpec | None = Field(
-        default=None, description="kafkaToJms: delivery mode, priority and time to live of sent messages."
+        default=None,
+        description="kafkaToJms, natsToJms: delivery mode, priority and time to live of sent messages.",
     )
     reply: ReplySpec | None = Field(
         default=None, description="kafkaToJms: the records are requests to a JMS service (docs/ingress.md)."
     )
+    timeout_seconds: Annotated[int, Field(ge=1, le=3600)] | None = Field(
+        default=None,
+        description=f"natsToJms: how long a NATS request waits for the JMS service's answer (default "
+        f"{DEFAULT_NATS_TIMEOUT_SECONDS}); then the requester gets a 408 status reply (docs/nats.md).",
+    )
 
     @model_validator(mode="after")
     def _direction_fields(self) -> Self:
-        if self.direction is Direction.JMS_TO_KAFKA and is_topic_pattern(self.kafka_topic):
+        direction = self.direction.value
+        for field in _SPECIFIC:
+            if getattr(self, to_snake(field)) is not None and field not in _FIELDS[direction]:
+                takers = [d for d, fields in _FIELDS.items() if field in fields]
+                raise ValueError(_only_for(field, takers))
+        for field in _REQUIRED[direction]:
+            if getattr(self, to_snake(field)) is None:
+                raise ValueError(f"direction {direction} needs `{field}`")
+        if self.direction is not Direction.KAFKA_TO_JMS and is_topic_pattern(self.kafka_topic or ""):
             raise ValueError(WILDCARD_TOPIC_MESSAGE)
-        if self.direction is Direction.KAFKA_TO_JMS:
-            if self.jms_destination is None:
-                raise ValueError("direction kafkaToJms needs `jmsDestination`")
-            if self.key is not None:
-                raise ValueError(
-                    "`key` applies to direction jmsToKafka only (kafkaToJms carries the record's key as "
-                    "the KafkaKey property)"
-                )
-            return self
-        ingress_only = (
-            ("jmsDestination", self.jms_destination),
-            ("startingOffsets", self.starting_offsets),
-            ("send", self.send),
-            ("reply", self.reply),
-        )
-        for name, value in ingress_only:
-            if value is not None:
-                raise ValueError(f"`{name}` applies to direction kafkaToJms only")
+        if self.direction is Direction.NATS_TO_JMS and self.match != _TAKE_ALL:
+            raise ValueError(NATS_MATCH_MESSAGE)
         return self
+
+    @property
+    def topic(self) -> str:
+        """The Kafka topic of a jmsToKafka or kafkaToJms route (the model requires it there)."""
+        assert self.kafka_topic is not None, f"a {self.direction.value} route has no kafkaTopic"
+        return self.kafka_topic
+
+    @property
+    def timeout_ms(self) -> int:
+        return (self.timeout_seconds or DEFAULT_NATS_TIMEOUT_SECONDS) * 1000
+
+
+_TAKE_ALL = RouteMatch()

@@ -50,6 +50,15 @@ DESTINATION_PATTERN = r"^\S{1,255}$"
 ADDRESS_PATTERN = r"^\S{1,255}$"
 
 
+# A NATS subject to subscribe to: dot-separated tokens of printable characters, where `*` stands for one
+# token and a last `>` for the rest.
+SUBJECTS_PATTERN = r"^([^\s.*>]+|\*)(\.([^\s.*>]+|\*))*(\.>)?$|^>$"
+
+
+# A NATS server: nats://host:port, no user info (credentials come from a Secret).
+NATS_URL_PATTERN = r"^nats://[^\s@/]+$"
+
+
 # A JMS property or header name is a Java identifier.
 IDENTIFIER_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*$"
 
@@ -141,6 +150,7 @@ class Delivery(enum.StrEnum):
 class Direction(enum.StrEnum):
     JMS_TO_KAFKA = "jmsToKafka"
     KAFKA_TO_JMS = "kafkaToJms"
+    NATS_TO_JMS = "natsToJms"
 
 
 class Format(enum.StrEnum):

@@ -111,7 +111,7 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
     if match.destination_type is not None:
         return "match.destinationType applies to jmsToKafka routes only"
     if match.address is not None:
-        topics = sorted({r.spec.kafka_topic for r in routes if r.spec.direction is Direction.KAFKA_TO_JMS})
+        topics = sorted({r.spec.topic for r in routes if r.spec.direction is Direction.KAFKA_TO_JMS})
         if not any(addresses_overlap(match.address, topic) for topic in topics):
             return (
                 f"match.address {match.address!r} matches none of the bridge's kafkaToJms source topics "
@@ -123,7 +123,9 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
 def _route_faults(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) -> list[Fault]:
     """Every problem of a route (not just the first: a user fixes them all in one go)."""
     faults = []
-    if problem := address_problem(route.spec.kafka_topic, "kafkaTopic"):
+    if route.spec.kafka_topic is not None and (
+        problem := address_problem(route.spec.kafka_topic, "kafkaTopic")
+    ):
         faults.append(Fault(INVALID_SPEC, "spec.kafkaTopic", problem))
     if mismatch := _match_problem(route, bridge, routes):
         faults.append(Fault(INVALID_MATCH, "spec.match", mismatch))

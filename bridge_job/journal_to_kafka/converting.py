@@ -164,7 +164,7 @@ class Egress:
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
             record = convert(entry, route, self.config.bridge_id)
-            topic = route.spec.kafka_topic
+            topic = route.spec.topic
             limit = self.limits(topic)
             if limit != sys.maxsize and (size := record_size(record)) > limit:
                 raise too_large(size, limit, f"topic {topic}")

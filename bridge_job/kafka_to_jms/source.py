@@ -52,7 +52,7 @@ def topic_partition(key: str) -> tuple[str, int]:
 def starting_from_earliest(config: JobConfig) -> list[str]:
     """The topics (names or patterns) a route asks to read from their start."""
     return [
-        r.spec.kafka_topic
+        r.spec.topic
         for r in config.routes_for(Direction.KAFKA_TO_JMS)
         if r.spec.starting_offsets is StartingOffsets.EARLIEST
     ]
@@ -82,11 +82,7 @@ def place_new(start: Offsets, low: Offsets, high: Offsets, earliest: Sequence[st
 
 
 def topic_patterns(config: JobConfig) -> list[str]:
-    return [
-        r.spec.kafka_topic
-        for r in config.routes_for(Direction.KAFKA_TO_JMS)
-        if is_topic_pattern(r.spec.kafka_topic)
-    ]
+    return [r.spec.topic for r in config.routes_for(Direction.KAFKA_TO_JMS) if is_topic_pattern(r.spec.topic)]
 
 
 def read_topics(config: JobConfig, existing: Iterable[str]) -> list[str]:

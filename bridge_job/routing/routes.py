@@ -94,7 +94,7 @@ class RouteTable:
         found = self._by_topic.get(topic)
         if found is None:
             found = self._by_topic[topic] = tuple(
-                r for r in self.routes if address_matches(r.spec.kafka_topic, topic)
+                r for r in self.routes if address_matches(r.spec.topic, topic)
             )
         return found
 

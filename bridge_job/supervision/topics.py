@@ -13,7 +13,7 @@ from bridge_job.routing.replies import reply_topics
 
 def destination_topics(config: JobConfig) -> list[str]:
     """The topics the routes write and read by name, reply topics included (not a kafkaToJms pattern)."""
-    named = {r.spec.kafka_topic for r in config.routes if not is_topic_pattern(r.spec.kafka_topic)}
+    named = {t for r in config.routes if (t := r.spec.kafka_topic) is not None and not is_topic_pattern(t)}
     topics = named | set(reply_topics(config))
     if config.bridge.routing.dead_letter_topic:
         topics.add(config.bridge.routing.dead_letter_topic)

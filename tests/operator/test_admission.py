@@ -80,6 +80,18 @@ class Case:
 DROP = object()
 
 
+def _nats_route(then: Callable[[dict[str, Any]], object]) -> Change:
+    """The route made a valid natsToJms route, then changed by `then`."""
+
+    def change(body: dict[str, Any]) -> None:
+        spec = body["spec"]
+        spec.pop("kafkaTopic", None)
+        spec.update(direction="natsToJms", natsSubject="svc.>", jmsDestination={"queue": "q"})
+        then(spec)
+
+    return change
+
+
 def _set(path: str, value: Any) -> Change:
     """Set the field at a dotted path (list indexes as numbers); `DROP` removes it."""
 
@@ -233,7 +245,7 @@ CASES = [
         "JmsBridgeRoute",
         _set("spec.jmsDestination", {"queue": "q"}),
         "spec",
-        "`jmsDestination` applies to direction kafkaToJms only",
+        "`jmsDestination` applies to direction kafkaToJms or natsToJms only",
     ),
     Case(
         "jms-to-kafka-with-starting-offsets",
@@ -261,7 +273,49 @@ CASES = [
         "JmsBridgeRoute",
         _set("spec.send", {"priority": 4}),
         "spec",
-        "`send` applies to direction kafkaToJms only",
+        "`send` applies to direction kafkaToJms or natsToJms only",
+    ),
+    Case(
+        "jms-to-kafka-with-timeout",
+        "JmsBridgeRoute",
+        _set("spec.timeoutSeconds", 5),
+        "spec",
+        "`timeoutSeconds` applies to direction natsToJms only",
+    ),
+    Case(
+        "nats-to-jms-without-subject",
+        "JmsBridgeRoute",
+        _nats_route(lambda spec: spec.pop("natsSubject")),
+        "spec",
+        "direction natsToJms needs `natsSubject`",
+    ),
+    Case(
+        "nats-to-jms-with-topic",
+        "JmsBridgeRoute",
+        _nats_route(lambda spec: spec.update(kafkaTopic="t")),
+        "spec",
+        "`kafkaTopic` applies to direction jmsToKafka or kafkaToJms only",
+    ),
+    Case(
+        "nats-to-jms-with-match",
+        "JmsBridgeRoute",
+        _nats_route(lambda spec: spec.update(match={"address": "a"})),
+        "spec",
+        "`match` applies to directions jmsToKafka and kafkaToJms",
+    ),
+    Case(
+        "nats-password-and-token",
+        "JmsBridge",
+        _set(
+            "spec.nats",
+            {
+                "servers": ["nats://host:4222"],
+                "credentialsSecretRef": {"name": "nats"},
+                "tokenSecretRef": {"name": "nats", "key": "token"},
+            },
+        ),
+        "spec.nats",
+        "set `credentialsSecretRef` or `tokenSecretRef`, not both",
     ),
     Case(
         "reply-timeout-without-message-ids",

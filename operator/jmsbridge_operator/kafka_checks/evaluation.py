@@ -184,13 +184,13 @@ def required_access(config: JobConfig) -> RequiredAccess:
             purposes[topic].append(purpose)
 
     for route in config.routes_for(Direction.JMS_TO_KAFKA):
-        use(route.spec.kafka_topic, WRITE_ACCESS, f"destination of route {route.name}")
+        use(route.spec.topic, WRITE_ACCESS, f"destination of route {route.name}")
     if config.bridge.routing.dead_letter_topic is not None:
         use(config.bridge.routing.dead_letter_topic, WRITE_ACCESS, "dead-letter topic")
     use(config.journal_topic, WRITE_ACCESS | READ_ACCESS, "journal")
     for route in config.routes_for(Direction.KAFKA_TO_JMS):
-        if not is_topic_pattern(route.spec.kafka_topic):  # a pattern's topics are the job's to find
-            use(route.spec.kafka_topic, READ_ACCESS, f"source of route {route.name}")
+        if not is_topic_pattern(route.spec.topic):  # a pattern's topics are the job's to find
+            use(route.spec.topic, READ_ACCESS, f"source of route {route.name}")
     for topic, route_name in reply_topics(config).items():
         use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
     if config.keeps_pending_requests:

@@ -395,6 +395,7 @@ def test_valid_resources_pass_both(kind: str) -> None:
         bodies.append(customised)
     else:
         bodies.append(route("back", direction="kafkaToJms", jmsDestination={"fromHeader": "jms.JMSReplyTo"}))
+    bodies += [d for d in load_yaml(EXAMPLES.parent / "nats" / "bridge.yaml") if d["kind"] == kind]
     for body in bodies:
         assert model_rejections(model, body) == []
         assert schema_errors(crd, body) == []

@@ -97,11 +97,15 @@ def test_names_columns_and_subresources() -> None:
 
 
 def test_examples_validate() -> None:
-    for path in sorted(EXAMPLES.glob("*.yaml")):
+    """Every example directory's resources (examples/ itself, cluster/, nats/, ...)."""
+    paths = sorted(EXAMPLES.parent.glob("**/*.yaml"))
+    assert EXAMPLES.parent / "nats" / "bridge.yaml" in paths
+    for path in paths:
         for document in load_yaml(path):
             if document["kind"] in ("JmsBridge", "JmsBridgeRoute"):
                 crd = BRIDGE_CRD if document["kind"] == "JmsBridge" else ROUTE_CRD
-                assert schema_errors(crd, document) == [], f"{path.name}: {document['metadata']['name']}"
+                where = f"{path.relative_to(EXAMPLES.parent)}: {document['metadata']['name']}"
+                assert schema_errors(crd, document) == [], where
 
 
 @pytest.mark.parametrize(

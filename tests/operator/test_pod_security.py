@@ -15,6 +15,7 @@ EXAMPLE_FILES = {
     "cluster": EXAMPLES / "bridge.yaml",
     "provider-jars-and-tls": EXAMPLES.parent / "provider-jars-and-tls" / "bridge.yaml",
     "local": EXAMPLES.parent / "bridge.yaml",
+    "nats": EXAMPLES.parent / "nats" / "bridge.yaml",
 }
 
 

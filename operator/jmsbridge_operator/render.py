@@ -52,12 +52,16 @@ from bridge_job.config import (
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
     ENV_KAFKA_USERNAME,
+    ENV_NATS_PASSWORD,
+    ENV_NATS_TOKEN,
+    ENV_NATS_USERNAME,
     ENV_OWNER_NAME,
     ENV_OWNER_UID,
     JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
     JobConfig,
+    SecretKeyRef,
     SecretRef,
 )
 from bridge_job.config.spark_settings import merged_settings
@@ -169,6 +173,10 @@ def _secret_env(ref: SecretRef, username_env: str, password_env: str) -> list[di
     ]
 
 
+def _secret_key_env(ref: SecretKeyRef, env_name: str) -> dict[str, Any]:
+    return {"name": env_name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+
+
 def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
     """Credentials as references to their Secrets; the values never pass through the operator."""
     env: list[dict[str, Any]] = []
@@ -176,6 +184,11 @@ def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
         env += _secret_env(jms_ref, ENV_JMS_USERNAME, ENV_JMS_PASSWORD)
     if (sasl := config.bridge.kafka.sasl) is not None:
         env += _secret_env(sasl.credentials_secret_ref, ENV_KAFKA_USERNAME, ENV_KAFKA_PASSWORD)
+    if (nats := config.bridge.nats) is not None:
+        if nats.credentials_secret_ref is not None:
+            env += _secret_env(nats.credentials_secret_ref, ENV_NATS_USERNAME, ENV_NATS_PASSWORD)
+        if nats.token_secret_ref is not None:
+            env.append(_secret_key_env(nats.token_secret_ref, ENV_NATS_TOKEN))
     return env
 
 

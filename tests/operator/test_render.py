@@ -108,6 +108,54 @@ def test_secrets_are_referenced_by_name_only() -> None:
     assert all("value" not in e for e in credentials)
 
 
+def _credentials(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in pod["env"] if e["name"] not in (ENV_OWNER_NAME, ENV_OWNER_UID)]
+
+
+@pytest.mark.parametrize(
+    ("nats", "expected"),
+    [
+        (
+            {"credentialsSecretRef": {"name": "nats-user", "usernameKey": "user", "passwordKey": "pass"}},
+            {
+                "JMSBRIDGE_NATS_USERNAME": {"name": "nats-user", "key": "user"},
+                "JMSBRIDGE_NATS_PASSWORD": {"name": "nats-user", "key": "pass"},
+            },
+        ),
+        (
+            {"credentialsSecretRef": {"name": "nats-user"}},  # the keys' defaults, as for JMS and Kafka
+            {
+                "JMSBRIDGE_NATS_USERNAME": {"name": "nats-user", "key": "username"},
+                "JMSBRIDGE_NATS_PASSWORD": {"name": "nats-user", "key": "password"},
+            },
+        ),
+        (
+            {"tokenSecretRef": {"name": "nats-token", "key": "token"}},
+            {"JMSBRIDGE_NATS_TOKEN": {"name": "nats-token", "key": "token"}},
+        ),
+        ({}, {}),  # a server that asks for nothing: no variable
+    ],
+)
+def test_nats_credentials_are_referenced_by_name_only(
+    nats: dict[str, Any], expected: dict[str, dict[str, str]]
+) -> None:
+    body = bridge(nats={"servers": ["nats://nats.messaging:4222"], **nats})
+    for app in _rendered(body).applications.values():
+        spec = app["spec"]
+        credentials = _credentials(spec["driver"])
+        env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in credentials}
+        assert {k: v for k, v in env.items() if "_NATS_" in k} == expected
+        assert list(env) == [
+            "JMSBRIDGE_JMS_USERNAME",
+            "JMSBRIDGE_JMS_PASSWORD",
+            "JMSBRIDGE_KAFKA_USERNAME",
+            "JMSBRIDGE_KAFKA_PASSWORD",
+            *expected,
+        ]  # JMS's and Kafka's stay, NATS's follow
+        assert spec["executor"]["env"] == credentials
+        assert all("value" not in e for e in credentials)
+
+
 def test_the_driver_knows_its_bridge_so_that_what_the_job_creates_is_owned_by_it() -> None:
     rendered = _rendered().applications["primary"]
     owner = rendered["metadata"]["ownerReferences"][0]
@@ -328,6 +376,28 @@ def test_the_provider_jars_and_tls_example_renders_valid_applications() -> None:
         ]
 
 
+def _nats_example() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    documents = load_yaml(EXAMPLES.parent / "nats" / "bridge.yaml")
+    (body,) = [d for d in documents if d["kind"] == "JmsBridge"]
+    return body, [d for d in documents if d["kind"] == "JmsBridgeRoute"]
+
+
+def test_the_nats_example_renders_valid_applications_and_its_routes_into_the_config() -> None:
+    crd = spark_crd_file()
+    body, routes = _nats_example()
+    rendered = _rendered(body, routes)
+    (text,) = rendered.config_map["data"].values()
+    config = JobConfig.model_validate(yaml.safe_load(text))
+    assert config.bridge.nats is not None and config.bridge.nats.servers == ["nats://127.0.0.1:4222"]
+    assert {r.name: (r.spec.direction.value, r.spec.nats_subject) for r in config.routes} == {
+        "orders-requests": ("natsToJms", "svc.orders.>"),
+        "events": ("natsToJms", "events.>"),
+    }
+    for app in rendered.applications.values():
+        assert schema_errors(crd, app, "v1beta2") == []
+        assert "env" not in app["spec"]["executor"]  # a local example: no Secret to reference
+
+
 def test_applications_validate_against_the_upstream_crd_file() -> None:
     """The cross-check: every rendering above against the spark-operator's own CRD file (shared/ref),
     which also holds its enums. Fails in CI without the file; skips, alone, in a clone without it."""
@@ -338,6 +408,7 @@ def test_applications_validate_against_the_upstream_crd_file() -> None:
         (bridge(failover={"standby": False}, spark={}), None),
         (_customised(), None),
         (provider_example, []),
+        _nats_example(),
     ]
     for body, routes in renderings:
         for app in _rendered(body, routes).applications.values():

@@ -38,6 +38,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     required_access,
 )
 
+from bridge_job.config import JobConfig
 from tests.operator.kafka_checks.bridges import bridge_config
 
 R, W, D = Operation.READ, Operation.WRITE, Operation.DESCRIBE
@@ -136,6 +137,31 @@ def test_message_id_requests_need_the_pending_topic_created_with_the_journal() -
     assert needed.pending_creation == "orders.jms-bridge.pending"
     assert access(reads=("requests",), message_id_replies="answers").pending_creation is None
     assert "orders.jms-bridge.pending" not in {u.name for u in access(reads=("requests",)).topics}
+
+
+def test_nats_routes_need_no_topic_or_group_beyond_the_dead_letter_topic() -> None:
+    """A natsToJms route has no kafkaTopic: its soft failures go to the dead-letter topic, nothing else."""
+    data = bridge_config(writes=("orders",), dead_letter="dlq").dump()
+    data["bridge"]["nats"] = {"servers": ["nats://127.0.0.1:4222"]}
+    nats_routes = [
+        {
+            "name": name,
+            "spec": {
+                "bridgeRef": {"name": "orders"},
+                "direction": "natsToJms",
+                "natsSubject": subject,
+                "jmsDestination": {"queue": "orders.requests"},
+            },
+        }
+        for name, subject in (("from-nats-events", "events.>"), ("from-nats-orders", "svc.orders.>"))
+    ]
+    data["routes"] = sorted([*data["routes"], *nats_routes], key=lambda route: route["name"])
+    needed = required_access(JobConfig.model_validate(data))
+
+    assert needed == access(writes=("orders",), dead_letter="dlq")  # as if the NATS routes were not there
+    only_nats = JobConfig.model_validate(data | {"routes": nats_routes})
+    assert [u.name for u in required_access(only_nats).topics] == ["dlq", JOURNAL]
+    assert required_access(only_nats).consumer_groups == (READER,)
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,9 @@ def _route_faults(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) 
     if route.spec.reply is not None and bridge.jms.reply_queue is None:
         message = "reply needs the bridge's spec.jms.replyQueue, the queue JMS services answer on"
         faults.append(Fault(INVALID_SPEC, "spec.reply", message))
+    if route.spec.direction is Direction.NATS_TO_JMS and bridge.nats is None:
+        message = "direction natsToJms needs the bridge's spec.nats, the NATS servers it subscribes to"
+        faults.append(Fault(INVALID_SPEC, "spec.direction", message))
     return faults
 
 

@@ -75,6 +75,7 @@ class JmsConnection:
         self._failure: str | None = None
         self._failure_lock = threading.Lock()
         self._closed = False
+        self._temporary_sessions: list[Any] = []
         factory = connection_factory(spec)
         try:
             if credentials is None:
@@ -122,6 +123,21 @@ class JmsConnection:
         """A producer in its own session."""
         self.check()
         return JmsProducer(self._connection, transacted, self.check)
+
+    def temporary_queue(self) -> str:
+        """The name of a new TemporaryQueue of this connection, which goes with the connection: where the
+        answers to this process's requests come. A consumer made by `consumer(JmsSource(queue=name))` on
+        this same connection reads it (providers resolve a temporary queue's name to it: ActiveMQ does)."""
+        self.check()
+        session_class = jpype.JClass("javax.jms.Session")
+        try:
+            session = self._connection.createSession(False, session_class.AUTO_ACKNOWLEDGE)
+            name = str(session.createTemporaryQueue().getQueueName())
+        except JavaException as error:
+            self.check()
+            raise jms_error(f"cannot create a temporary queue on {self.where}", error) from error
+        self._temporary_sessions.append(session)  # closing it would not delete the queue; keep it anyway
+        return name
 
     def close(self) -> None:
         """Close the connection and every session made from it (uncommitted batches roll back)."""

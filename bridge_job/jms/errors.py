@@ -10,6 +10,7 @@ class so that a terse message ("nohost") still makes sense. The Java exception s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import jpype
@@ -58,3 +59,22 @@ def reason(error: BaseException) -> str:
 def jms_error(what: str, error: BaseException) -> JmsError:
     """`JmsError("<what>: <reason>")`, for `raise jms_error(...) from error`."""
     return JmsError(f"{what}: {reason(error)}")
+
+
+# What a provider's refusal of one message means. Any other failure is taken for the connection's: the
+# senders send again on a new one (a connection lost over a plain URL may fail a send before the
+# provider reports it to the exception listener).
+NOT_AUTHORIZED = ("javax.jms.JMSSecurityException",)
+REFUSED = (
+    "javax.jms.InvalidDestinationException",
+    "javax.jms.MessageFormatException",
+    "java.lang.IllegalArgumentException",
+)
+
+
+def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
+    """Whether the Java exception behind `error` is one of `class_names`."""
+    cause = error.__cause__
+    return isinstance(cause, jpype.JException) and any(
+        isinstance(cause, jpype.JClass(name)) for name in class_names
+    )

@@ -27,36 +27,28 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import re
 import time
 from dataclasses import dataclass
 
 from bridge_job.config import (
-    IDENTIFIER_PATTERN,
     Correlation,
     Direction,
     Format,
-    JmsSendSpec,
     JobConfig,
     Route,
     SoftFailurePolicy,
 )
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec, origin
-from bridge_job.message import BodyType, DeliveryMode, Destination, DestinationKind, JmsMessage, Property
+from bridge_job.message import BodyType, Destination, JmsMessage, Property
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
+from bridge_job.routing.sends import check_sendable, jms_target, send_changes
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
-_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
-
-
-def is_identifier(name: str) -> bool:
-    """A legal JMS property name (a Java identifier)."""
-    return _IDENTIFIER.fullmatch(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,24 +95,6 @@ class IngressOutcome:
     route: str | None = None
     failure: SoftFailure | None = None
     request: PendingRequest | None = None  # SEND of a `messageId` request: kept under the id it is sent with
-
-
-def destination(record: IngressRecord, route: Route) -> Destination:
-    """The route's destination, or the one the header it names holds."""
-    spec = route.spec.jms_destination
-    assert spec is not None  # kafkaToJms routes have one (config.py)
-    if spec.queue is not None:
-        return Destination(DestinationKind.QUEUE, spec.queue)
-    if spec.topic is not None:
-        return Destination(DestinationKind.TOPIC, spec.topic)
-    assert spec.from_header is not None
-    raw = record.record.header(spec.from_header)
-    if raw is None:
-        raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header} is not set")
-    try:
-        return Destination.parse(raw.decode())
-    except (UnicodeDecodeError, ValueError) as error:
-        raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header}: {error}") from None
 
 
 def is_loop(record: KafkaRecord, target: Destination, bridge_id: str) -> bool:
@@ -194,29 +168,9 @@ def pending_request(
     )
 
 
-def send_changes(send: JmsSendSpec, message: JmsMessage, now_ms: int) -> dict[str, object]:
-    """What a route's `send` overrides."""
-    changes: dict[str, object] = {}
-    if send.correlation is Correlation.MESSAGE_ID:  # a JMS requester that expects its own id back
-        if message.message_id is None:
-            raise SoftFailure(
-                SoftFailureReason.CONVERSION_FAILED,
-                "send.correlation messageId: the record carries no JMSMessageID (header jms.JMSMessageID)",
-            )
-        changes["correlation_id"] = message.message_id
-    if send.delivery_mode is not None:
-        persistent = send.delivery_mode == "persistent"
-        changes["delivery_mode"] = DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT
-    if send.priority is not None:
-        changes["priority"] = send.priority
-    if send.time_to_live_ms is not None:
-        changes["expiration"] = now_ms + send.time_to_live_ms if send.time_to_live_ms else 0
-    return changes
-
-
 def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) -> JmsMessage:
     """The message to send for a record on a route; raises SoftFailure when this record cannot go."""
-    target = destination(record, route)
+    target = jms_target(route, record.record.header)
     try:
         message = decode(record.record, route.spec.format, target)
     except FormatError as error:
@@ -228,11 +182,7 @@ def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) 
             SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
             f"{message.body_type.value} is not carried (only TextMessage and BytesMessage)",
         )
-    for name in message.properties:
-        if not is_identifier(name):
-            raise SoftFailure(
-                SoftFailureReason.CONVERSION_FAILED, f"property {name!r}: not a legal JMS property name"
-            )
+    check_sendable(message)
     spec = route.spec
     send = spec.send
     reply_to = message.reply_to

@@ -31,13 +31,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 
-import jpype
-
 from bridge_job.config import JobConfig, ingress_group
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
+from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials
 from bridge_job.kafka.clients import producer_config
@@ -127,24 +126,6 @@ def jms_link(config: JobConfig) -> JmsLink:
             lambda: JmsConnection(jms, credentials, classpath, client_id)
         )
     return link
-
-
-# What a provider's refusal of one message means. Any other failure is taken for the connection's: the
-# chunk is sent again on a new one (a connection lost over a plain URL may fail a send before the
-# provider reports it to the exception listener).
-_NOT_AUTHORIZED = ("javax.jms.JMSSecurityException",)
-_REFUSED = (
-    "javax.jms.InvalidDestinationException",
-    "javax.jms.MessageFormatException",
-    "java.lang.IllegalArgumentException",
-)
-
-
-def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
-    cause = error.__cause__
-    return isinstance(cause, jpype.JException) and any(
-        isinstance(cause, jpype.JClass(name)) for name in class_names
-    )
 
 
 # A record, its message, and for a `messageId` request what to remember of it (routing/pending.py).
@@ -247,11 +228,11 @@ def _send_chunk(
             if request is not None:
                 pending.append((ingress.config.pending_topic, pending_record(message_id, request)))
         except JmsError as error:
-            if caused_by(error, _NOT_AUTHORIZED):
+            if caused_by(error, NOT_AUTHORIZED):
                 raise BridgeStopped(
                     f"{record.source.describe()}: {error}: grant the bridge's JMS user access"
                 ) from None
-            if not caused_by(error, _REFUSED):
+            if not caused_by(error, REFUSED):
                 raise
             failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
             _count(

@@ -33,8 +33,9 @@ from bridge_job.config import JobConfig
 from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
+from bridge_job.nats_to_jms.source import NatsSource
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
-from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, OBSERVATION
+from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, NATS_OBSERVATION, OBSERVATION
 
 log = logging.getLogger("jmsbridge.job")
 
@@ -42,6 +43,7 @@ log = logging.getLogger("jmsbridge.job")
 def register_sources(spark: SparkSession) -> None:
     spark.dataSource.register(EgressSource)
     spark.dataSource.register(IngressSource)
+    spark.dataSource.register(NatsSource)
 
 
 def egress_query(
@@ -70,6 +72,20 @@ def ingress_query(
     mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
     source, observation = IngressSource.name(), INGRESS_OBSERVATION
     return _query(spark, source, observation, config_path, config, checkpoint, mode, available_now)
+
+
+def nats_query(spark: SparkSession, config_path: str, config: JobConfig, checkpoint: str) -> StreamingQuery:
+    """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
+    Its checkpoint only counts intervals."""
+    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions - ingress_partitions(config)
+    if slots < 1:
+        log.warning(
+            "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "
+            "executors more cores (spark.executor.cores x instances)"
+        )
+    return _query(
+        spark, NatsSource.name(), NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False
+    )
 
 
 def _task_slots(spark: SparkSession) -> int:

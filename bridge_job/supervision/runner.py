@@ -145,12 +145,13 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     if leadership is not None:
         leadership.on_lost(lambda reason: halt(ingest, queries))
     log.info(
-        "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes",
+        "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; %d natsToJms routes",
         config.bridge_id,
         len(config.bridge.jms.sources),
         config.journal_topic,
         len(config.routes_for(Direction.JMS_TO_KAFKA)),
         len(config.routes_for(Direction.KAFKA_TO_JMS)),
+        len(config.routes_for(Direction.NATS_TO_JMS)),
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
@@ -158,7 +159,16 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     try:
         losses = Losses(checkpoint, metrics.record_lost, report)
         supervision = Supervision(
-            queries, ingest, leadership, rendered, stopping, metrics, start_ingress, start_egress, losses.sync
+            queries,
+            ingest,
+            leadership,
+            rendered,
+            stopping,
+            metrics,
+            start_ingress,
+            start_egress,
+            losses.sync,
+            start_nats=_nats_starter(spark, rendered, checkpoint / "nats", options.available_now),
         )
         return supervision.run()
     finally:
@@ -175,6 +185,17 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
+
+
+def _nats_starter(
+    spark: Any, rendered: RenderedConfig, checkpoint: Path, available_now: bool
+) -> Callable[[JobConfig], Any] | None:
+    """How the NATS query starts; none when draining (`availableNow`): NATS keeps nothing to drain."""
+    from bridge_job.supervision.queries import nats_query
+
+    if available_now:
+        return None
+    return lambda current: nats_query(spark, str(rendered.path), current, str(checkpoint))
 
 
 def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -> LagWatch | None:

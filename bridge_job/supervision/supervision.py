@@ -30,7 +30,7 @@ MAX_WORKER_RESTARTS = 3
 class Supervision:
     """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
-    queries: list[Any]  # the egress StreamingQuery, then the ingress one once there are kafkaToJms routes
+    queries: list[Any]  # the egress StreamingQuery, then the others as their first route comes (`kinds`)
     ingest: Ingest
     leadership: Leadership | None
     rendered: RenderedConfig
@@ -39,7 +39,9 @@ class Supervision:
     start_ingress: Callable[[JobConfig], Any]
     start_egress: Callable[[], Any]
     after_batch: Callable[[], None] = lambda: None  # records lost to retention, counted by the planning
+    start_nats: Callable[[JobConfig], Any] | None = None  # None: availableNow (NATS has nothing to drain)
     reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=lambda: ["egress"])  # of each query, in `queries` order
     worker_restarts: int = 0
 
     def run(self) -> int:
@@ -49,6 +51,7 @@ class Supervision:
         (egress,) = self.queries
         self.reports.append((BatchReports(egress), self._record))
         self._start_ingress_for(self.rendered.config)
+        self._start_nats_for(self.rendered.config)
         try:
             while not self.stopping.is_set():
                 if not all(q.isActive for q in self.queries) and not self._restart_after_worker_start():
@@ -87,10 +90,33 @@ class Supervision:
         """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
         from bridge_job.spark.progress import BatchReports
 
-        if len(self.queries) == 1 and config.routes_for(Direction.KAFKA_TO_JMS):
+        if "ingress" not in self.kinds and config.routes_for(Direction.KAFKA_TO_JMS):
             ingress = self.start_ingress(config)
             self.queries.append(ingress)
+            self.kinds.append("ingress")
             self.reports.append((BatchReports(ingress), self._record_ingress))
+
+    def _start_nats_for(self, config: JobConfig) -> None:
+        """The NATS query, started with the first natsToJms route."""
+        from bridge_job.spark.progress import BatchReports
+
+        if (
+            self.start_nats is not None
+            and "nats" not in self.kinds
+            and config.routes_for(Direction.NATS_TO_JMS)
+        ):
+            nats = self.start_nats(config)
+            self.queries.append(nats)
+            self.kinds.append("nats")
+            self.reports.append((BatchReports(nats), self._record_nats))
+
+    def _start(self, kind: str) -> Any:
+        if kind == "egress":
+            return self.start_egress()
+        if kind == "ingress":
+            return self.start_ingress(self.rendered.config)
+        assert self.start_nats is not None
+        return self.start_nats(self.rendered.config)
 
     def _restart_after_worker_start(self) -> bool:
         """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
@@ -110,7 +136,7 @@ class Supervision:
                 self.worker_restarts,
                 MAX_WORKER_RESTARTS,
             )
-            restarted = self.start_egress() if index == 0 else self.start_ingress(self.rendered.config)
+            restarted = self._start(self.kinds[index])
             self.queries[index] = restarted
             self.reports[index] = (BatchReports(restarted), self.reports[index][1])
             return True
@@ -140,6 +166,12 @@ class Supervision:
         except Exception:  # telemetry must never stop the bridge
             log.warning("cannot record the figures of ingress batch %s", progress.batchId, exc_info=True)
 
+    def _record_nats(self, progress: Any) -> None:
+        try:
+            self.metrics.record_nats_interval(progress)
+        except Exception:  # telemetry must never stop the bridge
+            log.warning("cannot record the figures of NATS interval %s", progress.batchId, exc_info=True)
+
     def _check_lease(self) -> None:
         if self.leadership is not None:
             self.leadership.check()
@@ -155,6 +187,7 @@ class Supervision:
             ensure_pending_topic(changed)
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
             self._start_ingress_for(changed)
+            self._start_nats_for(changed)
 
 
 def halt(ingest: Ingest, queries: list[Any]) -> None:

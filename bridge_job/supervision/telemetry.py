@@ -21,6 +21,19 @@ log = logging.getLogger("jmsbridge.telemetry")
 
 OBSERVATION = "routing"
 INGRESS_OBSERVATION = "ingress"
+NATS_OBSERVATION = "nats"
+# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages` outcome.
+NATS_OUTCOMES = (
+    "received",
+    "forwarded",
+    "requests",
+    "replies",
+    "timeouts",
+    "refused",
+    "unknown_replies",
+    "dead_lettered",
+    "skipped",
+)
 
 
 @dataclass(frozen=True)
@@ -191,6 +204,24 @@ class Metrics:
             registry=self.registry,
         )
         self.ingress_retries = counter("jmsbridge_ingress_retries", "Ranges sent again after a JMS failure")
+        self.nats = counter(
+            "jmsbridge_nats_messages",
+            "natsToJms messages by route and outcome (received, forwarded, requests, replies, timeouts, "
+            "refused, unknown_replies, dead_lettered, skipped)",
+            ("route", "outcome"),
+        )
+        self.nats_round_trip_avg = Gauge(
+            "jmsbridge_nats_round_trip_avg_seconds",
+            "NATS request taken -> JMS answer published, average over the last interval",
+            [*labels, "route"],
+            registry=self.registry,
+        )
+        self.nats_round_trip_max = Gauge(
+            "jmsbridge_nats_round_trip_max_seconds",
+            "NATS request taken -> JMS answer published, worst of the last interval",
+            [*labels, "route"],
+            registry=self.registry,
+        )
         self.records_lost = counter(
             "jmsbridge_records_lost",
             "Records that left a topic before the bridge read them, skipped (spark.onDataLoss: skip)",
@@ -247,6 +278,23 @@ class Metrics:
             self.ingress_lag.labels(b, topic, partition).set(lag)
         if figures.records:
             log.info("ingress batch %s", json.dumps(asdict(figures)))
+
+    def record_nats_interval(self, progress: Any) -> None:
+        """The rows of a NATS task (one per route) of a finished interval."""
+        observed = (progress.observedMetrics or {}).get(NATS_OBSERVATION)
+        rows: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
+        for row in rows:
+            route = str(row["route"])
+            for outcome in NATS_OUTCOMES:
+                self.nats.labels(self.bridge_id, route, outcome).inc(int(row[outcome] or 0))
+            replies = int(row["replies"] or 0)
+            if replies:
+                average = int(row["round_trip_ms"] or 0) / replies / 1000
+                self.nats_round_trip_avg.labels(self.bridge_id, route).set(average)
+                worst = int(row["max_round_trip_ms"] or 0) / 1000
+                self.nats_round_trip_max.labels(self.bridge_id, route).set(worst)
+            if int(row["received"] or 0) or int(row["timeouts"] or 0) or int(row["unknown_replies"] or 0):
+                log.info("nats interval %s", json.dumps({k: row[k] for k in ("route", *NATS_OUTCOMES)}))
 
     def record_lost(self, topic: str, records: int) -> None:
         self.records_lost.labels(self.bridge_id, topic).inc(records)

@@ -145,6 +145,22 @@ def test_a_request_route_needs_the_bridge_reply_queue() -> None:
     assert judged(route("r", **requests), bridge=with_queue)["r"][0]
 
 
+def test_a_nats_route_needs_the_bridge_nats_servers() -> None:
+    """Refused alone, at its direction: the bridge and its other routes carry on."""
+    nats_route = route("n", direction="natsToJms", natsSubject="svc.>", jmsDestination={"queue": "q"})
+    del nats_route["spec"]["kafkaTopic"]
+    verdicts = judged(nats_route, route("r"))
+    assert verdicts["n"] == (
+        False,
+        "InvalidSpec",
+        "direction natsToJms needs the bridge's spec.nats, the NATS servers it subscribes to",
+    )
+    assert verdicts["r"][0]
+    with_nats = simple_bridge()
+    with_nats["spec"]["nats"] = {"servers": ["nats://127.0.0.1:4222"]}
+    assert judged(nats_route, bridge=with_nats)["n"][0]
+
+
 def test_invalid_bridge_holds_its_routes_without_blaming_them() -> None:
     judgement = judge_routes("simple", None, [route("r")], bridge_invalid=True)
     verdict = judgement.verdicts["r"]

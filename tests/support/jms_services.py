@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import jpype
 
@@ -44,3 +46,39 @@ def answer_requests(
     finally:
         connection.close()
     return answered
+
+
+@contextmanager
+def serving(activemq: ActiveMqBroker, queue: str) -> Iterator[None]:
+    """A JMS service on `queue` until the block ends: it answers each request with `re: <text>` and the
+    request's properties, to its JMSReplyTo, with JMSCorrelationID the request's JMSCorrelationID, or its
+    JMSMessageID when the request carries the property `convention=messageId`."""
+    start_jvm(activemq_classpath())
+    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
+    connection = factory.createConnection()
+    connection.start()
+    stop = threading.Event()
+
+    def serve() -> None:
+        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(queue))
+        producer = session.createProducer(None)
+        while not stop.is_set():
+            request = consumer.receive(100)
+            if request is None:
+                continue
+            answer = session.createTextMessage(f"re: {request.getText()}")
+            for name in [str(n) for n in list(request.getPropertyNames()) if not str(n).startswith("JMSX")]:
+                answer.setObjectProperty(name, request.getObjectProperty(name))
+            by_id = request.getStringProperty("convention") == "messageId"
+            answer.setJMSCorrelationID(request.getJMSMessageID() if by_id else request.getJMSCorrelationID())
+            producer.send(request.getJMSReplyTo(), answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
+        connection.close()

@@ -1,0 +1,188 @@
+"""`NatsLink`: this process's NATS connection, driven from plain threads.
+
+nats-py is asyncio; the tasks and their helper threads are not. The link runs one event loop on a daemon
+thread of its own and offers blocking calls (`publish`, `flush`, `subscribe`) that any thread may make.
+A subscription's messages are handed to a callback on the loop's thread as `NatsMessage`s: the callback
+must only queue them.
+
+Outages are waited out as for every other system (bridge_job/outages.py): nats-py reconnects by itself
+and resubscribes, publishes made meanwhile wait in its buffer; the link counts how long the servers have
+been gone and `check()` stops the bridge once that passes `spec.outages.patienceSeconds`. A first
+connection that fails is tried again the same way (nats-py tries only once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.protocol.command import hpub_cmd
+
+from bridge_job.config import ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec
+from bridge_job.errors import BridgeStopped
+from bridge_job.nats.message import NatsMessage
+from bridge_job.outages import PATIENCE_SETTING, Outage
+
+log = logging.getLogger("jmsbridge.nats")
+
+T = TypeVar("T")
+__all__ = ["NatsLink", "Subscription", "nats_credentials"]
+CALL_SECONDS = 30.0  # one call to the loop; an outage is the link's to wait out, not the call's
+RECONNECT_WAIT_SECONDS = 1
+# A subscriber's backlog in this process before nats-py drops messages (a slow consumer): far more than
+# the sender holds in flight, bounded so that a stuck JMS broker does not fill the memory.
+PENDING_MESSAGES = 100_000
+HINT = "bring the NATS servers back or fix spec.nats.servers"
+
+
+def nats_credentials(spec: NatsSpec) -> dict[str, str]:
+    """The connect options holding the bridge's NATS credentials, from the environment the operator
+    fills from the Secrets (never from the spec)."""
+    if spec.credentials_secret_ref is not None:
+        username, password = os.environ.get(ENV_NATS_USERNAME), os.environ.get(ENV_NATS_PASSWORD)
+        if username is None or password is None:
+            raise BridgeStopped(
+                f"NATS credentials need the environment variables {ENV_NATS_USERNAME} and "
+                f"{ENV_NATS_PASSWORD} (from Secret {spec.credentials_secret_ref.name})"
+            )
+        return {"user": username, "password": password}
+    if spec.token_secret_ref is not None:
+        token = os.environ.get(ENV_NATS_TOKEN)
+        if token is None:
+            raise BridgeStopped(
+                f"the NATS token needs the environment variable {ENV_NATS_TOKEN} (from Secret "
+                f"{spec.token_secret_ref.name}, key {spec.token_secret_ref.key})"
+            )
+        return {"token": token}
+    return {}
+
+
+class NatsLink:
+    """One connection to the NATS servers, its own event loop on a daemon thread."""
+
+    def __init__(self, spec: NatsSpec, name: str, patience_seconds: float) -> None:
+        self.spec = spec
+        self.name = name
+        self.where = "NATS " + ", ".join(spec.servers)
+        self.outage = Outage(self.where, patience_seconds, hint=HINT)
+        self._credentials = nats_credentials(spec)
+        self._disconnected: float | None = None  # when the servers went, while they are gone
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"nats-{name}", daemon=True)
+        self._thread.start()
+        self._client = Client()
+
+    def connect(self) -> None:
+        """Connect, trying again within the patience while no server answers."""
+        while True:
+            try:
+                self._call(self._connect())
+            except (OSError, TimeoutError, nats.errors.Error) as error:
+                self.outage.failed(error, "connecting again")  # BridgeStopped once out of patience
+                time.sleep(self.outage.backoff())
+                continue
+            self.outage.clear()
+            log.info("connected to %s as %s", self.where, self.name)
+            return
+
+    async def _connect(self) -> None:
+        await self._client.connect(
+            servers=list(self.spec.servers),
+            name=self.name,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,  # forever: the link's patience decides when to give up
+            reconnect_time_wait=RECONNECT_WAIT_SECONDS,
+            connect_timeout=5,
+            disconnected_cb=self._gone,
+            reconnected_cb=self._back,
+            error_cb=self._error,
+            **self._credentials,  # type: ignore[arg-type]
+        )
+
+    async def _gone(self) -> None:
+        with self._lock:
+            if self._disconnected is None:
+                self._disconnected = time.monotonic()
+        log.warning("%s: disconnected; reconnecting", self.where)
+
+    async def _back(self) -> None:
+        with self._lock:
+            self._disconnected = None
+        self.outage.clear()
+        log.info("%s: reconnected", self.where)
+
+    async def _error(self, error: Exception) -> None:
+        log.warning("%s: %s", self.where, error)
+
+    def check(self) -> None:
+        """BridgeStopped once the servers have been gone for longer than the patience."""
+        with self._lock:
+            gone = self._disconnected
+        elapsed = 0.0 if gone is None else time.monotonic() - gone
+        if gone is not None and elapsed >= self.outage.patience:
+            raise BridgeStopped(
+                f"{self.where}: unreachable for {elapsed:.0f}s, the patience of {PATIENCE_SETTING}="
+                f"{self.outage.patience:.0f}; {HINT} (in-flight requests time out at their requesters), "
+                "or raise the patience"
+            )
+
+    def subscribe(self, subject: str, queue: str, on_message: Callable[[NatsMessage], None]) -> Subscription:
+        async def deliver(msg: Msg) -> None:
+            headers = dict(msg.headers) if msg.headers else {}
+            on_message(NatsMessage(msg.subject, msg.data, msg.reply or None, headers, time.monotonic()))
+
+        async def subscribe() -> Subscription:
+            return await self._client.subscribe(
+                subject, queue=queue, cb=deliver, pending_msgs_limit=PENDING_MESSAGES
+            )
+
+        return self._call(subscribe())
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        """No more messages; those already here are still delivered (a drain)."""
+        self._call(subscription.drain())  # type: ignore[no-untyped-call]
+
+    def publish(self, subject: str, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self._call(self._client.publish(subject, data, headers=headers or None))
+
+    def publish_status(self, subject: str, status: tuple[int, str], headers: dict[str, str]) -> None:
+        """A status reply (`NATS/1.0 408 Request Timeout`), as the server's own no-responders one is:
+        nats-py's publish writes no status line, so the message is built here."""
+        lines = [f"NATS/1.0 {status[0]} {status[1]}"] + [f"{k}: {v}" for k, v in headers.items()]
+        block = ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+        async def send() -> None:
+            await self._client._send_command(hpub_cmd(subject, "", block, b""))
+            await self._client._flush_pending()  # as publish does
+
+        self._call(send())
+
+    def flush(self) -> None:
+        """Everything published so far has reached the server (waits out a reconnection)."""
+        while True:
+            try:
+                self._call(self._client.flush(timeout=5))
+                return
+            except (TimeoutError, nats.errors.Error) as error:
+                self.outage.failed(error, "flushing again")
+                time.sleep(self.outage.backoff())
+
+    def close(self) -> None:
+        try:
+            self._call(self._client.drain())
+        except (TimeoutError, nats.errors.Error, OSError) as error:
+            log.debug("closing %s: %s", self.where, error)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+    def _call(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(CALL_SECONDS)

@@ -1,0 +1,128 @@
+"""The pure heart of NATS -> JMS: which route takes a NATS message, the JMS message it becomes, and the
+NATS reply a JMS answer becomes.
+
+A NATS message reads like a Kafka record without a key: its headers are the record's headers, its data
+the value, so each `format` decodes it as it decodes a record (docs/formats.md): `native` takes JMS
+headers and properties from `jms.*` headers (types in `jmsbridge.types`), `envelope` from the payload.
+The sent message also carries `NatsSubject` (where it was published) and `JmsBridgeOrigin`.
+
+A request (a message with a reply subject) goes with JMSReplyTo the bridge's reply queue and a
+JMSCorrelationID the bridge made; the JMS service's answer goes back to the reply subject in the route's
+format. NATS header values are single-line text without surrounding blanks: an answer header that is
+not (binary, or a multi-line property) is a soft failure under `native`; `envelope` carries anything.
+
+Routes subscribe each to their subject; where subjects overlap, a message is the first route's (in
+(order, name) order), as on Kafka, and the later routes' subscriptions pass over it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+
+from bridge_job.config import Direction, Format, JobConfig, Route
+from bridge_job.formats import FormatError, KafkaRecord, native
+from bridge_job.formats.codecs import codec
+from bridge_job.message import BodyType, Destination, JmsMessage, Property
+from bridge_job.nats.message import NatsMessage
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+from bridge_job.routing.loops import ORIGIN_PROPERTY
+from bridge_job.routing.routes import address_matches
+from bridge_job.routing.sends import check_sendable, jms_target, send_changes
+
+SUBJECT_PROPERTY = "NatsSubject"
+DEFAULT_QUEUE_GROUP = "jmsbridge.{bridge_id}"
+
+
+def nats_routes(config: JobConfig) -> list[Route]:
+    return config.routes_for(Direction.NATS_TO_JMS)
+
+
+def queue_group(route: Route, bridge_id: str) -> str:
+    return route.spec.nats_queue_group or DEFAULT_QUEUE_GROUP.format(bridge_id=bridge_id)
+
+
+def subject_of(route: Route) -> str:
+    assert route.spec.nats_subject is not None  # natsToJms routes have one (config/route.py)
+    return route.spec.nats_subject
+
+
+def first_route(routes: list[Route], subject: str) -> Route | None:
+    """The route a message published on `subject` belongs to."""
+    return next((r for r in routes if address_matches(subject_of(r), subject)), None)
+
+
+def as_record(message: NatsMessage) -> KafkaRecord:
+    return KafkaRecord(value=message.data, headers=[(k, v.encode()) for k, v in message.headers.items()])
+
+
+def to_jms(
+    message: NatsMessage,
+    route: Route,
+    bridge_id: str,
+    now_ms: int,
+    reply_to: Destination | None = None,
+    correlation_id: str | None = None,
+) -> JmsMessage:
+    """The JMS message for a NATS message on `route`; a request's answer comes to `reply_to` marked with
+    `correlation_id`. SoftFailure when the message cannot go."""
+    record = as_record(message)
+    target = jms_target(route, record.header)
+    fmt = route.spec.format
+    try:
+        decoded = codec(fmt).decode(record, target)
+    except FormatError as error:
+        raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
+    plain = fmt is Format.NATIVE and record.header(native.MESSAGE_TYPE_HEADER) is None
+    if plain and isinstance(decoded.body, bytes):  # a plain NATS client's payload: text if it reads so
+        with contextlib.suppress(UnicodeDecodeError):
+            decoded = dataclasses.replace(decoded, body_type=BodyType.TEXT, body=decoded.body.decode())
+    if decoded.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
+        raise SoftFailure(
+            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
+            f"{decoded.body_type.value} is not carried (only TextMessage and BytesMessage)",
+        )
+    check_sendable(decoded)
+    properties = decoded.properties | {
+        SUBJECT_PROPERTY: Property.string(message.subject),
+        ORIGIN_PROPERTY: Property.string(bridge_id),
+    }
+    changes: dict[str, object] = {"destination": target, "redelivered": False, "properties": properties}
+    if message.reply is not None:
+        changes |= {"reply_to": reply_to, "correlation_id": correlation_id}
+    if route.spec.send is not None:
+        changes |= send_changes(route.spec.send, decoded, now_ms)
+    if message.reply is not None:  # no service should answer a requester that gave up
+        deadline = now_ms + route.spec.timeout_ms
+        expiration = changes.get("expiration", decoded.expiration)
+        assert isinstance(expiration, int)
+        changes["expiration"] = min(expiration, deadline) if expiration else deadline
+    return dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
+
+
+def answer(message: JmsMessage, fmt: Format, bridge_id: str) -> tuple[bytes, dict[str, str]]:
+    """A JMS service's answer as the NATS reply: data and headers in the route's format. SoftFailure when
+    a header cannot be NATS header text."""
+    try:
+        record = codec(fmt).encode(message, bridge_id)
+    except FormatError as error:
+        raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
+    headers: dict[str, str] = {}
+    for name, raw in record.headers:
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            text = None
+        if text is None or text != text.strip() or "\r" in text or "\n" in text:
+            raise SoftFailure(
+                SoftFailureReason.UNMAPPABLE_PROPERTY,
+                f"header {name}: {raw[:40]!r} is no single-line NATS header text; format envelope carries "
+                "it in the payload",
+            )
+        headers[name] = text
+    return record.value or b"", headers
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

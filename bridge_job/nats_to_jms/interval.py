@@ -1,0 +1,61 @@
+"""One task of the NATS query: it hosts this process's NATS service for an interval
+(nats_to_jms/service.py) and hands back what each route did meanwhile, one row per route.
+
+The service outlives the task: the next interval's task in this process hosts it on, so the subscriptions
+never lapse between intervals. The task follows route changes while it runs, and fails with the
+service's hard failure (NATS gone for longer than the patience, a `fail` policy, ...), which stops the
+bridge.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import astuple
+
+from bridge_job.nats_to_jms.service import NatsCounts, NatsService
+from bridge_job.redaction import redact_process_logs
+
+SUMMARY_SCHEMA = (
+    "route STRING, received BIGINT, forwarded BIGINT, requests BIGINT, replies BIGINT, timeouts BIGINT, "
+    "refused BIGINT, unknown_replies BIGINT, dead_lettered BIGINT, skipped BIGINT, round_trip_ms BIGINT, "
+    "max_round_trip_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
+)
+POLL_SECONDS = 0.1  # how soon a route change or a failure is seen
+
+_services: dict[str, NatsService] = {}  # per config path: this process's
+_lock = threading.Lock()
+
+Row = tuple[int | str, ...]
+
+
+def hosted_service(config_path: str) -> NatsService:
+    """This process's service, started when there is none or the last one is draining."""
+    with _lock:
+        service = _services.get(config_path)
+        if service is None or service.draining:
+            service = _services[config_path] = NatsService(config_path)
+        service.host()
+        return service
+
+
+def run(config_path: str, seconds: float) -> list[Row]:
+    redact_process_logs()  # a Spark Python worker has no logging set up of its own
+    started_ms = int(time.time() * 1000)
+    service = hosted_service(config_path)
+    before = service.counts()
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            service.raise_failure()
+            service.follow(service.config)
+            service.closed.wait(min(POLL_SECONDS, left))
+        service.raise_failure()
+    finally:
+        service.release()
+    ended_ms = int(time.time() * 1000)
+    rows: list[Row] = []
+    for route, counts in sorted(service.counts().items()):
+        done = counts.since(before.get(route, NatsCounts()))
+        rows.append((route, *astuple(done), started_ms, ended_ms))
+    return rows

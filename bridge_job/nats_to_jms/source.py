@@ -1,0 +1,77 @@
+"""The NATS query's source: one task per interval, which hosts the process's NATS service.
+
+NATS has no offsets to plan: a micro-batch is an interval (spark/intervals.py) and its offsets only count
+intervals (`INTERVAL_KEY`), so that Spark runs the next one as the last one ends. The query runs so in
+either `spark.mode`: a subscription is no bounded range, and a task of `spark.taskIntervalSeconds` is how
+the service is kept (nats_to_jms/interval.py). Nothing is replayed after a crash: core NATS is at most
+once (docs/nats.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
+from pyspark.sql.types import StructType
+
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.nats_to_jms import interval
+from bridge_job.redaction import redact_process_logs
+from bridge_job.spark.intervals import INTERVAL_KEY, next_interval
+from bridge_job.spark.offsets import Offsets
+
+
+@dataclass(frozen=True)
+class NatsInterval(InputPartition):
+    config_path: str
+    seconds: float
+
+
+class NatsReader(DataSourceStreamReader):
+    def __init__(self, config_path: str) -> None:
+        redact_process_logs()
+        self.config_path = config_path
+        self._watched = WatchedConfig(Path(config_path))
+
+    def __getstate__(self) -> dict[str, str]:  # what a task needs: the config path
+        return {"config_path": self.config_path}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        type(self).__init__(self, state["config_path"])
+
+    def initialOffset(self) -> Offsets:
+        return {INTERVAL_KEY: 0}
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        return next_interval(start)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadAllAvailable()
+
+    def partitions(self, start: Offsets, end: Offsets) -> list[NatsInterval]:
+        seconds = float(self._watched.current().bridge.spark.task_interval_seconds)
+        return [NatsInterval(self.config_path, seconds)]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
+        assert isinstance(partition, NatsInterval)
+        yield from interval.run(partition.config_path, partition.seconds)
+
+    def commit(self, end: Offsets) -> None:
+        """Nothing to do: there is no position to keep."""
+
+
+class NatsSource(DataSource):
+    """`spark.readStream.format("jmsbridge-nats").option("config", PATH)`: one row per route and task."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jmsbridge-nats"
+
+    def schema(self) -> str:
+        return interval.SUMMARY_SCHEMA
+
+    def streamReader(self, schema: StructType) -> NatsReader:
+        return NatsReader(self.options["config"])

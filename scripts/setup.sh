@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
-# ActiveMQ Classic from Debian, a virtual environment of the project's own (.venv, made with the python3
-# that runs this script) holding the project with its Python dependencies from PyPI, and helm. Each step
-# is skipped when what it installs is there already, so running it again costs a few seconds.
+# ActiveMQ Classic and nats-server from Debian, a virtual environment of the project's own (.venv, made
+# with the python3 that runs this script) holding the project with its Python dependencies from PyPI, and
+# helm. Each step is skipped when what it installs is there already, so running it again costs a few
+# seconds.
 #
 # A virtual environment because Debian's own Python refuses pip installs (PEP 668), and so that pip
 # never sees, nor complains about, packages that are not ours. Afterwards: `. .venv/bin/activate`.
@@ -12,6 +13,7 @@ VENV=.venv
 
 need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
+command -v nats-server >/dev/null || need_apt+=(nats-server)  # jmsbridge.local.NatsServer runs it
 command -v openssl >/dev/null || need_apt+=(openssl)  # tests/operator/test_kafka_tls.py makes its certificates
 # Debian ships venv's pip bootstrap (ensurepip) apart from python3: `python3 -m venv` fails without it.
 if [ ! -x "$VENV/bin/python" ] && ! python3 -c 'import ensurepip' 2>/dev/null; then
@@ -21,10 +23,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-# The Debian package starts nothing by itself in a container, but stop a system broker if one runs.
-if command -v systemctl >/dev/null && systemctl is-active --quiet activemq 2>/dev/null; then
-    systemctl stop activemq || true
-fi
+# The Debian packages start nothing by themselves in a container, but stop a system broker if one runs
+# (nats-server's service would hold port 4222; the local brokers take free ports of their own anyway).
+for service in activemq nats-server; do
+    if command -v systemctl >/dev/null && systemctl is-active --quiet "$service" 2>/dev/null; then
+        systemctl stop "$service" || true
+    fi
+done
 
 # A venv whose interpreter is gone (another python3 removed or moved) is made again.
 if ! "$VENV/bin/python" -c '' 2>/dev/null; then

@@ -2,6 +2,7 @@
 
 - `KafkaBroker`: noida-db, a Kafka-protocol broker (topics, idempotence, transactions, groups).
 - `ActiveMqBroker`: Debian's ActiveMQ Classic 5.17, OpenWire; JMS clients reach it through JPype.
+- `NatsServer`: Debian's nats-server 2.9, core NATS and, when asked, JetStream.
 
 Readiness is a condition (the port answers, the broker says it started), never a fixed sleep.
 """
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from bridge_job.jms import JmsConnection
 
 ACTIVEMQ_HOME = Path("/usr/share/activemq")
+NATS_SERVER = Path("/usr/sbin/nats-server")  # where Debian puts it: not on every user's PATH
 
 
 def free_port() -> int:
@@ -192,6 +194,43 @@ class ActiveMqBroker(_Process):
             ]
         )  # fmt: skip
         wait_until(lambda: self._check_alive() and port_open(self.port), 90, f"ActiveMQ on {self.url}")
+        return self
+
+
+class NatsServer(_Process):
+    """nats-server with its defaults (max_payload included), on loopback. With `jetstream`, its store is in
+    the work dir: a restart keeps the streams, `cleanup()` removes them.
+
+    `start()` again after `stop()` or `kill()` serves the same port, so clients reconnect to it; the log is
+    then the new run's."""
+
+    name = "nats"
+
+    def __init__(self, port: int | None = None, jetstream: bool = False) -> None:
+        super().__init__()
+        self.port = port or free_port()
+        self.jetstream = jetstream
+        self.store_dir = self.workdir / "store"  # the server keeps its streams in store/jetstream
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> NatsServer:
+        binary = shutil.which("nats-server") or str(NATS_SERVER)
+        if not Path(binary).exists():
+            raise RuntimeError(
+                "nats-server is not installed: run scripts/setup.sh (apt-get install nats-server)"
+            )
+        argv = [binary, "-a", "127.0.0.1", "-p", str(self.port)]
+        if self.jetstream:
+            argv += ["-js", "-sd", str(self.store_dir)]
+        self._spawn(argv)
+        wait_until(
+            lambda: self._check_alive() and port_open(self.port),
+            20,
+            f"NATS on {self.url} (its log: {self.log_path})",
+        )
         return self
 
 

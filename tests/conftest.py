@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 
 pytest_plugins = ["tests.kubeapi.fixtures", "tests.operator.fixtures"]
 
@@ -25,6 +25,23 @@ def activemq() -> Iterator[ActiveMqBroker]:
     broker = ActiveMqBroker().start()
     yield broker
     broker.cleanup()
+
+
+@pytest.fixture(scope="session")
+def nats() -> Iterator[NatsServer]:
+    """Core NATS (no JetStream). A test that stops or restarts a server starts its own."""
+    server = NatsServer().start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def nats_jetstream() -> Iterator[NatsServer]:
+    """A NATS server with JetStream, one per test: it starts in well under a second, and no test sees
+    another's streams."""
+    server = NatsServer(jetstream=True).start()
+    yield server
+    server.cleanup()
 
 
 _exit_status: list[int] = []

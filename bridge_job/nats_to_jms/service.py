@@ -181,6 +181,10 @@ class NatsService:
             for subscribed in set(self._subscriptions) - wanted:
                 self.nats.unsubscribe(self._subscriptions.pop(subscribed))
                 log.info("unsubscribed from NATS subject %s (queue group %s)", *subscribed)
+            # The server has the subscriptions once a ping after them is answered; nats-py may send its
+            # flush's ping ahead of a subscription still queued, so twice.
+            self.nats.flush()
+            self.nats.flush()
             self._followed = config
 
     def _queue(self, subscribed: Subscribed) -> Callable[[NatsMessage], None]:

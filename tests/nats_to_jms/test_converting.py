@@ -1,0 +1,93 @@
+"""NATS -> JMS conversion and the in-flight table: pure functions over plain data."""
+
+from __future__ import annotations
+
+import pytest
+
+from bridge_job.config import Format, JmsBridgeRouteSpec, Route
+from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
+from bridge_job.nats.message import NatsMessage
+from bridge_job.nats_to_jms.converting import answer, first_route, queue_group, to_jms
+from bridge_job.nats_to_jms.inflight import InFlight, Request
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+
+REPLIES = Destination(DestinationKind.QUEUE, "ID:replies-1")
+
+
+def nats_route(name: str, subject: str, order: int = 0, **spec: object) -> Route:
+    body = {"bridgeRef": {"name": "b"}, "direction": "natsToJms", "natsSubject": subject, "order": order}
+    body["jmsDestination"] = spec.pop("jmsDestination", {"queue": "svc"})
+    return Route(name=name, spec=JmsBridgeRouteSpec.model_validate(body | spec))
+
+
+def test_the_first_route_in_order_takes_a_subject_that_several_match() -> None:
+    routes = [nats_route("orders", "svc.orders.*", 1), nats_route("all", "svc.>", 2)]
+    assert first_route(routes, "svc.orders.new") is routes[0]
+    assert first_route(routes, "svc.users.new") is routes[1]
+    assert first_route(routes, "other") is None
+    assert queue_group(routes[0], "b") == "jmsbridge.b"
+    assert queue_group(nats_route("g", "x", natsQueueGroup="workers"), "b") == "workers"
+
+
+def test_a_request_goes_with_the_reply_queue_a_correlation_and_its_deadline() -> None:
+    route = nats_route("r", "svc.>", timeoutSeconds=5)
+    message = NatsMessage("svc.a", b"hello", "_INBOX.x", {"jms.count": "3", "jmsbridge.types": "count=int"})
+    sent = to_jms(message, route, "b", now_ms=1_000, reply_to=REPLIES, correlation_id="nats-1")
+    assert (sent.body_type, sent.body) == (BodyType.TEXT, "hello")
+    assert (sent.reply_to, sent.correlation_id, sent.expiration) == (REPLIES, "nats-1", 6_000)
+    assert sent.destination == Destination(DestinationKind.QUEUE, "svc")
+    assert sent.properties["count"].value == 3 and sent.properties["count"].type.value == "int"
+    assert sent.properties["NatsSubject"] == Property.string("svc.a")
+    assert sent.properties["JmsBridgeOrigin"] == Property.string("b")
+
+
+def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> None:
+    route = nats_route("r", "svc.>", send={"timeToLiveMs": 500, "priority": 7})
+    sent = to_jms(NatsMessage("svc.a", b"\xff\x00"), route, "b", now_ms=1_000, reply_to=REPLIES)
+    assert (sent.body_type, sent.body) == (BodyType.BYTES, b"\xff\x00")  # not UTF-8: bytes as they are
+    assert (sent.reply_to, sent.correlation_id) == (None, None)
+    assert (sent.expiration, sent.priority) == (1_500, 7)
+
+
+def test_a_destination_from_a_header_and_what_cannot_go() -> None:
+    route = nats_route("r", "svc.>", jmsDestination={"fromHeader": "to"})
+    sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", 0)
+    assert sent.destination == Destination(DestinationKind.TOPIC, "prices")
+    with pytest.raises(SoftFailure) as missing:
+        to_jms(NatsMessage("svc.a", b"x"), route, "b", 0)
+    assert missing.value.reason is SoftFailureReason.NO_DESTINATION
+    with pytest.raises(SoftFailure) as bad_name:
+        to_jms(NatsMessage("svc.a", b"x", headers={"jms.not-a-name": "1"}), nats_route("q", "svc.>"), "b", 0)
+    assert bad_name.value.reason is SoftFailureReason.CONVERSION_FAILED
+
+
+def test_an_answer_becomes_nats_headers_or_a_soft_failure_when_a_header_cannot() -> None:
+    message = JmsMessage(
+        Destination(DestinationKind.QUEUE, "ID:replies-1"),
+        body="re: hello",
+        correlation_id="nats-1",
+        properties={"count": Property.of(3)},
+    )
+    data, headers = answer(message, Format.NATIVE, "b")
+    assert data == b"re: hello"
+    assert headers["jms.count"] == "3" and "count=long" in headers["jmsbridge.types"]
+    multi_line = JmsMessage(message.destination, body="x", properties={"note": Property.string("a\nb")})
+    with pytest.raises(SoftFailure, match="format envelope carries it"):
+        answer(multi_line, Format.NATIVE, "b")
+    data, headers = answer(multi_line, Format.ENVELOPE, "b")  # the envelope carries it in the payload
+    assert b"a\nb" in data
+
+
+def test_a_request_is_found_by_either_id_once_and_expires_whole() -> None:
+    table = InFlight()
+    first, second = Request("_INBOX.1", "r", 10.0, 0.0), Request("_INBOX.2", "r", 20.0, 0.0)
+    table.add("nats-1", first)
+    table.also("ID:m-1", first)
+    table.add("nats-2", second)
+    table.also("ID:m-2", second)
+    assert table.take("ID:m-1") is first
+    assert table.take("nats-1") is None  # answered: both of its keys are gone
+    assert len(table) == 1
+    assert table.expired(15.0) == []
+    assert table.expired(20.0) == [second]
+    assert table.take("ID:m-2") is None and len(table) == 0

@@ -4,6 +4,7 @@ at once when the holder stops cleanly, and a holder that loses its lease stops (
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -17,8 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import kopf
 import pytest
 from jmsbridge_operator.election import ENV_NAMESPACE, LEASE_NAME, Election, ElectionError, acquire
+from jmsbridge_operator.handlers.pauses import pause
+from kopf._cogs.aiokits.aioenums import FlagSetter  # kopf makes daemon stoppers only internally
+from kopf._core.intents.stoppers import DaemonStoppingReason
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
 from tests.brokers import free_port
@@ -136,6 +141,22 @@ def test_one_replica_reconciles_the_other_stands_by_then_takes_over(
     cluster.wait_for(lambda: "second-primary" in applications(cluster), what="second's application")
     assert HANDLED in second.log()
     assert re.search(r'jmsbridge_operator_reconciles_total\{[^}]*result="ok"\} [1-9]', second.metrics() or "")
+
+
+def test_a_daemon_kopf_never_stops_leaves_its_shutdown_no_error() -> None:
+    """kopf may start a daemon as it stops (an event in flight) and never set its `stopped`: the daemon's
+    pause runs out while kopf's shutdown waits for leftover tasks, and an error any of them ended with
+    would make the clean stop exit 1 (as `stopped.wait(seconds)` did, with its TimeoutError)."""
+
+    async def shutdown() -> None:
+        existing = asyncio.all_tasks()
+        never_stopped = FlagSetter[DaemonStoppingReason]().async_waiter
+        late_daemon = asyncio.create_task(pause(never_stopped, 0.01))
+        root = asyncio.create_task(asyncio.sleep(0))  # the operator's root tasks end at once
+        await kopf.run_tasks([root], ignored=existing)
+        assert late_daemon.done()
+
+    asyncio.run(shutdown())
 
 
 def test_a_replica_that_loses_its_lease_stops(

@@ -34,6 +34,7 @@ from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.kafka.clients import KafkaCredentials
 from bridge_job.kube.api import SECRETS, ApiError, Kube
 from jmsbridge_operator import metrics
+from jmsbridge_operator.handlers.pauses import pause
 from jmsbridge_operator.kafka_checks import probe
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.kafka_checks.gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
@@ -178,7 +179,7 @@ class BridgeChecks:
     async def _pause(stopped: kopf.DaemonStopped, wake: asyncio.Event, delay: float | None) -> None:
         """Sleep `delay` seconds (None: without limit) or until woken or stopped, whichever comes first."""
         woken = asyncio.ensure_future(wake.wait())
-        halted = asyncio.ensure_future(stopped.wait(delay))
+        halted = asyncio.ensure_future(pause(stopped, delay))  # not stopped.wait: see pauses.py
         try:
             await asyncio.wait({woken, halted}, return_when=asyncio.FIRST_COMPLETED)
         finally:

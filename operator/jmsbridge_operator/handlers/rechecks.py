@@ -15,6 +15,7 @@ import logging
 
 import kopf
 
+from jmsbridge_operator.handlers.pauses import pause
 from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 
 logger = logging.getLogger("jmsbridge_operator")
@@ -28,9 +29,10 @@ async def run(
 ) -> None:
     # kopf may start a bridge's loop after it stopped the others (an event that came in as the operator
     # stopped): such a loop's `stopped` is never set, so it also ends with the operator's cleanup, else
-    # kopf's shutdown gives up on it after 5 s and the operator exits 1.
+    # kopf's shutdown gives up on it after 5 s and the operator exits 1. Its pauses run out meanwhile:
+    # `pause`, not `stopped.wait(...)`, which would leave a TimeoutError for that shutdown to re-raise.
     while not stopped and not reconciler.stopping.is_set():
-        await stopped.wait(CHECK_SECONDS)
+        await pause(stopped, CHECK_SECONDS)
         if stopped or reconciler.stopping.is_set() or not reconciler.is_due(*key):
             continue  # the usual round: a lookup in the event loop, no thread
         try:

@@ -22,7 +22,8 @@ from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.support.harness import bridge_document, received_from, write_yaml
 from tests.support.jms_services import serving
 
-pytestmark = pytest.mark.e2e
+# One worker runs the module, so that its one bridge job serves every test of it.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("nats")]
 
 
 @dataclass

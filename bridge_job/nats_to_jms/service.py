@@ -28,6 +28,7 @@ saying why.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import queue
@@ -38,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from bridge_job.config import Format, JmsSource, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import ConfigError, Format, JmsSource, JobConfig, Route, SoftFailurePolicy
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
@@ -143,7 +144,10 @@ class NatsService:
 
     @property
     def config(self) -> JobConfig:
-        return self._watched.current()
+        try:
+            return self._watched.current()
+        except ConfigError:  # the driver reports the change it refuses and keeps the routes in effect
+            return self._watched.loaded
 
     # --- hosting: the NATS query's tasks --------------------------------------------------------
 
@@ -252,9 +256,8 @@ class NatsService:
                 self._soft_failure(config, failure, message, None, dead_letters)
                 continue
             correlation = None if message.reply is None else f"nats-{uuid.uuid4().hex}"
-            try:
-                reply_to = None if message.reply is None else self._reply_queue()[1]
-                jms = to_jms(message, route, self.bridge_id, now_ms, reply_to, correlation)
+            try:  # JMSReplyTo: the reply queue of the connection that sends it (`_send_chunk`)
+                jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
             except SoftFailure as failure:
                 self._soft_failure(config, failure, message, route, dead_letters)
                 continue
@@ -263,14 +266,21 @@ class NatsService:
                 deadline = message.received + route.spec.timeout_ms / 1000
                 request = Request(message.reply, route.name, deadline, message.received)
             sends.append((message, route, jms, request, correlation))
-        if dead_letters:  # acknowledged before the batch goes on
+        self._send_all(config, sends, dead_letters, outage)
+        if dead_letters:  # what could not go, the provider's refusals included; acknowledged by Kafka
             kafka = config.bridge.kafka
             patience = config.bridge.outages.patience_seconds
             write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers, patience)
+
+    def _send_all(
+        self, config: JobConfig, sends: list[Send], dead_letters: list[Addressed], outage: Outage
+    ) -> None:
+        """Send in one JMS transaction, on a new connection after a failure, within the patience."""
         while sends:
             try:
-                with self._jms_connection().producer(transacted=True) as producer:
-                    sends = self._send_chunk(config, producer, sends, dead_letters)
+                connection, reply_queue = self._reply_queue()
+                with connection.producer(transacted=True) as producer:
+                    sends = self._send_chunk(config, producer, reply_queue, sends, dead_letters)
                     producer.commit()
             except JmsError as error:
                 outage.failed(error)  # BridgeStopped once failing for the patience
@@ -283,7 +293,12 @@ class NatsService:
             return
 
     def _send_chunk(
-        self, config: JobConfig, producer: JmsProducer, sends: list[Send], dead_letters: list[Addressed]
+        self,
+        config: JobConfig,
+        producer: JmsProducer,
+        reply_queue: Destination,
+        sends: list[Send],
+        dead_letters: list[Addressed],
     ) -> list[Send]:
         """Send every message of `sends` in the open transaction; those the provider refused follow their
         route's policy. The ones sent are returned (requests are in flight from now on: no answer can
@@ -291,6 +306,8 @@ class NatsService:
         sent = []
         for send in sends:
             message, route, jms, request, correlation = send
+            if request is not None:
+                jms = dataclasses.replace(jms, reply_to=reply_queue)
             try:
                 message_id = producer.send(jms)
             except JmsError as error:
@@ -424,9 +441,6 @@ class NatsService:
                 self._subscriptions.clear()
 
     # --- JMS -------------------------------------------------------------------------------------
-
-    def _jms_connection(self) -> JmsConnection:
-        return self._reply_queue()[0]
 
     def _reply_queue(self) -> tuple[JmsConnection, Destination]:
         """The connection and its reply queue: a new TemporaryQueue with every new connection."""

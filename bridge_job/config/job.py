@@ -90,6 +90,10 @@ class JobConfig(CamelModel):
             for r in self.routes_for(Direction.KAFKA_TO_JMS)
         )
 
+    @property
+    def uses_nats(self) -> bool:
+        return any(r.spec.direction.uses_nats for r in self.routes)
+
     def routes_for(self, direction: Direction) -> list[Route]:
         return [r for r in self.routes if r.spec.direction is direction]
 
@@ -111,8 +115,10 @@ class JobConfig(CamelModel):
             raise ValueError("routes must be in (order, name) order")
         dead_letter = self.bridge.routing.dead_letter_topic
         for route in self.routes:
-            if route.spec.direction is Direction.NATS_TO_JMS and self.bridge.nats is None:
-                raise ValueError(f"route {route.name!r} is natsToJms but the bridge sets no spec.nats")
+            if route.spec.direction.uses_nats and self.bridge.nats is None:
+                raise ValueError(
+                    f"route {route.name!r} is {route.spec.direction.value} but the bridge sets no spec.nats"
+                )
             if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
                 raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
             if self.soft_failure_policy(route) is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:

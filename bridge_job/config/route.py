@@ -178,13 +178,18 @@ _FIELDS = {
     "jmsToKafka": ("kafkaTopic", "key"),
     "kafkaToJms": ("kafkaTopic", "jmsDestination", "startingOffsets", "send", "reply"),
     "natsToJms": ("natsSubject", "natsQueueGroup", "jmsDestination", "send", "timeoutSeconds"),
+    "jmsToNats": ("natsSubject",),
 }
 _REQUIRED = {
     "jmsToKafka": ("kafkaTopic",),
     "kafkaToJms": ("kafkaTopic", "jmsDestination"),
     "natsToJms": ("natsSubject", "jmsDestination"),
+    "jmsToNats": ("natsSubject",),
 }
-NATS_MATCH_MESSAGE = "`match` applies to directions jmsToKafka and kafkaToJms (natsToJms takes `natsSubject`)"
+WILDCARD_SUBJECT_MESSAGE = "natsSubject: wildcards (`*`, `>`) apply to direction natsToJms only"
+NATS_MATCH_MESSAGE = (
+    "`match` applies to directions jmsToKafka, kafkaToJms and jmsToNats (natsToJms takes `natsSubject`)"
+)
 _SPECIFIC = sorted({f for fields in _FIELDS.values() for f in fields})
 
 
@@ -210,6 +215,12 @@ class JmsBridgeRouteSpec(CamelModel):
         json_schema_extra=cel_rules(
             *_direction_rules(),
             Rule(
+                "!has(self.natsSubject) || self.direction == 'natsToJms' || "
+                "!self.natsSubject.matches('(^|[.])[*>]([.]|$)')",
+                WILDCARD_SUBJECT_MESSAGE,
+                "natsSubject",
+            ),
+            Rule(
                 "self.direction != 'natsToJms' || (!has(self.match.address) && "
                 "!has(self.match.destinationType) && (!has(self.match.headers) || size(self.match.headers) "
                 "== 0))",
@@ -228,7 +239,8 @@ class JmsBridgeRouteSpec(CamelModel):
     order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     direction: Direction = Direction.JMS_TO_KAFKA
     match: RouteMatch = Field(
-        default_factory=RouteMatch, description="jmsToKafka, kafkaToJms: which messages the route takes."
+        default_factory=RouteMatch,
+        description="jmsToKafka, jmsToNats, kafkaToJms: which messages the route takes.",
     )
     kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN)] | None = Field(
         default=None,
@@ -238,7 +250,7 @@ class JmsBridgeRouteSpec(CamelModel):
     nats_subject: Annotated[str, Field(pattern=SUBJECTS_PATTERN, max_length=255)] | None = Field(
         default=None,
         description="natsToJms: the NATS subject the route subscribes to (`*` one token, a last `>` the "
-        "rest).",
+        "rest); jmsToNats: the subject it publishes to (no wildcards).",
     )
     nats_queue_group: Annotated[str, Field(pattern=r"^[^\s*>]{1,255}$")] | None = Field(
         default=None,
@@ -284,6 +296,10 @@ class JmsBridgeRouteSpec(CamelModel):
             raise ValueError(WILDCARD_TOPIC_MESSAGE)
         if self.direction is Direction.NATS_TO_JMS and self.match != _TAKE_ALL:
             raise ValueError(NATS_MATCH_MESSAGE)
+        if self.direction is Direction.JMS_TO_NATS and "*" in (self.nats_subject or "").split("."):
+            raise ValueError(WILDCARD_SUBJECT_MESSAGE)
+        if self.direction is Direction.JMS_TO_NATS and ">" in (self.nats_subject or "").split("."):
+            raise ValueError(WILDCARD_SUBJECT_MESSAGE)
         return self
 
     @property

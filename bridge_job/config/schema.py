@@ -151,6 +151,16 @@ class Direction(enum.StrEnum):
     JMS_TO_KAFKA = "jmsToKafka"
     KAFKA_TO_JMS = "kafkaToJms"
     NATS_TO_JMS = "natsToJms"
+    JMS_TO_NATS = "jmsToNats"
+
+    @property
+    def takes_jms(self) -> bool:
+        """Whether the route takes messages from the bridge's JMS sources (through the journal)."""
+        return self in (Direction.JMS_TO_KAFKA, Direction.JMS_TO_NATS)
+
+    @property
+    def uses_nats(self) -> bool:
+        return self in (Direction.NATS_TO_JMS, Direction.JMS_TO_NATS)
 
 
 class Format(enum.StrEnum):

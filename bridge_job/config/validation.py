@@ -97,7 +97,7 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
     match = route.spec.match
     if match.address is not None and (problem := address_problem(match.address)):
         return problem
-    if route.spec.direction is Direction.JMS_TO_KAFKA:
+    if route.spec.direction.takes_jms:
         sources = [(("queue" if s.queue is not None else "topic"), s.address) for s in bridge.jms.sources]
         if match.destination_type is not None:
             sources = [s for s in sources if s[0] == match.destination_type]
@@ -109,7 +109,7 @@ def _match_problem(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route])
             return f"match.address {match.address!r} matches none of the bridge's sources ({listed})"
         return None
     if match.destination_type is not None:
-        return "match.destinationType applies to jmsToKafka routes only"
+        return "match.destinationType applies to jmsToKafka and jmsToNats routes only"
     if match.address is not None:
         topics = sorted({r.spec.topic for r in routes if r.spec.direction is Direction.KAFKA_TO_JMS})
         if not any(addresses_overlap(match.address, topic) for topic in topics):
@@ -136,8 +136,9 @@ def _route_faults(route: Route, bridge: JmsBridgeSpec, routes: Sequence[Route]) 
     if route.spec.reply is not None and bridge.jms.reply_queue is None:
         message = "reply needs the bridge's spec.jms.replyQueue, the queue JMS services answer on"
         faults.append(Fault(INVALID_SPEC, "spec.reply", message))
-    if route.spec.direction is Direction.NATS_TO_JMS and bridge.nats is None:
-        message = "direction natsToJms needs the bridge's spec.nats, the NATS servers it subscribes to"
+    if route.spec.direction.uses_nats and bridge.nats is None:
+        direction = route.spec.direction.value
+        message = f"direction {direction} needs the bridge's spec.nats, the NATS servers it talks to"
         faults.append(Fault(INVALID_SPEC, "spec.direction", message))
     return faults
 
@@ -157,7 +158,9 @@ def judge(bridge: JmsBridgeSpec, routes: Sequence[Route], bridge_name: str) -> R
     accepted: list[Route] = []
     for route in routes:
         found = _route_faults(route, bridge, routes)
-        slot = (route.spec.direction, route.spec.order)
+        direction = route.spec.direction
+        # jmsToKafka and jmsToNats routes are tried in one order (they take the same JMS messages)
+        slot = (Direction.JMS_TO_KAFKA if direction.takes_jms else direction, route.spec.order)
         if slot in holders:
             message = (
                 f"order {route.spec.order} is already taken by route {holders[slot]} "

@@ -89,8 +89,10 @@ class BatchConsumer(SessionOwner):
         self._batch = f"the batch from {self._where}"
         self._owner = f"the consumer of {self._where}"
 
-    def receive_batch(self, max_messages: int, max_delay_ms: int) -> list[JmsMessage]:
-        """Up to `max_messages`, within `max_delay_ms` in total; `[]` if none arrived."""
+    def receive_batch(self, max_messages: int, max_delay_ms: int, linger: bool = True) -> list[JmsMessage]:
+        """Up to `max_messages`, within `max_delay_ms` in total; `[]` if none arrived. Without `linger`,
+        only what is there already once the first message came (who answers a requester must not wait for
+        company)."""
         if self._closed:
             raise JmsError(f"the consumer of {self._where} is closed")
         self._check_connection()
@@ -106,7 +108,7 @@ class BatchConsumer(SessionOwner):
                 batch.append(read(m))
                 if len(batch) >= max_messages:
                     break
-                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                remaining_ms = int((deadline - time.monotonic()) * 1000) if linger else 0
                 # receive(0) would block forever: below a millisecond, only take what is already here.
                 m = receive(remaining_ms) if remaining_ms >= 1 else self._consumer.receiveNoWait()
         except JavaException as error:

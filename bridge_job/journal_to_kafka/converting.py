@@ -6,6 +6,10 @@ cannot be done for this one message is a soft failure, handled by the route's po
 bridge's): `fail` stops the bridge, `skip` drops the message with a log line, `deadLetter` publishes the
 original record to the dead-letter topic with headers saying why and where it came from.
 
+A jmsToNats route takes its messages the same way and makes each a NATS message in the route's format
+(`to_nats`): a message with JMSReplyTo becomes a NATS request whose reply subject holds the way back
+(routing/nats_replies.py).
+
 A record larger than its topic takes (`limit`, learned by the caller: kafka/limits.py) is a soft
 failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
 size it records.
@@ -19,12 +23,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge_job.config import Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import Direction, Format, JobConfig, Route, SoftFailurePolicy
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import ORIGIN_HEADER
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import BodyType, PropertyType
+from bridge_job.nats.message import NatsPublish, nats_headers
 from bridge_job.routing import replies
 from bridge_job.routing.failures import (
     BODY_SIZE_HEADER,
@@ -36,7 +41,8 @@ from bridge_job.routing.failures import (
     record_size,
     too_large,
 )
-from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.nats_replies import WayBack, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
 
@@ -47,6 +53,7 @@ class Action(enum.StrEnum):
     SKIP = "skip"
     LOOP = "loop"  # a message this bridge's ingress sent, on its way back to the topic it came from
     FAIL = "fail"
+    NATS = "nats"  # a jmsToNats route's: published to NATS (`Outcome.nats`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,7 @@ class Outcome:
     route: str | None = None
     failure: SoftFailure | None = None
     also: tuple[tuple[str, KafkaRecord], ...] = ()  # written with it: a pending request's tombstone
+    nats: NatsPublish | None = None  # NATS: the message to publish
 
 
 # A pending request's entry by its JMSMessageID (routing/pending.py); None when there is none.
@@ -121,6 +129,30 @@ def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
     return KafkaRecord(value=record.value, headers=record.headers, key=key)
 
 
+def to_nats(entry: JournalEntry, route: Route, origin: str) -> NatsPublish:
+    """The NATS message for a journalled message on a jmsToNats route; a request (JMSReplyTo set) names
+    the reply subject that leads its answer back. SoftFailure when the message cannot go."""
+    body_type = entry.body_type
+    if body_type not in (BodyType.TEXT, BodyType.BYTES):
+        raise SoftFailure(
+            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
+            f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
+        )
+    message = entry.message()
+    try:
+        record = codec(route.spec.format).encode(message, origin)
+        headers = nats_headers(record)
+    except FormatError as error:
+        reason = SoftFailureReason.CONVERSION_FAILED
+        raise SoftFailure(reason, f"format {route.spec.format.value}: {error}") from None
+    assert route.spec.nats_subject is not None  # jmsToNats routes have one (config/route.py)
+    reply = None
+    if message.reply_to is not None:
+        correlation = message.correlation_id or message.message_id or ""
+        reply = reply_subject(origin, WayBack(message.reply_to, correlation, route.name))
+    return NatsPublish(route.spec.nats_subject, record.value or b"", headers, reply)
+
+
 def dead_letter(
     original: KafkaRecord, failure: SoftFailure, source: SourceCoordinates, route: str | None
 ) -> KafkaRecord:
@@ -163,6 +195,10 @@ class Egress:
                 raise SoftFailure(SoftFailureReason.NO_ROUTE, "no route matches")
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
+            if route.spec.direction is Direction.JMS_TO_NATS:
+                return Outcome(
+                    Action.NATS, route=route.name, nats=to_nats(entry, route, self.config.bridge_id)
+                )
             record = convert(entry, route, self.config.bridge_id)
             topic = route.spec.topic
             limit = self.limits(topic)
@@ -205,11 +241,12 @@ class Egress:
         return Outcome(Action.PUBLISH, topic, record, route_name, also=done)
 
     def is_loop(self, entry: JournalEntry, route: Route) -> bool:
-        """A message this bridge's ingress sent from the very topic the route writes to."""
-        return (
-            entry.property_text(ORIGIN_PROPERTY) == self.config.bridge_id
-            and entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
-        )
+        """A message this bridge sent to JMS from the very topic (or NATS subject) the route writes to."""
+        if entry.property_text(ORIGIN_PROPERTY) != self.config.bridge_id:
+            return False
+        if route.spec.direction is Direction.JMS_TO_NATS:
+            return entry.property_text(NATS_SUBJECT_PROPERTY) == route.spec.nats_subject
+        return entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
 
     def source(self, entry: JournalEntry) -> SourceCoordinates:
         destination = entry.record.header(native.PREFIX + "JMSDestination")

@@ -9,7 +9,9 @@ Spark plans the ranges, checkpoints them and schedules one task per journal part
 3. drops redelivered duplicates (journal/redelivery.py);
 4. routes and converts each entry (journal_to_kafka/converting.py) under the soft-failure policies; `fail`
    raises `BridgeStopped` before anything of the range is written;
-5. writes the records (kafka/writing.py), and reports what it did as a `TaskSummary`.
+5. publishes the messages of jmsToNats routes to NATS (journal_to_kafka/nats_out.py) and flushes them;
+6. writes the records (kafka/writing.py), and reports what it did as a `TaskSummary` (`published`
+   counts both).
 
 Nothing here imports Spark: a task runs the same in a test process as in a Spark Python worker.
 """
@@ -29,7 +31,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
 from bridge_job.journal.redelivery import unresolved, without_duplicates
-from bridge_job.journal_to_kafka import pending_requests
+from bridge_job.journal_to_kafka import nats_out, pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.limits import TopicLimits
@@ -44,6 +46,7 @@ from bridge_job.kafka.writing import (
     write_at_least_once,
     write_transaction,
 )
+from bridge_job.nats.message import NatsPublish
 from bridge_job.redaction import redact_process_logs
 
 log = logging.getLogger("jmsbridge.egress")
@@ -106,15 +109,21 @@ def route_all(
     entries: Sequence[JournalEntry],
     summary: TaskSummary,
     answered: list[Addressed] | None = None,
+    to_nats: list[NatsPublish] | None = None,
 ) -> list[Addressed]:
     """The records to write for `entries`, counting outcomes into `summary`; the tombstones of the pending
-    requests they answer go to `answered`."""
+    requests they answer go to `answered`, the messages of jmsToNats routes to `to_nats`."""
     records: list[Addressed] = []
     for entry in entries:
         outcome = egress.handle(entry)
         action = outcome.action
         if action is not Action.FAIL and answered is not None:
             answered.extend(outcome.also)
+        if action is Action.NATS:
+            assert outcome.nats is not None and to_nats is not None
+            to_nats.append(outcome.nats)
+            summary.published += 1
+            continue
         if action is Action.PUBLISH or action is Action.DEAD_LETTER:
             assert outcome.topic is not None and outcome.record is not None
             records.append((outcome.topic, outcome.record))
@@ -187,8 +196,10 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
 
     began = time.perf_counter_ns()
     answered: list[Addressed] = []
-    records = route_all(egress, kept, summary, answered)
+    to_nats: list[NatsPublish] = []
+    records = route_all(egress, kept, summary, answered, to_nats)
     summary.routing_ns = time.perf_counter_ns() - began
+    nats_out.publish_all(config, to_nats)  # before the range counts as written
     records += pending_requests.tombstones(config, partition, start, end, answered, transactional is not None)
 
     if transactional is not None:

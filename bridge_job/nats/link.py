@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import nats
@@ -29,7 +29,7 @@ from nats.protocol.command import hpub_cmd
 
 from bridge_job.config import ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec
 from bridge_job.errors import BridgeStopped
-from bridge_job.nats.message import NatsMessage
+from bridge_job.nats.message import NatsMessage, NatsPublish
 from bridge_job.outages import PATIENCE_SETTING, Outage
 
 log = logging.getLogger("jmsbridge.nats")
@@ -81,6 +81,7 @@ class NatsLink:
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"nats-{name}", daemon=True)
         self._thread.start()
         self._client = Client()
+        self._closing = False
 
     def connect(self) -> None:
         """Connect, trying again within the patience while no server answers."""
@@ -110,6 +111,8 @@ class NatsLink:
         )
 
     async def _gone(self) -> None:
+        if self._closing:
+            return
         with self._lock:
             if self._disconnected is None:
                 self._disconnected = time.monotonic()
@@ -155,6 +158,24 @@ class NatsLink:
     def publish(self, subject: str, data: bytes, headers: dict[str, str] | None = None) -> None:
         self._call(self._client.publish(subject, data, headers=headers or None))
 
+    def publish_all(self, messages: Sequence[NatsPublish]) -> None:
+        """Publish and flush, waiting out an outage within the patience (a batch cut short is published
+        again whole: at least once)."""
+
+        async def publish() -> None:
+            for m in messages:
+                await self._client.publish(m.subject, m.data, reply=m.reply or "", headers=m.headers or None)
+
+        while True:
+            try:
+                self._call(publish())
+                break
+            except (TimeoutError, OSError, nats.errors.Error) as error:
+                self.outage.failed(error, "publishing again")
+                time.sleep(self.outage.backoff())
+        self.flush()
+        self.outage.clear()
+
     def publish_status(self, subject: str, status: tuple[int, str], headers: dict[str, str]) -> None:
         """A status reply (`NATS/1.0 408 Request Timeout`), as the server's own no-responders one is:
         nats-py's publish writes no status line, so the message is built here."""
@@ -178,6 +199,7 @@ class NatsLink:
                 time.sleep(self.outage.backoff())
 
     def close(self) -> None:
+        self._closing = True  # its disconnection is no outage
         try:
             self._call(self._client.drain())
         except (TimeoutError, nats.errors.Error, OSError) as error:

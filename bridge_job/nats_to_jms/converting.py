@@ -25,18 +25,22 @@ from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.message import BodyType, Destination, JmsMessage, Property
-from bridge_job.nats.message import NatsMessage
+from bridge_job.nats.message import NatsMessage, nats_headers
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
-from bridge_job.routing.loops import ORIGIN_PROPERTY
+from bridge_job.routing.loops import NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.nats_replies import WayBack
 from bridge_job.routing.routes import address_matches
 from bridge_job.routing.sends import check_sendable, jms_target, send_changes
 
-SUBJECT_PROPERTY = "NatsSubject"
 DEFAULT_QUEUE_GROUP = "jmsbridge.{bridge_id}"
 
 
 def nats_routes(config: JobConfig) -> list[Route]:
     return config.routes_for(Direction.NATS_TO_JMS)
+
+
+def route_named(config: JobConfig, name: str) -> Route | None:
+    return next((r for r in config.routes if r.name == name), None)
 
 
 def queue_group(route: Route, bridge_id: str) -> str:
@@ -67,25 +71,10 @@ def to_jms(
 ) -> JmsMessage:
     """The JMS message for a NATS message on `route`; a request's answer comes to `reply_to` marked with
     `correlation_id`. SoftFailure when the message cannot go."""
-    record = as_record(message)
-    target = jms_target(route, record.header)
-    fmt = route.spec.format
-    try:
-        decoded = codec(fmt).decode(record, target)
-    except FormatError as error:
-        raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
-    plain = fmt is Format.NATIVE and record.header(native.MESSAGE_TYPE_HEADER) is None
-    if plain and isinstance(decoded.body, bytes):  # a plain NATS client's payload: text if it reads so
-        with contextlib.suppress(UnicodeDecodeError):
-            decoded = dataclasses.replace(decoded, body_type=BodyType.TEXT, body=decoded.body.decode())
-    if decoded.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
-        raise SoftFailure(
-            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{decoded.body_type.value} is not carried (only TextMessage and BytesMessage)",
-        )
-    check_sendable(decoded)
+    target = jms_target(route, as_record(message).header)
+    decoded = decode(message, route.spec.format, target)
     properties = decoded.properties | {
-        SUBJECT_PROPERTY: Property.string(message.subject),
+        NATS_SUBJECT_PROPERTY: Property.string(message.subject),
         ORIGIN_PROPERTY: Property.string(bridge_id),
     }
     changes: dict[str, object] = {"destination": target, "redelivered": False, "properties": properties}
@@ -101,6 +90,41 @@ def to_jms(
     return dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
 
 
+def decode(message: NatsMessage, fmt: Format, target: Destination) -> JmsMessage:
+    """A NATS message read in `fmt` as a JMS message to `target`; SoftFailure when it cannot go."""
+    record = as_record(message)
+    try:
+        decoded = codec(fmt).decode(record, target)
+    except FormatError as error:
+        raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
+    plain = fmt is Format.NATIVE and record.header(native.MESSAGE_TYPE_HEADER) is None
+    if plain and isinstance(decoded.body, bytes):  # a plain NATS client's payload: text if it reads so
+        with contextlib.suppress(UnicodeDecodeError):
+            decoded = dataclasses.replace(decoded, body_type=BodyType.TEXT, body=decoded.body.decode())
+    if decoded.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
+        raise SoftFailure(
+            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
+            f"{decoded.body_type.value} is not carried (only TextMessage and BytesMessage)",
+        )
+    check_sendable(decoded)
+    return decoded
+
+
+def nats_answer_to_jms(message: NatsMessage, way_back: WayBack, fmt: Format, bridge_id: str) -> JmsMessage:
+    """A NATS service's answer to a JMS requester (routing/nats_replies.py): to its JMSReplyTo, with the
+    correlation id it expects, in the format of the route that sent the request."""
+    decoded = decode(message, fmt, way_back.destination)
+    properties = decoded.properties | {ORIGIN_PROPERTY: Property.string(bridge_id)}
+    return dataclasses.replace(
+        decoded,
+        destination=way_back.destination,
+        correlation_id=way_back.correlation_id,
+        reply_to=None,
+        redelivered=False,
+        properties=properties,
+    )
+
+
 def answer(message: JmsMessage, fmt: Format, bridge_id: str) -> tuple[bytes, dict[str, str]]:
     """A JMS service's answer as the NATS reply: data and headers in the route's format. SoftFailure when
     a header cannot be NATS header text."""
@@ -108,19 +132,10 @@ def answer(message: JmsMessage, fmt: Format, bridge_id: str) -> tuple[bytes, dic
         record = codec(fmt).encode(message, bridge_id)
     except FormatError as error:
         raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
-    headers: dict[str, str] = {}
-    for name, raw in record.headers:
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            text = None
-        if text is None or text != text.strip() or "\r" in text or "\n" in text:
-            raise SoftFailure(
-                SoftFailureReason.UNMAPPABLE_PROPERTY,
-                f"header {name}: {raw[:40]!r} is no single-line NATS header text; format envelope carries "
-                "it in the payload",
-            )
-        headers[name] = text
+    try:
+        headers = nats_headers(record)
+    except FormatError as error:
+        raise SoftFailure(SoftFailureReason.UNMAPPABLE_PROPERTY, str(error)) from None
     return record.value or b"", headers
 
 

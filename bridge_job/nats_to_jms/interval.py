@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import astuple
+from dataclasses import astuple, fields
 
 from bridge_job.nats_to_jms.service import NatsCounts, NatsService
 from bridge_job.redaction import redact_process_logs
 
-SUMMARY_SCHEMA = (
-    "route STRING, received BIGINT, forwarded BIGINT, requests BIGINT, replies BIGINT, timeouts BIGINT, "
-    "refused BIGINT, unknown_replies BIGINT, dead_lettered BIGINT, skipped BIGINT, round_trip_ms BIGINT, "
-    "max_round_trip_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
+# One row per route: its counts (NatsCounts, in field order) over the task's interval.
+SUMMARY_SCHEMA = ", ".join(
+    [
+        "route STRING",
+        *(f"{f.name} BIGINT" for f in fields(NatsCounts)),
+        "started_ms BIGINT",
+        "ended_ms BIGINT",
+    ]
 )
 POLL_SECONDS = 0.1  # how soon a route change or a failure is seen
 

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from bridge_job.config import ConfigError, Format, JmsSource, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConfig, Route, SoftFailurePolicy
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
@@ -57,19 +57,24 @@ from bridge_job.nats.message import (
     ERROR_HEADER,
     TIMEOUT_STATUS,
     NatsMessage,
+    is_no_responders,
 )
 from bridge_job.nats_to_jms.converting import (
+    DEFAULT_QUEUE_GROUP,
     answer,
     as_record,
     first_route,
+    nats_answer_to_jms,
     nats_routes,
     queue_group,
+    route_named,
     subject_of,
     to_jms,
 )
 from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
+from bridge_job.routing.nats_replies import replies_subject, way_back
 
 log = logging.getLogger("jmsbridge.nats")
 
@@ -92,6 +97,8 @@ class NatsCounts:
     timeouts: int = 0  # requests answered with a 408 status
     refused: int = 0  # requests answered with a 400 status: they could not go to JMS
     unknown_replies: int = 0  # answers to no request in flight here (late, or another process's)
+    answered: int = 0  # jmsToNats: NATS answers sent to their JMS requesters
+    no_responders: int = 0  # jmsToNats: requests no NATS service took
     dead_lettered: int = 0
     skipped: int = 0
     round_trip_ms: int = 0  # request taken -> answer published, summed over the replies
@@ -105,7 +112,16 @@ class NatsCounts:
 
 Subscribed = tuple[str, str]  # (subject, queue group)
 Delivered = tuple[Subscribed, NatsMessage]
-Send = tuple[NatsMessage, Route, JmsMessage, Request | None, str | None]  # + correlation id
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    message: NatsMessage
+    route: Route | None
+    jms: JmsMessage
+    kind: str  # what it counts as once sent: forwarded, requests, or answered (to a JMS requester)
+    request: Request | None = None
+    correlation: str | None = None
 
 
 class NatsService:
@@ -130,10 +146,16 @@ class NatsService:
         self._followed: JobConfig | None = None
         self._reply: tuple[JmsConnection, Destination] | None = None
         self._reply_lock = threading.Lock()
+        self._replies = (
+            replies_subject(self.bridge_id),
+            DEFAULT_QUEUE_GROUP.format(bridge_id=self.bridge_id),
+        )
         self._hosts = 0
+        self._unsent = 0  # delivered by a subscription, not yet sent or refused: a drain waits for them
         self._unhosted_since: float | None = None
         self._draining = threading.Event()
         self.nats.connect()
+        self._jms_ready()  # the first messages the subscriptions bring need not wait for it
         self.follow(config)
         self._threads = [
             threading.Thread(target=self._guarded(work), name=f"{name}-{work.__name__}", daemon=True)
@@ -175,6 +197,8 @@ class NatsService:
         if config is self._followed:
             return
         wanted = {(subject_of(r), queue_group(r, self.bridge_id)) for r in nats_routes(config)}
+        if config.routes_for(Direction.JMS_TO_NATS):
+            wanted.add(self._replies)
         with self._subscriptions_lock:
             if self.draining:
                 return
@@ -192,7 +216,12 @@ class NatsService:
             self._followed = config
 
     def _queue(self, subscribed: Subscribed) -> Callable[[NatsMessage], None]:
-        return lambda message: self._incoming.put((subscribed, message))
+        def put(message: NatsMessage) -> None:
+            with self._counts_lock:
+                self._unsent += 1
+            self._incoming.put((subscribed, message))
+
+        return put
 
     @property
     def draining(self) -> bool:
@@ -224,7 +253,11 @@ class NatsService:
         while not self.closed.is_set():
             batch = self._take()
             if batch:
-                self._send(batch, outage)
+                try:
+                    self._send(batch, outage)
+                finally:
+                    with self._counts_lock:
+                        self._unsent -= len(batch)
             elif self._draining.is_set():
                 return
 
@@ -247,36 +280,75 @@ class NatsService:
         sends: list[Send] = []
         dead_letters: list[Addressed] = []
         for subscribed, message in batch:
-            route = first_route(routes, message.subject)
-            if route is not None and (subject_of(route), queue_group(route, self.bridge_id)) != subscribed:
-                continue  # an earlier route's subscription has it too: that one takes it
-            self._count(route, "received")
-            if route is None:  # its route went since the message came
-                failure = SoftFailure(SoftFailureReason.NO_ROUTE, "no natsToJms route takes the subject")
-                self._soft_failure(config, failure, message, None, dead_letters)
-                continue
-            correlation = None if message.reply is None else f"nats-{uuid.uuid4().hex}"
-            try:  # JMSReplyTo: the reply queue of the connection that sends it (`_send_chunk`)
-                jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
-            except SoftFailure as failure:
-                self._soft_failure(config, failure, message, route, dead_letters)
-                continue
-            request = None
-            if message.reply is not None:
-                deadline = message.received + route.spec.timeout_ms / 1000
-                request = Request(message.reply, route.name, deadline, message.received)
-            sends.append((message, route, jms, request, correlation))
+            if subscribed == self._replies:
+                planned = self._plan_answer(config, message, dead_letters)
+            else:
+                planned = self._plan(config, routes, subscribed, message, now_ms, dead_letters)
+            if planned is not None:
+                sends.append(planned)
         self._send_all(config, sends, dead_letters, outage)
         if dead_letters:  # what could not go, the provider's refusals included; acknowledged by Kafka
             kafka = config.bridge.kafka
             patience = config.bridge.outages.patience_seconds
             write_at_least_once(producer_config(kafka), dead_letters, kafka.bootstrap_servers, patience)
 
+    def _plan(
+        self,
+        config: JobConfig,
+        routes: list[Route],
+        subscribed: Subscribed,
+        message: NatsMessage,
+        now_ms: int,
+        dead_letters: list[Addressed],
+    ) -> Send | None:
+        """What to send for a message of a natsToJms route's subscription; None when nothing."""
+        route = first_route(routes, message.subject)
+        if route is not None and (subject_of(route), queue_group(route, self.bridge_id)) != subscribed:
+            return None  # an earlier route's subscription has it too: that one takes it
+        self._count(route, "received")
+        if route is None:  # its route went since the message came
+            failure = SoftFailure(SoftFailureReason.NO_ROUTE, "no natsToJms route takes the subject")
+            self._soft_failure(config, failure, message, None, dead_letters)
+            return None
+        correlation = None if message.reply is None else f"nats-{uuid.uuid4().hex}"
+        try:  # JMSReplyTo: the reply queue of the connection that sends it (`_send_chunk`)
+            jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
+        except SoftFailure as failure:
+            self._soft_failure(config, failure, message, route, dead_letters)
+            return None
+        if message.reply is None:
+            return Send(message, route, jms, "forwarded")
+        deadline = message.received + route.spec.timeout_ms / 1000
+        request = Request(message.reply, route.name, deadline, message.received)
+        return Send(message, route, jms, "requests", request, correlation)
+
+    def _plan_answer(
+        self, config: JobConfig, message: NatsMessage, dead_letters: list[Addressed]
+    ) -> Send | None:
+        """A NATS service's answer to a JMS requester (a jmsToNats route's request): to its JMSReplyTo."""
+        try:
+            back = way_back(message.subject)
+        except ValueError as error:
+            self._count(None, "unknown_replies")
+            log.warning("dropped a message on the bridge's reply subjects: %s", error)
+            return None
+        route = route_named(config, back.route)
+        if is_no_responders(message):  # no NATS service took the request: its requester times out
+            self._count(route, "no_responders")
+            return None
+        fmt = route.spec.format if route is not None else Format.NATIVE  # the route went meanwhile
+        try:
+            jms = nats_answer_to_jms(message, back, fmt, self.bridge_id)
+        except SoftFailure as failure:
+            self._soft_failure(config, failure, message, route, dead_letters)
+            return None
+        return Send(message, route, jms, "answered")
+
     def _send_all(
         self, config: JobConfig, sends: list[Send], dead_letters: list[Addressed], outage: Outage
     ) -> None:
         """Send in one JMS transaction, on a new connection after a failure, within the patience."""
-        while sends:
+        while sends and not self.closed.is_set():
             try:
                 connection, reply_queue = self._reply_queue()
                 with connection.producer(transacted=True) as producer:
@@ -288,8 +360,8 @@ class NatsService:
                 time.sleep(outage.backoff())
                 continue
             outage.clear()
-            for _, route, _, request, _ in sends:
-                self._count(route, "forwarded" if request is None else "requests")
+            for send in sends:
+                self._count(send.route, send.kind)
             return
 
     def _send_chunk(
@@ -305,9 +377,8 @@ class NatsService:
         come before the commit)."""
         sent = []
         for send in sends:
-            message, route, jms, request, correlation = send
-            if request is not None:
-                jms = dataclasses.replace(jms, reply_to=reply_queue)
+            message, request = send.message, send.request
+            jms = send.jms if request is None else dataclasses.replace(send.jms, reply_to=reply_queue)
             try:
                 message_id = producer.send(jms)
             except JmsError as error:
@@ -318,10 +389,10 @@ class NatsService:
                 if not caused_by(error, REFUSED):
                     raise
                 failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
-                self._soft_failure(config, failure, message, route, dead_letters)
+                self._soft_failure(config, failure, message, send.route, dead_letters)
                 continue
-            if request is not None and correlation is not None:
-                self.inflight.add(correlation, request)
+            if request is not None and send.correlation is not None:
+                self.inflight.add(send.correlation, request)
                 self.inflight.also(message_id, request)
             sent.append(send)
         return sent
@@ -368,7 +439,8 @@ class NatsService:
                 if consumer is None:
                     connection, reply_queue = self._reply_queue()
                     consumer = connection.consumer(JmsSource(queue=reply_queue.name))
-                answers = consumer.receive_batch(ANSWERS_PER_COMMIT, int(FIRST_WAIT_SECONDS * 1000))
+                wait_ms = int(FIRST_WAIT_SECONDS * 1000)
+                answers = consumer.receive_batch(ANSWERS_PER_COMMIT, wait_ms, linger=False)
                 if answers:
                     for message in answers:
                         self._answer(message)
@@ -429,7 +501,9 @@ class NatsService:
         with self._counts_lock:
             unhosted = self._unhosted_since
         if self._draining.is_set():
-            if self._incoming.empty() and len(self.inflight) == 0:
+            with self._counts_lock:
+                unsent = self._unsent
+            if unsent == 0 and len(self.inflight) == 0:
                 self.close()
             return
         if unhosted is not None and now - unhosted >= RELEASE_SECONDS:
@@ -450,6 +524,12 @@ class NatsService:
                 name = connection.temporary_queue()
                 self._reply = (connection, Destination(DestinationKind.QUEUE, name))
             return self._reply
+
+    def _jms_ready(self) -> None:
+        try:
+            self._reply_queue()
+        except JmsError as error:  # the sender waits it out, within the patience
+            log.warning("the NATS service cannot reach JMS yet: %s", error)
 
     def _drop_jms(self) -> None:
         self.jms.recover(None)

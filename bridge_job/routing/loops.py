@@ -10,3 +10,7 @@ ORIGIN_PROPERTY = "JmsBridgeOrigin"
 
 
 KAFKA_TOPIC_PROPERTY = "KafkaTopic"
+
+
+# The NATS subject a message from NATS was published on (natsToJms).
+NATS_SUBJECT_PROPERTY = "NatsSubject"

@@ -80,6 +80,10 @@ class RouteTable:
 
     @classmethod
     def of(cls, routes: Sequence[Route], direction: Direction = Direction.JMS_TO_KAFKA) -> RouteTable:
+        """The routes of `direction`; for JMS messages (jmsToKafka, the default), every route that takes
+        them, those to NATS (jmsToNats) among them, in one (order, name) order."""
+        if direction.takes_jms:
+            return cls(tuple(r for r in routes if r.spec.direction.takes_jms), direction)
         return cls(tuple(r for r in routes if r.spec.direction is direction), direction)
 
     def route(self, message: Routable) -> Route | None:

@@ -97,14 +97,10 @@ class Supervision:
             self.reports.append((BatchReports(ingress), self._record_ingress))
 
     def _start_nats_for(self, config: JobConfig) -> None:
-        """The NATS query, started with the first natsToJms route."""
+        """The NATS query, started with the first NATS route (jmsToNats: its answers come there)."""
         from bridge_job.spark.progress import BatchReports
 
-        if (
-            self.start_nats is not None
-            and "nats" not in self.kinds
-            and config.routes_for(Direction.NATS_TO_JMS)
-        ):
+        if self.start_nats is not None and "nats" not in self.kinds and config.uses_nats:
             nats = self.start_nats(config)
             self.queries.append(nats)
             self.kinds.append("nats")

@@ -31,6 +31,8 @@ NATS_OUTCOMES = (
     "timeouts",
     "refused",
     "unknown_replies",
+    "answered",
+    "no_responders",
     "dead_lettered",
     "skipped",
 )
@@ -206,8 +208,8 @@ class Metrics:
         self.ingress_retries = counter("jmsbridge_ingress_retries", "Ranges sent again after a JMS failure")
         self.nats = counter(
             "jmsbridge_nats_messages",
-            "natsToJms messages by route and outcome (received, forwarded, requests, replies, timeouts, "
-            "refused, unknown_replies, dead_lettered, skipped)",
+            "NATS messages by route and outcome (natsToJms: received, forwarded, requests, replies, "
+            "timeouts, refused, unknown_replies; jmsToNats: answered, no_responders; dead_lettered, skipped)",
             ("route", "outcome"),
         )
         self.nats_round_trip_avg = Gauge(

@@ -1,26 +1,35 @@
-"""NATS -> JMS on real brokers: nats-server, ActiveMQ and the job on local Spark (docs/nats.md).
+"""NATS <-> JMS on real brokers: nats-server, ActiveMQ and the job on local Spark (docs/nats.md).
 
 One bridge serves the module: NATS requesters get their answers from a JMS service of either convention,
 one-way messages arrive in order, a JMS service that never answers makes the requests time out with a
-408 status, and a NATS server restarted mid-stream is waited out. The NATS clients are nats-py's, as a
-NATS application would write them.
+408 status, and a NATS server restarted mid-stream is waited out; the other way, JMS messages are
+published to NATS in order, and JMS requesters (TemporaryQueue) get their answers from a NATS service.
+The NATS clients are nats-py's, as a NATS application would write them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import nats
 import pytest
 from nats.aio.msg import Msg
 
-from jmsbridge.local import BridgeJob
+from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
+from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
-from tests.support.harness import bridge_document, received_from, write_yaml
+from tests.support.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
+
+
+def queue(name: str) -> Destination:
+    return Destination(DestinationKind.QUEUE, name)
+
 
 # One worker runs the module, so that its one bridge job serves every test of it.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("nats")]
@@ -33,19 +42,55 @@ class NatsBridge:
     n: str  # this module's subjects and queues carry it
 
 
-def nats_route(name: str, bridge: str, subject: str, queue: str, **spec: object) -> dict[str, object]:
+def a_route(name: str, bridge: str, **spec: object) -> dict[str, object]:
     return {
         "apiVersion": "jmsbridge.dev/v1alpha1",
         "kind": "JmsBridgeRoute",
         "metadata": {"name": name},
-        "spec": {
-            "bridgeRef": {"name": bridge},
-            "direction": "natsToJms",
-            "natsSubject": subject,
-            "jmsDestination": {"queue": queue},
-            **spec,
-        },
+        "spec": {"bridgeRef": {"name": bridge}, **spec},
     }
+
+
+def nats_route(name: str, bridge: str, subject: str, queue: str, **spec: object) -> dict[str, object]:
+    destination = {"queue": queue}
+    return a_route(
+        name, bridge, direction="natsToJms", natsSubject=subject, jmsDestination=destination, **spec
+    )
+
+
+def to_nats_route(name: str, bridge: str, queue: str, subject: str, order: int) -> dict[str, object]:
+    match = {"address": queue}
+    return a_route(name, bridge, direction="jmsToNats", order=order, match=match, natsSubject=subject)
+
+
+@contextmanager
+def nats_service(url: str, subject: str) -> Iterator[None]:
+    """A NATS service answering each request on `subject` with `re: <data>` and the request's headers,
+    until the block ends."""
+    stop = threading.Event()
+    ready = threading.Event()
+
+    async def serve() -> None:
+        client = await nats.connect(url)
+
+        async def respond(request: Msg) -> None:
+            await request.respond(b"re: " + request.data)
+
+        await client.subscribe(subject, cb=respond)
+        await client.flush()
+        ready.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+        await client.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(30), "the NATS service did not start"
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +101,8 @@ def bridge(
     n = uuid.uuid4().hex[:8]
     work = tmp_path_factory.mktemp("nats")
     name = f"nats-{n}"
-    document = bridge_document(
-        name, activemq, kafka, [{"queue": f"unused.{n}"}], nats={"servers": [server.url]}
-    )
+    sources = [{"queue": f"out.{n}"}, {"queue": f"ask.{n}"}]
+    document = bridge_document(name, activemq, kafka, sources, nats={"servers": [server.url]})
     files = [
         write_yaml(
             work / "bridge.yaml",
@@ -67,6 +111,8 @@ def bridge(
             nats_route("silent", name, f"silent.{n}", f"silent.{n}", order=2, timeoutSeconds=2),
             nats_route("events", name, f"events.{n}.*", f"events.{n}", order=3),
             nats_route("enveloped", name, f"env.{n}", f"env.{n}", order=4, format="envelope"),
+            to_nats_route("out", name, f"out.{n}", f"out.{n}.events", order=5),
+            to_nats_route("ask", name, f"ask.{n}", f"ask.{n}.svc", order=6),
         )
     ]
     job = BridgeJob(files, work).start()
@@ -166,3 +212,49 @@ def test_a_restarted_nats_server_is_waited_out(bridge: NatsBridge, activemq: Act
     asyncio.run(publish())
     assert [m.body for m in received_from(activemq, f"events.{n}", 1)] == ["after the restart"]
     assert bridge.job.process is not None and bridge.job.process.poll() is None
+
+
+def test_jms_messages_are_published_to_nats_in_order(bridge: NatsBridge, activemq: ActiveMqBroker) -> None:
+    n = bridge.n
+    got: list[Msg] = []
+
+    async def listen() -> None:
+        client = await nats.connect(bridge.nats.url)
+        try:
+            sub = await client.subscribe(f"out.{n}.events")
+            await client.flush()
+            send(
+                activemq,
+                [
+                    JmsMessage(queue(f"out.{n}"), body=f"m{i}", properties={"seq": Property.of(i)})
+                    for i in range(50)
+                ],
+            )
+            while len(got) < 50:
+                got.append(await sub.next_msg(timeout=60))
+        finally:
+            await client.close()
+
+    asyncio.run(listen())
+    assert [m.data.decode() for m in got] == [f"m{i}" for i in range(50)]
+    headers = got[7].headers or {}
+    assert headers["jms.seq"] == "7" and "seq=long" in headers["jmsbridge.types"]
+    assert headers["jms.JMSDestination"] == f"queue://out.{n}"
+
+
+def test_jms_requesters_get_their_answers_from_a_nats_service(
+    bridge: NatsBridge, activemq: ActiveMqBroker
+) -> None:
+    n = bridge.n
+    requesters = [JmsRequester(activemq, f"ask.{n}") for _ in range(2)]
+    try:
+        with nats_service(bridge.nats.url, f"ask.{n}.svc"):
+            for who, requester in enumerate(requesters):
+                for i in range(5):
+                    requester.request(f"q{who}.{i}", f"c{who}-{i}")
+            answers = [sorted(r.reply(timeout_ms=60_000) for _ in range(5)) for r in requesters]
+    finally:
+        for requester in requesters:
+            requester.close()
+    for who, got in enumerate(answers):
+        assert got == [(f"c{who}-{i}", f"re: q{who}.{i}") for i in range(5)]

@@ -1,17 +1,27 @@
-"""NATS -> JMS conversion and the in-flight table: pure functions over plain data."""
+"""NATS <-> JMS conversion, the way back of a JMS request and the in-flight table: pure functions over
+plain data."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
+from bridge_job.journal.entries import JournalEntry
+from bridge_job.journal_to_kafka.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage
-from bridge_job.nats_to_jms.converting import answer, first_route, queue_group, to_jms
+from bridge_job.nats_to_jms.converting import answer, first_route, nats_answer_to_jms, queue_group, to_jms
 from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+from bridge_job.routing.nats_replies import WayBack, reply_subject, way_back
 
 REPLIES = Destination(DestinationKind.QUEUE, "ID:replies-1")
+
+
+def journal_entry(message: JmsMessage) -> JournalEntry:
+    return JournalEntry.of(message, partition=0, offset=7)
 
 
 def nats_route(name: str, subject: str, order: int = 0, **spec: object) -> Route:
@@ -91,3 +101,51 @@ def test_a_request_is_found_by_either_id_once_and_expires_whole() -> None:
     assert table.expired(15.0) == []
     assert table.expired(20.0) == [second]
     assert table.take("ID:m-2") is None and len(table) == 0
+
+
+def test_the_way_back_of_a_jms_request_travels_in_its_reply_subject() -> None:
+    back = WayBack(Destination(DestinationKind.QUEUE, "ID:host-1:2:1:1"), "c-1", "ask")
+    subject = reply_subject("b", back)
+    assert subject.startswith("_JMSBRIDGE.b.reply.") and subject.count(".") == 3  # one token: `*` takes it
+    assert way_back(subject) == back
+    with pytest.raises(ValueError, match="names no JMS requester"):
+        way_back("_JMSBRIDGE.b.reply.not-base64!")
+
+
+def test_a_nats_answer_goes_to_the_requester_with_the_correlation_it_expects() -> None:
+    back = WayBack(Destination(DestinationKind.QUEUE, "ID:host-1:2:1:1"), "c-1", "ask")
+    message = NatsMessage("_JMSBRIDGE.b.reply.x", b"re: hi", headers={"jms.n": "1"})
+    sent = nats_answer_to_jms(message, back, Format.NATIVE, "b")
+    assert (sent.destination, sent.correlation_id, sent.body) == (back.destination, "c-1", "re: hi")
+    assert sent.properties["n"].value == "1" and sent.reply_to is None
+
+
+def test_a_jms_message_on_a_jms_to_nats_route_becomes_a_nats_message_or_request() -> None:
+    route = Route(
+        name="ask",
+        spec=JmsBridgeRouteSpec.model_validate(
+            {"bridgeRef": {"name": "b"}, "direction": "jmsToNats", "natsSubject": "svc.ask"}
+        ),
+    )
+    requester = Destination(DestinationKind.QUEUE, "ID:req-1")
+    message = JmsMessage(
+        Destination(DestinationKind.QUEUE, "ask"),
+        body="hi",
+        message_id="ID:m-1",
+        reply_to=requester,
+        properties={"n": Property.of(1)},
+    )
+    entry = journal_entry(message)
+    published = to_nats(entry, route, "b")
+    assert (published.subject, published.data) == ("svc.ask", b"hi")
+    assert published.headers["jms.n"] == "1" and published.headers["jmsbridge.origin"] == "b"
+    assert published.reply is not None
+    assert way_back(published.reply) == WayBack(requester, "ID:m-1", "ask")  # no JMSCorrelationID: its id
+    one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b")
+    assert one_way.reply is None
+
+
+def test_jms_to_nats_subjects_take_no_wildcards() -> None:
+    spec = {"bridgeRef": {"name": "b"}, "direction": "jmsToNats", "natsSubject": "svc.>"}
+    with pytest.raises(ValueError, match="wildcards"):
+        JmsBridgeRouteSpec.model_validate(spec)

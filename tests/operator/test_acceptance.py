@@ -96,7 +96,7 @@ def test_kafka_to_jms_matches_its_source_topics() -> None:
     verdicts = judged(ok, bad, typed)
     assert verdicts["in"][0]
     assert verdicts["bad"][:2] == (False, "InvalidMatch")
-    assert verdicts["typed"][2] == "match.destinationType applies to jmsToKafka routes only"
+    assert verdicts["typed"][2] == "match.destinationType applies to jmsToKafka and jmsToNats routes only"
 
 
 def test_invalid_route_spec_names_the_field() -> None:
@@ -153,7 +153,7 @@ def test_a_nats_route_needs_the_bridge_nats_servers() -> None:
     assert verdicts["n"] == (
         False,
         "InvalidSpec",
-        "direction natsToJms needs the bridge's spec.nats, the NATS servers it subscribes to",
+        "direction natsToJms needs the bridge's spec.nats, the NATS servers it talks to",
     )
     assert verdicts["r"][0]
     with_nats = simple_bridge()

@@ -297,11 +297,20 @@ CASES = [
         "`kafkaTopic` applies to direction jmsToKafka or kafkaToJms only",
     ),
     Case(
+        "jms-to-nats-with-wildcard",
+        "JmsBridgeRoute",
+        _nats_route(
+            lambda spec: spec.update(direction="jmsToNats", natsSubject="out.>") or spec.pop("jmsDestination")
+        ),
+        "spec",
+        "natsSubject: wildcards (`*`, `>`) apply to direction natsToJms only",
+    ),
+    Case(
         "nats-to-jms-with-match",
         "JmsBridgeRoute",
         _nats_route(lambda spec: spec.update(match={"address": "a"})),
         "spec",
-        "`match` applies to directions jmsToKafka and kafkaToJms",
+        "`match` applies to directions jmsToKafka, kafkaToJms and jmsToNats",
     ),
     Case(
         "nats-password-and-token",

@@ -1,23 +1,29 @@
 """Two bridge jobs as an active/standby pair over a Kubernetes Lease on the API emulator, with real
 brokers: the standby takes over when the active stops cleanly, and a job that lost the lease exits.
+Only the active subscribes to NATS; a NATS request in flight at the takeover gets no answer (its
+requester times out, as docs/nats.md says), and the next one is answered by the new active.
 
 The election itself, without Spark or brokers: tests/kube/test_leadership.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
+import nats as nats_client
 import pytest
+from nats.errors import TimeoutError as NatsTimeout
 
 from bridge_job.config import lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker
+from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.kubeapi.client import KubeApi
 from tests.support.harness import (
     ONE_AT_A_TIME,
@@ -27,6 +33,7 @@ from tests.support.harness import (
     send,
     write_yaml,
 )
+from tests.support.jms_services import holding, serving
 
 pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 
@@ -35,24 +42,30 @@ NAMESPACE = "apps"
 
 
 def test_two_jobs_run_as_an_active_standby_pair(
-    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, nats: NatsServer, tmp_path: Path
 ) -> None:
     n = uuid.uuid4().hex[:8]
-    name, source, topic = f"pair-{n}", f"pair.{n}", f"pair-{n}"
+    name, source, topic, service = f"pair-{n}", f"pair.{n}", f"pair-{n}", f"svc.{n}"
     kafka.create_topics(topic)
-    bridge = bridge_document(name, activemq, kafka, [{"queue": source}])
+    bridge = bridge_document(name, activemq, kafka, [{"queue": source}], nats={"servers": [nats.url]})
     bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": 4}
     route = route_document("all", name, topic)
-    for document in (bridge, route):
+    requests = {"direction": "natsToJms", "natsSubject": service, "jmsDestination": {"queue": service}}
+    nats_route = route_document("requests", name, "-", order=1, **requests)
+    del nats_route["spec"]["kafkaTopic"]
+    for document in (bridge, route, nats_route):
         document["metadata"]["namespace"] = NAMESPACE
-    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    files = [
+        write_yaml(tmp_path / "bridge.yaml", bridge),
+        write_yaml(tmp_path / "routes.yaml", route, nats_route),
+    ]
     destination = Destination(DestinationKind.QUEUE, source)
 
     def messages(first: int) -> list[JmsMessage]:
         return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
 
-    def instance(name: str) -> BridgeJob:
-        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
+    def instance(name: str) -> BridgeJob:  # a task slot for the egress, one for the NATS service
+        return BridgeJob(files, tmp_path, instance=name, master="local[2]", env={"HOSTNAME": f"pod-{name}"})
 
     a = instance("a").start()
     b: BridgeJob | None = None
@@ -67,12 +80,29 @@ def test_two_jobs_run_as_an_active_standby_pair(
         assert " running: " not in b.log()
         assert " batch {" not in b.log()  # the standby ran no query: not one record moved
         assert lease_spec_of(kube_api, name)["holderIdentity"] == "a/pod-a"
+        a.wait_log("subscribed to NATS subject")
+        with serving(activemq, service):
+            assert nats_request(nats.url, service, "before", 60) == b"re: before"
+        assert "subscribed to NATS subject" not in b.log()  # the standby takes no NATS message
 
-        assert a.process is not None
-        a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over at once
-        assert a.wait_exit(120) == 0
-        b.wait_running(120)
-        assert lease_spec_of(kube_api, name)["holderIdentity"] == "b/pod-b"
+        # A request the JMS service holds while the active goes: its answer finds no way back.
+        in_flight: list[bytes | Exception] = []
+        asking = threading.Thread(
+            target=lambda: in_flight.append(nats_request(nats.url, service, "held", 20))
+        )
+        asking.start()
+        with holding(activemq, service) as held:
+            assert a.process is not None
+            a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over at once
+            assert a.wait_exit(120) == 0
+            b.wait_running(120)
+            assert lease_spec_of(kube_api, name)["holderIdentity"] == "b/pod-b"
+            held.answer()
+        asking.join(60)
+        assert len(in_flight) == 1 and isinstance(in_flight[0], NatsTimeout), in_flight
+        b.wait_log("subscribed to NATS subject")
+        with serving(activemq, service):
+            assert nats_request(nats.url, service, "after", 60) == b"re: after"
         send(activemq, messages(10))
         assert len(read_topics(kafka, [topic], 20)) == 20
 
@@ -85,6 +115,22 @@ def test_two_jobs_run_as_an_active_standby_pair(
         a.kill()
         if b is not None:
             b.kill()
+
+
+def nats_request(url: str, subject: str, text: str, timeout: float) -> bytes | Exception:
+    """The answer's data, or the exception the request ended in."""
+
+    async def ask() -> bytes:
+        client = await nats_client.connect(url)
+        try:
+            return (await client.request(subject, text.encode(), timeout=timeout)).data
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(ask())
+    except Exception as error:
+        return error
 
 
 def lease_spec_of(kube: KubeApi, bridge_id: str) -> dict[str, Any]:

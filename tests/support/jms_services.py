@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import jpype
 
@@ -81,4 +82,38 @@ def serving(activemq: ActiveMqBroker, queue: str) -> Iterator[None]:
     finally:
         stop.set()
         thread.join(30)
+        connection.close()
+
+
+class Held:
+    """A request taken off its queue and not answered yet."""
+
+    def __init__(self, session: Any, request: Any) -> None:
+        self.session, self.request = session, request
+        self.refused: str | None = None  # why the broker refused the answer, if it did
+
+    def answer(self) -> None:
+        """Answer now, as the service would have; a requester gone with its queue makes the broker refuse."""
+        producer = self.session.createProducer(None)
+        answer = self.session.createTextMessage(f"re: {self.request.getText()}")
+        answer.setJMSCorrelationID(self.request.getJMSCorrelationID())
+        try:
+            producer.send(self.request.getJMSReplyTo(), answer)
+        except jpype.JException as error:
+            self.refused = str(error)
+
+
+@contextmanager
+def holding(activemq: ActiveMqBroker, queue: str, timeout_ms: int = 60_000) -> Iterator[Held]:
+    """A JMS service that takes the next request on `queue` and answers only when told."""
+    start_jvm(activemq_classpath())
+    factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
+    connection = factory.createConnection()
+    connection.start()
+    try:
+        session = connection.createSession(False, jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE)
+        request = session.createConsumer(session.createQueue(queue)).receive(timeout_ms)
+        assert request is not None, f"no request on {queue} within {timeout_ms} ms"
+        yield Held(session, request)
+    finally:
         connection.close()

@@ -20,6 +20,7 @@ import nats
 import pytest
 from nats.aio.msg import Msg
 
+from bridge_job.formats import KafkaRecord, envelope
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
@@ -58,9 +59,9 @@ def nats_route(name: str, bridge: str, subject: str, queue: str, **spec: object)
     )
 
 
-def to_nats_route(name: str, bridge: str, queue: str, subject: str, order: int) -> dict[str, object]:
+def to_nats_route(name: str, bridge: str, queue: str, subject: str, **spec: object) -> dict[str, object]:
     match = {"address": queue}
-    return a_route(name, bridge, direction="jmsToNats", order=order, match=match, natsSubject=subject)
+    return a_route(name, bridge, direction="jmsToNats", match=match, natsSubject=subject, **spec)
 
 
 @contextmanager
@@ -101,7 +102,7 @@ def bridge(
     n = uuid.uuid4().hex[:8]
     work = tmp_path_factory.mktemp("nats")
     name = f"nats-{n}"
-    sources = [{"queue": f"out.{n}"}, {"queue": f"ask.{n}"}]
+    sources = [{"queue": f"out.{n}"}, {"queue": f"ask.{n}"}, {"queue": f"envout.{n}"}]
     document = bridge_document(name, activemq, kafka, sources, nats={"servers": [server.url]})
     files = [
         write_yaml(
@@ -113,6 +114,7 @@ def bridge(
             nats_route("enveloped", name, f"env.{n}", f"env.{n}", order=4, format="envelope"),
             to_nats_route("out", name, f"out.{n}", f"out.{n}.events", order=5),
             to_nats_route("ask", name, f"ask.{n}", f"ask.{n}.svc", order=6),
+            to_nats_route("envout", name, f"envout.{n}", f"envout.{n}", order=7, format="envelope"),
         )
     ]
     job = BridgeJob(files, work).start()
@@ -258,3 +260,27 @@ def test_jms_requesters_get_their_answers_from_a_nats_service(
             requester.close()
     for who, got in enumerate(answers):
         assert got == [(f"c{who}-{i}", f"re: q{who}.{i}") for i in range(5)]
+
+
+def test_the_envelope_carries_headers_in_the_payload_for_a_plain_nats_client(
+    bridge: NatsBridge, activemq: ActiveMqBroker
+) -> None:
+    """The nats-jms-bridge header protocol, read from the data alone (formats/envelope.py reads it as the
+    seed's clients do): what no NATS header could carry arrives too."""
+    n = bridge.n
+
+    async def listen() -> Msg:
+        client = await nats.connect(bridge.nats.url)
+        try:
+            sub = await client.subscribe(f"envout.{n}")
+            await client.flush()
+            note = {"note": Property.string("multi\nline"), "count": Property.of(7)}
+            send(activemq, [JmsMessage(queue(f"envout.{n}"), body="payload", properties=note)])
+            return await sub.next_msg(timeout=60)
+        finally:
+            await client.close()
+
+    message = envelope.decode(KafkaRecord(value=asyncio.run(listen()).data), queue(f"envout.{n}"))
+    assert message.body == b"payload"  # the message type is in a header, not the envelope
+    assert message.properties["note"].value == "multi\nline"  # no NATS header could carry it
+    assert message.properties["count"].value == 7

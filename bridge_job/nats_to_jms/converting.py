@@ -90,6 +90,13 @@ def to_jms(
     return dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
 
 
+def is_loop(message: NatsMessage, target: Destination, bridge_id: str) -> bool:
+    """A message this bridge published to NATS (jmsToNats) from the very JMS destination it would go to."""
+    headers = message.headers
+    came_from = headers.get(native.PREFIX + "JMSDestination")
+    return headers.get(native.ORIGIN_HEADER) == bridge_id and came_from == target.uri()
+
+
 def decode(message: NatsMessage, fmt: Format, target: Destination) -> JmsMessage:
     """A NATS message read in `fmt` as a JMS message to `target`; SoftFailure when it cannot go."""
     record = as_record(message)

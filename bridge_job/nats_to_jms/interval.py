@@ -37,9 +37,9 @@ def hosted_service(config_path: str) -> NatsService:
     """This process's service, started when there is none or the last one is draining."""
     with _lock:
         service = _services.get(config_path)
-        if service is None or service.draining:
+        if service is None or not service.host():
             service = _services[config_path] = NatsService(config_path)
-        service.host()
+            service.host()
         return service
 
 

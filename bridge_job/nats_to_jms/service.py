@@ -64,6 +64,7 @@ from bridge_job.nats_to_jms.converting import (
     answer,
     as_record,
     first_route,
+    is_loop,
     nats_answer_to_jms,
     nats_routes,
     queue_group,
@@ -97,6 +98,7 @@ class NatsCounts:
     timeouts: int = 0  # requests answered with a 408 status
     refused: int = 0  # requests answered with a 400 status: they could not go to JMS
     unknown_replies: int = 0  # answers to no request in flight here (late, or another process's)
+    loops: int = 0  # messages this bridge published from the JMS destination they would go back to
     answered: int = 0  # jmsToNats: NATS answers sent to their JMS requesters
     no_responders: int = 0  # jmsToNats: requests no NATS service took
     dead_lettered: int = 0
@@ -173,10 +175,14 @@ class NatsService:
 
     # --- hosting: the NATS query's tasks --------------------------------------------------------
 
-    def host(self) -> None:
-        with self._counts_lock:
+    def host(self) -> bool:
+        """Hosted by one more task; False when it is draining already (the task needs a new service)."""
+        with self._counts_lock:  # the keeper decides to drain under it too: one or the other comes first
+            if self._draining.is_set():
+                return False
             self._hosts += 1
             self._unhosted_since = None
+            return True
 
     def release(self) -> None:
         with self._counts_lock:
@@ -315,6 +321,9 @@ class NatsService:
             jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
         except SoftFailure as failure:
             self._soft_failure(config, failure, message, route, dead_letters)
+            return None
+        if is_loop(message, jms.destination, self.bridge_id):
+            self._count(route, "loops")
             return None
         if message.reply is None:
             return Send(message, route, jms, "forwarded")
@@ -498,21 +507,22 @@ class NatsService:
             self._release_when_unhosted(now)
 
     def _release_when_unhosted(self, now: float) -> None:
-        with self._counts_lock:
-            unhosted = self._unhosted_since
         if self._draining.is_set():
             with self._counts_lock:
                 unsent = self._unsent
             if unsent == 0 and len(self.inflight) == 0:
                 self.close()
             return
-        if unhosted is not None and now - unhosted >= RELEASE_SECONDS:
-            log.info("no task hosts the NATS service of %s any more: draining it", self.bridge_id)
-            with self._subscriptions_lock:
-                self._draining.set()
-                for subscription in self._subscriptions.values():
-                    self.nats.unsubscribe(subscription)
-                self._subscriptions.clear()
+        with self._counts_lock:
+            unhosted = self._unhosted_since
+            if unhosted is None or now - unhosted < RELEASE_SECONDS:
+                return
+            self._draining.set()
+        log.info("no task hosts the NATS service of %s any more: draining it", self.bridge_id)
+        with self._subscriptions_lock:
+            for subscription in self._subscriptions.values():
+                self.nats.unsubscribe(subscription)
+            self._subscriptions.clear()
 
     # --- JMS -------------------------------------------------------------------------------------
 

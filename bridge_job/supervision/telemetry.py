@@ -31,6 +31,7 @@ NATS_OUTCOMES = (
     "timeouts",
     "refused",
     "unknown_replies",
+    "loops",
     "answered",
     "no_responders",
     "dead_lettered",
@@ -209,7 +210,8 @@ class Metrics:
         self.nats = counter(
             "jmsbridge_nats_messages",
             "NATS messages by route and outcome (natsToJms: received, forwarded, requests, replies, "
-            "timeouts, refused, unknown_replies; jmsToNats: answered, no_responders; dead_lettered, skipped)",
+            "timeouts, refused, unknown_replies, loops; jmsToNats: answered, no_responders; dead_lettered, "
+            "skipped)",
             ("route", "outcome"),
         )
         self.nats_round_trip_avg = Gauge(

@@ -12,7 +12,14 @@ from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_kafka.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage
-from bridge_job.nats_to_jms.converting import answer, first_route, nats_answer_to_jms, queue_group, to_jms
+from bridge_job.nats_to_jms.converting import (
+    answer,
+    first_route,
+    is_loop,
+    nats_answer_to_jms,
+    queue_group,
+    to_jms,
+)
 from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.nats_replies import WayBack, reply_subject, way_back
@@ -149,3 +156,12 @@ def test_jms_to_nats_subjects_take_no_wildcards() -> None:
     spec = {"bridgeRef": {"name": "b"}, "direction": "jmsToNats", "natsSubject": "svc.>"}
     with pytest.raises(ValueError, match="wildcards"):
         JmsBridgeRouteSpec.model_validate(spec)
+
+
+def test_a_message_this_bridge_published_from_a_destination_is_a_loop_back_to_it() -> None:
+    origin = {"jmsbridge.origin": "b", "jms.JMSDestination": "queue://svc"}
+    published = NatsMessage("svc.a", b"x", headers=origin)
+    assert is_loop(published, Destination(DestinationKind.QUEUE, "svc"), "b")
+    assert not is_loop(published, Destination(DestinationKind.QUEUE, "other"), "b")
+    assert not is_loop(published, Destination(DestinationKind.QUEUE, "svc"), "another-bridge")
+    assert not is_loop(NatsMessage("svc.a", b"x"), Destination(DestinationKind.QUEUE, "svc"), "b")

@@ -42,6 +42,7 @@ RECONNECT_WAIT_SECONDS = 1
 # the sender holds in flight, bounded so that a stuck JMS broker does not fill the memory.
 PENDING_MESSAGES = 100_000
 HINT = "bring the NATS servers back or fix spec.nats.servers"
+FAILURES = (OSError, TimeoutError, nats.errors.Error)  # what a call meets while the servers are gone
 
 
 def nats_credentials(spec: NatsSpec) -> dict[str, str]:
@@ -87,8 +88,8 @@ class NatsLink:
         """Connect, trying again within the patience while no server answers."""
         while True:
             try:
-                self._call(self._connect())
-            except (OSError, TimeoutError, nats.errors.Error) as error:
+                self.try_connect()
+            except FAILURES as error:
                 self.outage.failed(error, "connecting again")  # BridgeStopped once out of patience
                 time.sleep(self.outage.backoff())
                 continue
@@ -96,12 +97,24 @@ class NatsLink:
             log.info("connected to %s as %s", self.where, self.name)
             return
 
+    def try_connect(self) -> None:
+        """One attempt (what `connect` retries): OSError, TimeoutError or a nats error when it fails."""
+        self._call(self._connect())
+
+    def ping(self, timeout: float) -> None:
+        """A round trip to the server; ConnectionError, TimeoutError or a nats error when there is none."""
+        if not self._client.is_connected:  # reconnecting: nats-py would answer a flush without a server
+            raise ConnectionError("disconnected; nats-py is reconnecting")
+        self._call(self._client.flush(timeout=int(max(timeout, 1))))
+
     async def _connect(self) -> None:
         await self._client.connect(
             servers=list(self.spec.servers),
             name=self.name,
             allow_reconnect=True,
-            max_reconnect_attempts=-1,  # forever: the link's patience decides when to give up
+            # A first connection tries each server twice, then fails (with 0, nats-py would try for ever):
+            # `connect` tries again, within the patience.
+            max_reconnect_attempts=1,
             reconnect_time_wait=RECONNECT_WAIT_SECONDS,
             connect_timeout=5,
             disconnected_cb=self._gone,
@@ -109,6 +122,9 @@ class NatsLink:
             error_cb=self._error,
             **self._credentials,  # type: ignore[arg-type]
         )
+        # Once connected, reconnect for ever (nats-py reads it when the connection goes): the link's
+        # patience decides when to give up.
+        self._client.options["max_reconnect_attempts"] = -1
 
     async def _gone(self) -> None:
         if self._closing:
@@ -125,7 +141,7 @@ class NatsLink:
         log.info("%s: reconnected", self.where)
 
     async def _error(self, error: Exception) -> None:
-        log.warning("%s: %s", self.where, error)
+        log.debug("%s: %s", self.where, error)  # an outage's attempts: `outage` says it, rate-limited
 
     def check(self) -> None:
         """BridgeStopped once the servers have been gone for longer than the patience."""
@@ -170,7 +186,7 @@ class NatsLink:
             try:
                 self._call(publish())
                 break
-            except (TimeoutError, OSError, nats.errors.Error) as error:
+            except FAILURES as error:
                 self.outage.failed(error, "publishing again")
                 time.sleep(self.outage.backoff())
         self.flush()
@@ -189,12 +205,13 @@ class NatsLink:
         self._call(send())
 
     def flush(self) -> None:
-        """Everything published so far has reached the server (waits out a reconnection)."""
+        """Everything published so far has reached the server (waits out a reconnection: what was
+        published meanwhile waits in nats-py's buffer, sent once it is back)."""
         while True:
             try:
-                self._call(self._client.flush(timeout=5))
+                self.ping(5)
                 return
-            except (TimeoutError, nats.errors.Error) as error:
+            except FAILURES as error:
                 self.outage.failed(error, "flushing again")
                 time.sleep(self.outage.backoff())
 
@@ -202,7 +219,7 @@ class NatsLink:
         self._closing = True  # its disconnection is no outage
         try:
             self._call(self._client.drain())
-        except (TimeoutError, nats.errors.Error, OSError) as error:
+        except FAILURES as error:
             log.debug("closing %s: %s", self.where, error)
         self._loop.call_soon_threadsafe(self._loop.stop)
 

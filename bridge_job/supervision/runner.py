@@ -155,7 +155,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
-    watches = [w for w in (probe, _live_lag(options, rendered, metrics)) if w is not None]
+    nats_probe = _nats_probe(config, report, patience)
+    watches = [w for w in (probe, nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
     try:
         losses = Losses(checkpoint, metrics.record_lost, report)
         supervision = Supervision(
@@ -185,6 +186,16 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             report.stop()
         with _unless_stopping(stopping):
             spark.stop()
+
+
+def _nats_probe(config: JobConfig, report: Any, patience: float) -> Any:
+    """NatsConnected in the bridge's status, for a bridge with NATS routes in a cluster."""
+    from bridge_job.kube.health import ConnectionHealth
+    from bridge_job.nats.probe import NatsProbe
+
+    if report is None or config.bridge.nats is None or not config.uses_nats:
+        return None
+    return NatsProbe(config.bridge.nats, ConnectionHealth(report, patience, "nats"))
 
 
 def _nats_starter(

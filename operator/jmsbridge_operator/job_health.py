@@ -41,6 +41,7 @@ class System:
 SYSTEMS = (
     System("jms", "JmsConnected", "JmsReconnecting", "JMS broker"),
     System("kafka", "KafkaConnected", "KafkaReconnecting", "Kafka cluster"),
+    System("nats", "NatsConnected", "NatsReconnecting", "NATS servers"),
 )
 RECONNECTING_REASONS = tuple(system.reason for system in SYSTEMS)
 

@@ -50,6 +50,22 @@ def test_kafka_gets_a_condition_of_its_own_beside_jms() -> None:
     assert "Broker transport failure" in conditions["KafkaConnected"].message
 
 
+def test_nats_gets_a_condition_of_its_own_once_reported() -> None:
+    nats = RECONNECTING | {"error": "NATS nats://nats:4222: disconnected; nats-py is reconnecting"}
+    document = {"jms": {"state": "Connected"}, "kafka": {"state": "Connected"}, "nats": nats}
+    reports = connection_reports({"primary": json.dumps(document)})
+    conditions = {c.type: c for c in connection_conditions(reports, running={"primary"})}
+    assert (conditions["NatsConnected"].status, conditions["NatsConnected"].reason) == (
+        "False",
+        "Reconnecting",
+    )
+    assert conditions["NatsConnected"].message.startswith(
+        "instance primary lost its NATS servers at 2026-11-22T10:00:00Z and is reconnecting"
+    )
+    without = connection_reports({"primary": json.dumps({"jms": {"state": "Connected"}})})
+    assert "NatsConnected" not in {c.type for c in connection_conditions(without, running={"primary"})}
+
+
 def test_only_running_instances_count() -> None:
     reports = connection_reports(data(primary=RECONNECTING, secondary={"state": "Connected", "since": "x"}))
     (connected,) = connection_conditions(reports, running={"secondary"})

@@ -26,6 +26,7 @@ from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
 from tests.support.harness import (
     bridge_document,
+    deliveries,
     read_topics,
     received_from,
     route_document,
@@ -89,7 +90,7 @@ def keys(records: list) -> set[int]:  # type: ignore[type-arg]
     return {int(r.key) for r in records}
 
 
-@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
+@pytest.mark.parametrize("delivery", deliveries("exactlyOnce"))  # both with JMSBRIDGE_ALL_MODES=1
 def test_recreated_journal_stops_before_taking_jms_messages_and_reset_delivers_them(
     tmp_path: Path, kafka: KafkaBroker, activemq: ActiveMqBroker, delivery: str
 ) -> None:

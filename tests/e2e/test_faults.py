@@ -28,7 +28,15 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage, Propert
 from jmsbridge.local import BridgeJob, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
 from tests.jms.helpers import send_built
-from tests.support.harness import Received, bridge_document, read_topics, route_document, send, write_yaml
+from tests.support.harness import (
+    Received,
+    bridge_document,
+    deliveries,
+    read_topics,
+    route_document,
+    send,
+    write_yaml,
+)
 from tests.support.poison_messages import POISON, good
 
 pytestmark = pytest.mark.e2e
@@ -308,7 +316,7 @@ def test_kafka_blackholed_while_the_job_starts_is_waited_out(
     assert not lost
 
 
-@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
+@pytest.mark.parametrize("delivery", deliveries("exactlyOnce"))  # the transactional path (issue 18)
 def test_destination_topic_deleted_and_recreated(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, delivery: str
 ) -> None:

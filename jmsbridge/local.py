@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,10 +206,11 @@ class NatsServer(_Process):
 
     name = "nats"
 
-    def __init__(self, port: int | None = None, jetstream: bool = False) -> None:
+    def __init__(self, port: int | None = None, jetstream: bool = False, args: Sequence[str] = ()) -> None:
         super().__init__()
         self.port = port or free_port()
         self.jetstream = jetstream
+        self.args = list(args)  # more nats-server options (TLS: --tls, --tlscert, ...)
         self.store_dir = self.workdir / "store"  # the server keeps its streams in store/jetstream
 
     @property
@@ -225,6 +226,7 @@ class NatsServer(_Process):
         argv = [binary, "-a", "127.0.0.1", "-p", str(self.port)]
         if self.jetstream:
             argv += ["-js", "-sd", str(self.store_dir)]
+        argv += self.args
         self._spawn(argv)
         wait_until(
             lambda: self._check_alive() and port_open(self.port),

@@ -242,6 +242,36 @@ class SecretKeyRef(CamelModel):
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
 
 
+MountedFile = Annotated[str, Field(pattern=r"^/\S+$", max_length=4096)]
+TLS_PAIR_MESSAGE = "set `certFile` and `keyFile` together (a client certificate and its key), or neither"
+
+
+class NatsTlsSpec(CamelModel):
+    """TLS to the NATS servers, from files in the pods (mount the Secret holding them with
+    `spec.spark.pod.volumes` and `volumeMounts`, as for Kafka's TLS)."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule(
+                "has(self.certFile) == has(self.keyFile)",
+                TLS_PAIR_MESSAGE,
+            )
+        )
+    )
+
+    ca_file: MountedFile = Field(description="The CA certificate(s) that signed the servers' certificates.")
+    cert_file: MountedFile | None = Field(default=None, description="A client certificate (mutual TLS).")
+    key_file: MountedFile | None = Field(default=None, description="The client certificate's key.")
+
+    @model_validator(mode="after")
+    def _pair(self) -> Self:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError(
+                "set `certFile` and `keyFile` together (a client certificate and its key), or neither"
+            )
+        return self
+
+
 class NatsSpec(CamelModel):
     """The NATS servers of the natsToJms routes (docs/nats.md). Unreachable servers are waited out for
     `spec.outages.patienceSeconds`, as every other system is."""
@@ -256,7 +286,8 @@ class NatsSpec(CamelModel):
     )
 
     servers: Annotated[list[Annotated[str, Field(pattern=NATS_URL_PATTERN)]], Field(min_length=1)] = Field(
-        description="nats://host:port URLs of the NATS cluster (no credentials: they come from a Secret)."
+        description="nats://host:port (or tls://) URLs of the NATS cluster (no credentials: they come from a "
+        "Secret)."
     )
     credentials_secret_ref: SecretRef | None = Field(
         default=None, description="A Secret holding the NATS user and password."
@@ -264,6 +295,7 @@ class NatsSpec(CamelModel):
     token_secret_ref: SecretKeyRef | None = Field(
         default=None, description="A Secret key holding a NATS authentication token."
     )
+    tls: NatsTlsSpec | None = Field(default=None, description="TLS to the servers (docs/nats.md).")
 
     @model_validator(mode="after")
     def _one_credential(self) -> Self:

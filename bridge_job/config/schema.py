@@ -55,8 +55,8 @@ ADDRESS_PATTERN = r"^\S{1,255}$"
 SUBJECTS_PATTERN = r"^([^\s.*>]+|\*)(\.([^\s.*>]+|\*))*(\.>)?$|^>$"
 
 
-# A NATS server: nats://host:port, no user info (credentials come from a Secret).
-NATS_URL_PATTERN = r"^nats://[^\s@/]+$"
+# A NATS server: nats://host:port (or tls://), no user info (credentials come from a Secret).
+NATS_URL_PATTERN = r"^(nats|tls)://[^\s@/]+$"
 
 
 # A JMS property or header name is a Java identifier.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import ssl
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -27,7 +28,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.protocol.command import hpub_cmd
 
-from bridge_job.config import ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec
+from bridge_job.config import ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec, NatsTlsSpec
 from bridge_job.errors import BridgeStopped
 from bridge_job.nats.message import NatsMessage, NatsPublish
 from bridge_job.outages import PATIENCE_SETTING, Outage
@@ -67,6 +68,23 @@ def nats_credentials(spec: NatsSpec) -> dict[str, str]:
     return {}
 
 
+def tls_context(tls: NatsTlsSpec | None) -> ssl.SSLContext | None:
+    """The TLS settings of `spec.nats.tls`, read from the mounted files; BridgeStopped naming the file that
+    cannot be read (a missing mount is no outage to wait out)."""
+    if tls is None:
+        return None
+    try:
+        context = ssl.create_default_context(cafile=tls.ca_file)
+        if tls.cert_file is not None and tls.key_file is not None:
+            context.load_cert_chain(tls.cert_file, tls.key_file)
+    except (OSError, ssl.SSLError) as error:
+        raise BridgeStopped(
+            f"spec.nats.tls: {error}: mount the Secret holding the CA certificate (and the client "
+            "certificate and key) at the paths it names (spec.spark.pod.volumes and volumeMounts)"
+        ) from None
+    return context
+
+
 class NatsLink:
     """One connection to the NATS servers, its own event loop on a daemon thread."""
 
@@ -76,6 +94,7 @@ class NatsLink:
         self.where = "NATS " + ", ".join(spec.servers)
         self.outage = Outage(self.where, patience_seconds, hint=HINT)
         self._credentials = nats_credentials(spec)
+        self._tls = tls_context(spec.tls)
         self._disconnected: float | None = None  # when the servers went, while they are gone
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
@@ -120,6 +139,7 @@ class NatsLink:
             disconnected_cb=self._gone,
             reconnected_cb=self._back,
             error_cb=self._error,
+            tls=self._tls,
             **self._credentials,  # type: ignore[arg-type]
         )
         # Once connected, reconnect for ever (nats-py reads it when the connection goes): the link's

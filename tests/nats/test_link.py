@@ -1,9 +1,12 @@
 """The NATS adapter against a real nats-server: unreachable servers are waited out within the patience and
-then stop the bridge with one line; the probe says whether the servers answer, as they come and go."""
+then stop the bridge with one line; the probe says whether the servers answer, as they come and go; TLS
+from mounted files (certificates made with openssl), mutual TLS included."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +65,66 @@ def test_the_probe_follows_the_servers() -> None:
     finally:
         probe.stop()
         server.cleanup()
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def _signed(directory: Path, name: str, ca: Path, ca_key: Path, extensions: str | None = None) -> None:
+    """`name.key` and `name.crt`, signed by the CA."""
+    key, csr, crt = directory / f"{name}.key", directory / f"{name}.csr", directory / f"{name}.crt"
+    _openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(csr)
+    )
+    signing = ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial"]
+    signing += ["-days", "1", "-out", str(crt)]
+    if extensions is not None:
+        (directory / f"{name}.ext").write_text(extensions)
+        signing += ["-extfile", str(directory / f"{name}.ext")]
+    _openssl(*signing)
+
+
+@pytest.fixture()
+def certificates(tmp_path: Path) -> Path:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate it signed."""
+    ca, ca_key = tmp_path / "ca.crt", tmp_path / "ca.key"
+    _openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca",
+        "-keyout", str(ca_key), "-out", str(ca),
+    )  # fmt: skip
+    _signed(tmp_path, "server", ca, ca_key, "subjectAltName=IP:127.0.0.1\n")
+    _signed(tmp_path, "client", ca, ca_key)
+    return tmp_path
+
+
+def test_mutual_tls_with_the_mounted_files(certificates: Path) -> None:
+    c = certificates
+    tls_args = ["--tlsverify", "--tlscert", str(c / "server.crt"), "--tlskey", str(c / "server.key")]
+    server = NatsServer(args=[*tls_args, "--tlscacert", str(c / "ca.crt")]).start()
+    url = f"tls://127.0.0.1:{server.port}"
+    client = {
+        "caFile": str(c / "ca.crt"),
+        "certFile": str(c / "client.crt"),
+        "keyFile": str(c / "client.key"),
+    }
+    try:
+        link = NatsLink(NatsSpec.model_validate({"servers": [url], "tls": client}), "test", 10)
+        link.connect()
+        link.ping(5)
+        link.close()
+        without = NatsLink(
+            NatsSpec.model_validate({"servers": [url], "tls": {"caFile": str(c / "ca.crt")}}), "t", 2
+        )
+        with pytest.raises(BridgeStopped, match="unreachable for"):  # the server wants a client certificate
+            without.connect()
+    finally:
+        server.cleanup()
+
+
+def test_tls_files_that_are_not_there_stop_the_bridge_at_once(tmp_path: Path) -> None:
+    spec = NatsSpec.model_validate(
+        {"servers": ["tls://127.0.0.1:1"], "tls": {"caFile": str(tmp_path / "ca.crt")}}
+    )
+    with pytest.raises(BridgeStopped, match=r"spec\.nats\.tls: .*mount the Secret"):
+        NatsLink(spec, "test", 300)

@@ -313,6 +313,13 @@ CASES = [
         "`match` applies to directions jmsToKafka, kafkaToJms and jmsToNats",
     ),
     Case(
+        "nats-tls-certificate-without-key",
+        "JmsBridge",
+        _set("spec.nats", {"servers": ["tls://h:4222"], "tls": {"caFile": "/ca", "certFile": "/c"}}),
+        "spec.nats.tls",
+        "set `certFile` and `keyFile` together",
+    ),
+    Case(
         "nats-password-and-token",
         "JmsBridge",
         _set(

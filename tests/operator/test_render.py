@@ -392,6 +392,7 @@ def test_the_nats_example_renders_valid_applications_and_its_routes_into_the_con
     assert {r.name: (r.spec.direction.value, r.spec.nats_subject) for r in config.routes} == {
         "orders-requests": ("natsToJms", "svc.orders.>"),
         "events": ("natsToJms", "events.>"),
+        "audit-to-nats": ("jmsToNats", "orders.audit"),
     }
     for app in rendered.applications.values():
         assert schema_errors(crd, app, "v1beta2") == []

@@ -258,12 +258,14 @@ def nats_request_reply(activemq: Any, nats_url: str) -> None:
                 asyncio.to_thread(service.answer_one, '{"order": 4, "answer": "yes, 3 left"}')
             )
             await asyncio.wait([request, answering], return_when=asyncio.FIRST_COMPLETED)
-            if not answering.done():  # the requester got something else: an error, or a status reply
+            # The answer may reach the requester before the service's thread returns: a reply is the
+            # service's unless it is a status (an error, or a reply the service never sent).
+            if not answering.done() and (request.exception() or "Status" in (request.result().headers or {})):
                 service.close()  # ends the service's wait (it raises, having no request), and its thread
                 await asyncio.gather(answering, return_exceptions=True)
                 reply = await request
                 raise RuntimeError(f"the NATS request got no answer from the JMS service: {reply.headers}")
-            return await request, answering.result()
+            return await request, await answering
         finally:
             await client.close()
 

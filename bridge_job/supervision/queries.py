@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from bridge_job.config import JobConfig
+from bridge_job.config import Direction, JobConfig
 from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
@@ -77,7 +77,8 @@ def ingress_query(
 def nats_query(spark: SparkSession, config_path: str, config: JobConfig, checkpoint: str) -> StreamingQuery:
     """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
     Its checkpoint only counts intervals."""
-    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions - ingress_partitions(config)
+    ingress = ingress_partitions(config) if config.routes_for(Direction.KAFKA_TO_JMS) else 0
+    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions - ingress
     if slots < 1:
         log.warning(
             "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "

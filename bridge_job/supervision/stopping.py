@@ -21,10 +21,19 @@ def stop_reason(error: BaseException) -> str:
 
 
 def jvm_gone(error: BaseException) -> bool:
-    """Whether py4j lost Spark's JVM (killed, or died of an OutOfMemoryError)."""
-    from py4j.protocol import Py4JNetworkError  # type: ignore[import-untyped]
+    """Whether py4j lost Spark's JVM (killed, or died of an OutOfMemoryError). A call the dying JVM answered
+    with a bare error, no Java exception and no trace (`An error occurred while calling o98.isActive`), is
+    that too: the gateway broke mid-call."""
+    from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError  # type: ignore[import-untyped]
 
-    return isinstance(error, Py4JNetworkError | ConnectionError | EOFError)
+    if isinstance(error, Py4JNetworkError | ConnectionError | EOFError):
+        return True
+    bare = isinstance(error, Py4JError) and not isinstance(error, Py4JJavaError)
+    return (
+        bare
+        and str(error).strip().startswith("An error occurred while calling")
+        and "Trace:" not in str(error)
+    )
 
 
 def stopped_with_us(error: BaseException) -> str:

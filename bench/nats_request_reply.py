@@ -91,10 +91,11 @@ import yaml
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from bench.local_run import bridge_document, quantile, ratio
 from bench.raw_jms import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, connect
 from bridge_job.config import SparkSpec
 from bridge_job.nats_to_jms.service import BATCH_MESSAGES, FIRST_WAIT_SECONDS
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, NatsServer, activemq_classpath
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, NatsServer
 
 T = TypeVar("T")
 
@@ -114,18 +115,6 @@ NATS_INTERVAL_LINE = re.compile(r"\bnats interval (\{.*\})\s*$")
 
 def note(text: str) -> None:
     print(f"[nats_request_reply {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-def quantile(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
-
-
-def ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
 
 
 @contextlib.contextmanager
@@ -535,30 +524,10 @@ def baseline(
 def bridge_documents(
     nats_server: NatsServer, activemq: ActiveMqBroker, kafka: KafkaBroker, mode: str
 ) -> list[dict[str, Any]]:
-    """The bridge (the tests' harness document, tests/support/harness.py, without its short trigger and
-    task intervals) and its one natsToJms route."""
-    bridge = {
-        "apiVersion": "jmsbridge.dev/v1alpha1",
-        "kind": "JmsBridge",
-        "metadata": {"name": BRIDGE},
-        "spec": {
-            "jms": {
-                "connectionFactory": {
-                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
-                    "properties": {
-                        "brokerURL": f"failover:({activemq.url})?startupMaxReconnectAttempts=5"
-                        "&jms.redeliveryPolicy.maximumRedeliveries=-1"
-                    },
-                },
-                "classpath": activemq_classpath(),
-                "sources": [{"queue": IDLE_QUEUE}],
-            },
-            "kafka": {"bootstrapServers": kafka.bootstrap, "createJournalTopic": True},
-            "nats": {"servers": [nats_server.url]},
-            "spark": {"mode": mode},
-            "telemetry": {"port": 0},
-        },
-    }
+    """The bridge (the tests' harness document, without its short trigger and task intervals: the
+    benchmarks' one, bench/local_run.py) and its one natsToJms route."""
+    spec = {"nats": {"servers": [nats_server.url]}, "spark": {"mode": mode}}
+    bridge = bridge_document(BRIDGE, activemq, kafka, [{"queue": IDLE_QUEUE}], None, **spec)
     route = {
         "apiVersion": "jmsbridge.dev/v1alpha1",
         "kind": "JmsBridgeRoute",

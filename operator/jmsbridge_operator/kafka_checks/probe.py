@@ -379,10 +379,13 @@ def probe_kafka(
     files: FileContents | None = None,
 ) -> ProbeResult:
     """Ask the cluster what `access` needs to know (blocking; bounded by `probe_deadline_seconds`)."""
+    settings = settings or CheckSettings()
+    if files is None or not pem_settings(files)[1]:  # nothing that needs a file: no directory
+        return _probe_kafka(access, kafka, credentials, settings, files, None)
     # librdkafka reads its files when a client is made, and the probe makes its producer late: the
     # directory lives as long as the probe. Owner-only (mkdtemp), removed with what it holds.
     with tempfile.TemporaryDirectory(prefix="kafka-check-") as directory:
-        return _probe_kafka(access, kafka, credentials, settings or CheckSettings(), files, Path(directory))
+        return _probe_kafka(access, kafka, credentials, settings, files, Path(directory))
 
 
 def _probe_kafka(
@@ -391,7 +394,7 @@ def _probe_kafka(
     credentials: KafkaCredentials | None,
     settings: CheckSettings,
     files: FileContents | None,
-    directory: Path,
+    directory: Path | None,
 ) -> ProbeResult:
     try:
         probe = _Probe(*probe_configs(kafka, credentials, files, directory), settings)

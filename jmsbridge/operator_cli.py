@@ -336,6 +336,9 @@ def _check(found: Resources) -> list[Plan]:
         )
         found.report(bridge, decided.validation.problems)
         found.warnings += [f"{bridge.where}: warning: {w.message}" for w in decided.validation.warnings]
+        found.warnings += [
+            f"{bridge.where}: warning: {said}" for said in _unreadable_kafka_files(bridge.body)
+        ]
         for route in mine:
             verdict = decided.validation.routes.verdicts[route_name(route.body)]
             if verdict.stalls:  # else the bridge is at fault, and its problems are reported
@@ -352,6 +355,25 @@ def _check(found: Resources) -> list[Plan]:
         else:  # routes alone: only their own specs can be checked
             found.report(route, route_problems(route.body))
     return plans
+
+
+def _unreadable_kafka_files(body: dict[str, Any]) -> list[str]:
+    """Why the operator's Kafka checks could not read a file the bridge's Kafka settings name: a warning,
+    not a problem (the job may find it in its image), but the checks would stop the bridge with
+    `CredentialsNotFound`."""
+    from jmsbridge_operator.kafka_checks.mounted_files import KafkaFileUnreadable, mounted_files
+    from pydantic import ValidationError
+
+    from bridge_job.config import JmsBridge
+
+    try:
+        spec = JmsBridge.model_validate(body).spec
+        mounted_files(spec.kafka, spec.spark.pod)
+    except ValidationError:  # reported as the bridge's problems
+        return []
+    except KafkaFileUnreadable as unreadable:
+        return [f"{unreadable} (with the operator's Kafka checks on, the bridge would not start)"]
+    return []
 
 
 class _Dumper(yaml.SafeDumper):

@@ -73,3 +73,24 @@ def test_the_default_output_is_unchanged_and_a_wrong_choice_exits_2() -> None:
     assert (plain.returncode, plain.stdout.strip()) == (0, "ok: 1 JmsBridge, 3 JmsBridgeRoute")
     wrong = subprocess.run([*run, "-o", "xml"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and "invalid choice: 'xml'" in wrong.stderr
+
+
+def test_validate_warns_of_a_kafka_file_the_operators_checks_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TLS file in no Secret volume: the job may have it in its image, so no problem; but the operator's
+    Kafka checks would stop the bridge (docs/kafka-checks.md, TLS files), so validate says so."""
+    baked = simple_bridge()
+    baked["spec"]["kafka"] |= {
+        "securityProtocol": "SSL",
+        "properties": {"ssl.ca.location": "/opt/certs/ca.pem"},
+    }
+    files = write(tmp_path / "bridge.yaml", baked)
+    assert main(["validate", "-f", files]) == 0
+    err = capsys.readouterr().err
+    assert f"{files}: warning: spec.kafka.properties.ssl.ca.location /opt/certs/ca.pem is in none of" in err
+    assert main(["validate", "-f", files, "-o", "json"]) == 0
+    (warning,) = json.loads(capsys.readouterr().out)["warnings"]
+    assert "the bridge would not start" in warning
+    assert main(["validate", "-f", str(EXAMPLES.parent / "provider-jars-and-tls")]) == 0
+    assert "warning" not in capsys.readouterr().err  # its files are in its Secrets

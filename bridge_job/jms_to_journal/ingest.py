@@ -72,7 +72,7 @@ class Ingest:
         self,
         config: JobConfig,
         writer: JournalWriter,
-        on_batch: Callable[[int], None] = lambda n: None,
+        on_batch: Callable[[list[JmsMessage]], None] = lambda batch: None,  # journalled and committed
         health: ConnectionHealth | None = None,
         instance: str = "a",
         kafka_health: ConnectionHealth | None = None,
@@ -201,7 +201,7 @@ class Ingest:
             except JmsError:
                 uncommitted.add(batch)  # journalled, and coming back
                 raise
-            self.on_batch(len(batch))
+            self.on_batch(batch)
 
     def _records(self, batch: list[JmsMessage]) -> list[Written]:
         """What to write for a batch: journal records, and dead letters for poison messages."""

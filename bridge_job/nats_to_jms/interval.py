@@ -20,7 +20,7 @@ from bridge_job.redaction import redact_process_logs
 SUMMARY_SCHEMA = ", ".join(
     [
         "route STRING",
-        *(f"{f.name} BIGINT" for f in fields(NatsCounts)),
+        *(f"{f.name} {'BIGINT' if f.type == 'int' else 'ARRAY<BIGINT>'}" for f in fields(NatsCounts)),
         "started_ms BIGINT",
         "ended_ms BIGINT",
     ]

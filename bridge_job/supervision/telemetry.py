@@ -29,8 +29,8 @@ from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFam
 from bridge_job.spark import latency
 
 if TYPE_CHECKING:
+    from bridge_job.jms_to_journal.ingest import Journalled
     from bridge_job.kube.leadership import Leadership
-    from bridge_job.message import JmsMessage
 
 log = logging.getLogger("jmsbridge.telemetry")
 
@@ -274,6 +274,11 @@ class Metrics:
 
         # JMS -> journal (the ingest, in the driver)
         self.ingested = counter("jmsbridge_ingested_messages_total", "JMS messages written to the journal")
+        self.poison = counter(
+            "jmsbridge_ingest_poison_messages_total",
+            "JMS messages that cannot become journal records, by outcome (deadLettered, skipped)",
+            ("outcome",),
+        )
         self.ingest_latency = Histogram(
             "jmsbridge_ingest_latency_seconds",
             "JMS message's JMSTimestamp -> its journal transaction committed (messages with a timestamp)",
@@ -456,11 +461,14 @@ class Metrics:
     def record_lost(self, topic: str, records: int) -> None:
         self.records_lost.labels(self.bridge_id, topic).inc(records)
 
-    def record_ingest(self, messages: Sequence[JmsMessage]) -> None:
-        """A batch of JMS messages journalled and committed."""
-        self.ingested.labels(self.bridge_id).inc(len(messages))
+    def record_ingest(self, batch: Journalled) -> None:
+        """A batch of JMS messages journalled (or dead-lettered, or skipped) and committed."""
+        b = self.bridge_id
+        self.ingested.labels(b).inc(len(batch.messages) - batch.dead_lettered - batch.skipped)
+        self.poison.labels(b, "deadLettered").inc(batch.dead_lettered)
+        self.poison.labels(b, "skipped").inc(batch.skipped)
         committed_ms = time.time() * 1000
-        observe = self.ingest_latency.labels(self.bridge_id).observe
-        for message in messages:
+        observe = self.ingest_latency.labels(b).observe
+        for message in batch.messages:
             if message.timestamp > 0:  # 0: the producer disabled JMSTimestamp
                 observe(max(committed_ms - message.timestamp, 0.0) / 1000)

@@ -149,6 +149,7 @@ class NatsService:
         self.closed = threading.Event()
         self._incoming: queue.Queue[Delivered] = queue.Queue()
         self._counts: dict[str, NatsCounts] = {}
+        self._reported: dict[str, NatsCounts] = {}  # the counts as a task last handed them to Spark
         self._counts_lock = threading.Lock()
         self._subscriptions: dict[Subscribed, Subscription] = {}
         self._subscriptions_lock = threading.Lock()  # the hosting task follows the routes, the keeper drains
@@ -200,6 +201,14 @@ class NatsService:
     def counts(self) -> dict[str, NatsCounts]:
         with self._counts_lock:
             return {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
+
+    def unreported(self) -> dict[str, NatsCounts]:
+        """What each route did since a task last asked: counted between two intervals' tasks too, and
+        each message once, whichever task reports it."""
+        with self._counts_lock:
+            now = {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
+            reported, self._reported = self._reported, now
+        return {route: counts.since(reported.get(route, NatsCounts())) for route, counts in now.items()}
 
     def raise_failure(self) -> None:
         if self.failure is not None:

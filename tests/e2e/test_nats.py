@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from nats.aio.msg import Msg
 from bridge_job.formats import KafkaRecord, envelope
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
 from tests.support.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
 
@@ -117,13 +118,26 @@ def bridge(
             to_nats_route("envout", name, f"envout.{n}", f"envout.{n}", order=7, format="envelope"),
         )
     ]
-    job = BridgeJob(files, work).start()
+    job = BridgeJob(files, work, metrics_port=free_port()).start()
     try:
         job.wait_log("subscribed to NATS subject env.", timeout=180)
         yield NatsBridge(job, server, n)
     finally:
         job.stop()
         server.cleanup()
+
+
+def served(port: int, name: str, labels: dict[str, str]) -> float | None:
+    """One sample of the job's Prometheus endpoint, scraped over HTTP."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return None
 
 
 async def _requests(url: str, subject: str, texts: list[str], headers: dict[str, str]) -> list[Msg]:
@@ -155,6 +169,15 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
     with serving(activemq, f"svc.{n}"):
         answers = asyncio.run(three())
     assert sum(len(a) for a in answers) == 1000
+    # The job's metrics once the intervals that answered them ended: each reply counted, its round trip too.
+    port, requests = bridge.job.metrics_port, {"bridge": f"nats-{n}", "route": "requests"}
+    wait_until(
+        lambda: served(port, "jmsbridge_nats_round_trip_seconds_count", requests) == 1000,
+        timeout=60,
+        what="1,000 round trips in jmsbridge_nats_round_trip_seconds",
+    )
+    assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
+    assert served(port, "jmsbridge_connected", {"bridge": f"nats-{n}", "system": "nats"}) == 1
     for who, got in enumerate(answers):
         assert [m.data.decode() for m in got] == [f"re: {who}.{i}" for i in range(len(got))]
         first = got[0].headers or {}

@@ -154,6 +154,10 @@ def lint(*values: str) -> subprocess.CompletedProcess[str]:
         ("watchNamespaces={Apps}", "at '/watchNamespaces/0'"),
         ("allNamespaces=true,watchNamespaces={apps}", "at '/watchNamespaces': maxItems: got 1, want 0"),
         ("leaderElection.enabled=false", "at '/replicaCount': maximum: got 2, want 1"),
+        (
+            "monitoring.prometheusRule.enable=true",
+            "at '/monitoring/prometheusRule': additional properties 'enable' not allowed",
+        ),
     ],
 )
 def test_a_wrong_value_is_refused_naming_it_by_template_and_lint(value: str, message: str) -> None:

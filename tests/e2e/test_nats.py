@@ -177,7 +177,11 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
         what="1,000 round trips in jmsbridge_nats_round_trip_seconds",
     )
     assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
-    assert served(port, "jmsbridge_connected", {"bridge": f"nats-{n}", "system": "nats"}) == 1
+    job = {"bridge": f"nats-{n}"}
+    for system in ("jms", "kafka", "nats"):  # what its health report says, as gauges
+        assert served(port, "jmsbridge_connected", job | {"system": system}) == 1, system
+    assert served(port, "jmsbridge_active", job | {"bridge_instance": "a"}) == 1  # alone: active
+    assert served(port, "jmsbridge_query_active", job | {"query": "nats"}) == 1
     for who, got in enumerate(answers):
         assert [m.data.decode() for m in got] == [f"re: {who}.{i}" for i in range(len(got))]
         first = got[0].headers or {}

@@ -37,7 +37,7 @@ log = logging.getLogger("jmsbridge.telemetry")
 OBSERVATION = "routing"
 INGRESS_OBSERVATION = "ingress"
 NATS_OBSERVATION = "nats"
-# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages` outcome.
+# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages_total` outcome.
 NATS_OUTCOMES = (
     "received",
     "forwarded",

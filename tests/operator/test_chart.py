@@ -22,6 +22,7 @@ ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
 # defaults serve the release namespace only.
 ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
 MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
+MONITORING = ("monitoring.grafanaDashboard.enabled=true", "monitoring.prometheusRule.enabled=true")
 
 
 def helm() -> str:
@@ -77,7 +78,7 @@ def test_chart_lints() -> None:
     [
         (),
         ("watchNamespaces={apps,payments}", "metrics.enabled=false"),
-        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS),
+        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS, *MONITORING),
     ],
 )
 def test_rendered_manifests_are_valid(values: tuple[str, ...]) -> None:

@@ -11,10 +11,9 @@ from jmsbridge_operator import metrics as operator_metrics
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from bridge_job.supervision.telemetry import Metrics
-from tests.operator.test_chart import one, template
+from tests.operator.test_chart import MONITORING, one, template
 
 METRIC = re.compile(r"\bjmsbridge_[a-z0-9_]+\b(?!\*)")  # not a pattern: jmsbridge_operator_*
-ENABLED = ("monitoring.grafanaDashboard.enabled=true", "monitoring.prometheusRule.enabled=true")
 ALERTS = {
     "JmsBridgeNotReady",
     "JmsBridgeNoActiveInstance",
@@ -43,7 +42,7 @@ def code_metrics() -> dict[str, str]:
 
 def rendered() -> tuple[dict[str, Any], dict[str, Any]]:
     """The dashboard (its JSON, from the ConfigMap) and the PrometheusRule's spec, as helm renders them."""
-    documents = template(*ENABLED)
+    documents = template(*MONITORING)
     config_map = next(d for d in documents if d["kind"] == "ConfigMap" and "jms-bridge.json" in d["data"])
     assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"  # what Grafana's sidecar loads
     rule = one(documents, "PrometheusRule")

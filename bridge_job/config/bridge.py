@@ -272,6 +272,9 @@ class NatsTlsSpec(CamelModel):
         return self
 
 
+ONE_NATS_CREDENTIAL = "set one of `credentialsSecretRef`, `tokenSecretRef` and `credsSecretRef`, not more"
+
+
 class NatsSpec(CamelModel):
     """The NATS servers of the natsToJms routes (docs/nats.md). Unreachable servers are waited out for
     `spec.outages.patienceSeconds`, as every other system is."""
@@ -279,8 +282,9 @@ class NatsSpec(CamelModel):
     model_config = ConfigDict(
         json_schema_extra=cel_rules(
             Rule(
-                "!(has(self.credentialsSecretRef) && has(self.tokenSecretRef))",
-                "set `credentialsSecretRef` or `tokenSecretRef`, not both",
+                "(has(self.credentialsSecretRef) ? 1 : 0) + (has(self.tokenSecretRef) ? 1 : 0)"
+                " + (has(self.credsSecretRef) ? 1 : 0) <= 1",
+                ONE_NATS_CREDENTIAL,
             )
         )
     )
@@ -295,12 +299,18 @@ class NatsSpec(CamelModel):
     token_secret_ref: SecretKeyRef | None = Field(
         default=None, description="A Secret key holding a NATS authentication token."
     )
+    creds_secret_ref: SecretKeyRef | None = Field(
+        default=None,
+        description="A Secret key holding a `.creds` file, as `nsc` writes it: the user's JWT and NKEY seed "
+        "(decentralized JWT authentication).",
+    )
     tls: NatsTlsSpec | None = Field(default=None, description="TLS to the servers (docs/nats.md).")
 
     @model_validator(mode="after")
     def _one_credential(self) -> Self:
-        if self.credentials_secret_ref is not None and self.token_secret_ref is not None:
-            raise ValueError("set `credentialsSecretRef` or `tokenSecretRef`, not both")
+        given = (self.credentials_secret_ref, self.token_secret_ref, self.creds_secret_ref)
+        if sum(ref is not None for ref in given) > 1:
+            raise ValueError(ONE_NATS_CREDENTIAL)
         return self
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from bridge_job.config import ENV_NATS_CREDS
 from bridge_job.formats import KafkaRecord, envelope
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
 from tests.support.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
 from tests.support.nats_accounts import Account
@@ -131,13 +132,28 @@ def bridge(
             to_nats_route("envout", name, f"envout.{n}", f"envout.{n}", order=7, format="envelope"),
         )
     ]
-    job = BridgeJob(files, work, env={ENV_NATS_CREDS: account.creds("bridge")}).start()
+    job = BridgeJob(
+        files, work, metrics_port=free_port(), env={ENV_NATS_CREDS: account.creds("bridge")}
+    ).start()
     try:
         job.wait_log("subscribed to NATS subject env.", timeout=180)
         yield NatsBridge(job, server, n, account.creds("client"))
     finally:
         job.stop()
         server.cleanup()
+
+
+def served(port: int, name: str, labels: dict[str, str]) -> float | None:
+    """One sample of the job's Prometheus endpoint, scraped over HTTP."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return None
 
 
 async def _requests(bridge: NatsBridge, subject: str, texts: list[str], headers: dict[str, str]) -> list[Msg]:
@@ -169,6 +185,19 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
     with serving(activemq, f"svc.{n}"):
         answers = asyncio.run(three())
     assert sum(len(a) for a in answers) == 1000
+    # The job's metrics once the intervals that answered them ended: each reply counted, its round trip too.
+    port, requests = bridge.job.metrics_port, {"bridge": f"nats-{n}", "route": "requests"}
+    wait_until(
+        lambda: served(port, "jmsbridge_nats_round_trip_seconds_count", requests) == 1000,
+        timeout=60,
+        what="1,000 round trips in jmsbridge_nats_round_trip_seconds",
+    )
+    assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
+    job = {"bridge": f"nats-{n}"}
+    for system in ("jms", "kafka", "nats"):  # what its health report says, as gauges
+        assert served(port, "jmsbridge_connected", job | {"system": system}) == 1, system
+    assert served(port, "jmsbridge_active", job | {"bridge_instance": "a"}) == 1  # alone: active
+    assert served(port, "jmsbridge_query_active", job | {"query": "nats"}) == 1
     for who, got in enumerate(answers):
         assert [m.data.decode() for m in got] == [f"re: {who}.{i}" for i in range(len(got))]
         first = got[0].headers or {}

@@ -22,6 +22,7 @@ ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
 # defaults serve the release namespace only.
 ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
 MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
+MONITORING = ("monitoring.grafanaDashboard.enabled=true", "monitoring.prometheusRule.enabled=true")
 
 
 def helm() -> str:
@@ -77,7 +78,7 @@ def test_chart_lints() -> None:
     [
         (),
         ("watchNamespaces={apps,payments}", "metrics.enabled=false"),
-        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS),
+        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS, *MONITORING),
     ],
 )
 def test_rendered_manifests_are_valid(values: tuple[str, ...]) -> None:
@@ -154,6 +155,10 @@ def lint(*values: str) -> subprocess.CompletedProcess[str]:
         ("watchNamespaces={Apps}", "at '/watchNamespaces/0'"),
         ("allNamespaces=true,watchNamespaces={apps}", "at '/watchNamespaces': maxItems: got 1, want 0"),
         ("leaderElection.enabled=false", "at '/replicaCount': maximum: got 2, want 1"),
+        (
+            "monitoring.prometheusRule.enable=true",
+            "at '/monitoring/prometheusRule': additional properties 'enable' not allowed",
+        ),
     ],
 )
 def test_a_wrong_value_is_refused_naming_it_by_template_and_lint(value: str, message: str) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.naming import child_labels
+from jmsbridge_operator.render import COMPONENT_JOB
 
 from jmsbridge.cli import parser
 from tests.kubeapi.operator_runner import registry_of
@@ -21,7 +23,11 @@ ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
 # Serving every namespace, and where bridges run there (their service account goes there): the chart's
 # defaults serve the release namespace only.
 ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
-MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
+MONITORS = (
+    "metrics.podMonitor.enabled=true",
+    "metrics.serviceMonitor.enabled=true",
+    "bridgeJob.podMonitor.enabled=true",
+)
 MONITORING = ("monitoring.grafanaDashboard.enabled=true", "monitoring.prometheusRule.enabled=true")
 
 
@@ -457,7 +463,7 @@ def test_probes_resources_and_a_restricted_security_context() -> None:
 
 
 def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
-    documents = template(*MONITORS, "metrics.podMonitor.labels.release=prometheus")
+    documents = template(*MONITORS[:2], "metrics.podMonitor.labels.release=prometheus")
     selector = one(documents, "Deployment")["spec"]["selector"]["matchLabels"]
     pod_monitor, service_monitor = one(documents, "PodMonitor"), one(documents, "ServiceMonitor")
     assert pod_monitor["metadata"]["labels"]["release"] == "prometheus"
@@ -473,6 +479,19 @@ def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
     ]  # off by default
     no_service = "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"
     assert "at '/metrics/service/enabled': value must be true" in refused(no_service)
+
+
+def test_the_bridges_driver_pods_are_scraped_where_bridges_run() -> None:
+    """The job's metrics (which the chart's alerts and dashboard read) are served by the driver pods, on
+    the port the operator names `metrics`, with the labels it gives every bridge's Spark pods."""
+    documents = [d for d in template(*MONITORS) if d["kind"] == "PodMonitor"]
+    jobs = one([d for d in documents if d["metadata"]["name"].endswith("-bridge-jobs")], "PodMonitor")
+    spec = jobs["spec"]
+    assert spec["selector"]["matchLabels"].items() <= child_labels("orders", COMPONENT_JOB, "primary").items()
+    assert spec["podMetricsEndpoints"][0]["port"] == "metrics"
+    assert spec["namespaceSelector"] == {"matchNames": ["ops"]}  # the release namespace, served
+    listed = template("bridgeJob.podMonitor.enabled=true", "bridgeJob.namespaces={apps,payments}")
+    assert one(listed, "PodMonitor")["spec"]["namespaceSelector"] == {"matchNames": ["apps", "payments"]}
 
 
 # ---------------------------------------------------------------------------------------------------

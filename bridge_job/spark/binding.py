@@ -140,9 +140,10 @@ def describe(mismatch: Mismatch, bridge_id: str, checkpoint: Path, config_hint: 
         )
     return (
         f"bridge {bridge_id}: checkpoint mismatch on topic {mismatch.topic}: checkpoint {checkpoint} was "
-        f"taken on another topic (found {mismatch.found}, expected {mismatch.expected}); nothing was "
-        f"read: if the topic was recreated, run `jmsbridge reset-checkpoint -f {config_hint} --checkpoint "
-        f"{checkpoint} --to earliest|committed|latest`"
+        f"taken on another topic, or the broker lost records it had acknowledged (found {mismatch.found}, "
+        f"expected {mismatch.expected}); nothing was read: if the topic was recreated or lost records, run "
+        f"`jmsbridge reset-checkpoint -f {config_hint} --checkpoint {checkpoint} --to "
+        "earliest|committed|latest`"
     )
 
 

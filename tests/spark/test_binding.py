@@ -69,6 +69,7 @@ def test_the_stop_line_names_bridge_topic_checkpoint_and_the_reset() -> None:
     assert mismatch is not None
     line = describe(mismatch, "orders", Path("/cp/orders"))
     assert "bridge orders: checkpoint mismatch on topic j: checkpoint /cp/orders" in line
+    assert "or the broker lost records it had acknowledged" in line  # a topic's end that went back
     assert "jmsbridge reset-checkpoint" in line and "\n" not in line
 
 

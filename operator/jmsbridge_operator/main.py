@@ -98,14 +98,19 @@ async def bridges_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: A
 @kopf.index("", "v1", "configmaps")
 async def config_maps_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
     """Our ConfigMaps (annotated with their bridge) and the jobs' health reports (labelled with theirs)."""
-    ours = naming.ANNOTATION_BRIDGE in body.metadata.annotations or LABEL_BRIDGE_ID in body.metadata.labels
-    memo.reconciler.watched.seen(CONFIG_MAPS, None if ours else "DELETED", namespace or "", dict(body))
+    watched = memo.reconciler.watched
+    if naming.ANNOTATION_BRIDGE in body.metadata.annotations or LABEL_BRIDGE_ID in body.metadata.labels:
+        watched.seen(CONFIG_MAPS, None, namespace or "", dict(body))
+    else:
+        watched.unselected(CONFIG_MAPS, namespace or "", body)
 
 
 @kopf.index(*APPLICATION)
 async def applications_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
-    ours = naming.ANNOTATION_BRIDGE in body.metadata.annotations
-    memo.reconciler.watched.seen(APPLICATIONS, None if ours else "DELETED", namespace or "", dict(body))
+    if naming.ANNOTATION_BRIDGE in body.metadata.annotations:
+        memo.reconciler.watched.seen(APPLICATIONS, None, namespace or "", dict(body))
+    else:
+        memo.reconciler.watched.unselected(APPLICATIONS, namespace or "", body)
 
 
 @kopf.index(*standby_pair.LEASES)  # those the jobs label: the API server selects them (startup.py)

@@ -80,6 +80,14 @@ class Watched:
             elif not _older(body, kept):
                 self._objects[key] = body
 
+    def unselected(self, resource: Resource, namespace: str, body: Mapping[str, Any]) -> None:
+        """A watch event of an object the cache does not keep (not ours): forgotten if it was kept."""
+        key = (resource.plural, namespace, str((body.get("metadata") or {}).get("name")))
+        with self._lock:
+            if key in self._objects:
+                self._objects.pop(key)
+                self._events[key] = self._events.get(key, 0) + 1
+
     def wrote(self, resource: Resource, namespace: str, body: Mapping[str, Any]) -> None:
         """The API server's answer to our write: the object as it is now (unless the watch saw it newer)."""
         key = (resource.plural, namespace, str((body.get("metadata") or {}).get("name")))

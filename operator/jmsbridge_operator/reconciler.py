@@ -61,8 +61,10 @@ APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_P
 CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
-# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`).
+# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`): each one
+# that comes meanwhile gives the others that long again, up to GATHER_SECONDS after the first.
 SETTLE_SECONDS = 0.5
+GATHER_SECONDS = 2.0
 
 
 class EventSink(Protocol):
@@ -151,7 +153,8 @@ class Reconciler:
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
-        self._soon: dict[tuple[str, str], datetime.datetime] = {}  # asked for by `reconcile_soon`
+        # asked for by `reconcile_soon`: when, and when first asked
+        self._soon: dict[tuple[str, str], tuple[datetime.datetime, datetime.datetime]] = {}
         self.taken = TakenNames(backoff or Backoff())  # SparkApplications
         self.taken_config = TakenNames(backoff or Backoff())  # ConfigMaps
         self.timing = timing or DEFAULT_TIMING
@@ -200,17 +203,21 @@ class Reconciler:
             self.reconcile(namespace, name, routes)
 
     def reconcile_soon(self, namespace: str, name: str, delay: float = SETTLE_SECONDS) -> None:
-        """Reconcile a bridge within `delay` seconds (its recheck loop does): the routes of a `kubectl
-        apply` arrive one by one, and one reconciliation then writes the ConfigMap and the statuses
-        once instead of once per route."""
-        moment = _moment() + datetime.timedelta(seconds=delay)
+        """Reconcile a bridge `delay` seconds after the last such request (its recheck loop does), at most
+        `GATHER_SECONDS` after the first: the routes of a `kubectl apply` arrive one by one (behind their
+        bridge, when the operator is busy), and one reconciliation then writes the ConfigMap and the
+        statuses once instead of once per route."""
+        now = _moment()
         with self._guard:
-            self._soon.setdefault((namespace, name), moment)
+            _, first = self._soon.get((namespace, name), (now, now))
+            latest = first + datetime.timedelta(seconds=max(delay, GATHER_SECONDS))
+            self._soon[(namespace, name)] = (min(now + datetime.timedelta(seconds=delay), latest), first)
 
     def is_due(self, namespace: str, name: str) -> bool:
         """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""
         key = (namespace, name)
-        due = [moment for moment in (self._recheck.get(key), self._soon.get(key)) if moment is not None]
+        soon = self._soon.get(key)
+        due = [moment for moment in (self._recheck.get(key), soon[0] if soon else None) if moment is not None]
         return bool(due) and _moment() >= min(due)
 
     def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:

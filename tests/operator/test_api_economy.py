@@ -98,6 +98,7 @@ def test_a_reconciliation_that_changes_nothing_asks_nothing(view: View) -> None:
     view.wait(lambda: "simple-primary" in view.apps(), "the application")
     view.play_spark("simple-primary", "RUNNING")
     view.wait_conditions("JmsBridge", "simple", RUNNING)
+    settled(view, view.kube.requests_by_resource(*OPERATOR_AGENTS))  # its Running Event posted
     before, done = view.kube.requests_by_resource(*OPERATOR_AGENTS), reconciliations()
     # A change kopf hands to the update handler, which changes nothing the operator writes.
     view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"metadata": {"labels": {"team": "a"}}})

@@ -1,6 +1,6 @@
 """Everything the operator reacts to, in one place. Each handler delegates to the reconciler or `handlers/`.
 
-- JmsBridge: created -> reconcile within half a second (with the routes applied with it); changed,
+- JmsBridge: created -> reconcile within 2 s (with the routes applied with it); changed,
   resumed (operator restart) -> reconcile; deleted -> remove children (our finalizer
   `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile from the API server, not
   the watches (repairs drift, and whatever a watch missed);
@@ -38,7 +38,7 @@ from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
-from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, RoutesLookup
+from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, GATHER_SECONDS, RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
@@ -147,9 +147,10 @@ def bridges_by_claim(
 
 @kopf.on.create(*BRIDGE, backoff=RETRY)
 def bridge_created(namespace: str | None, name: str, memo: Any, **_: Any) -> None:
-    # Within half a second (its rechecks loop): a `kubectl apply` of a bridge and its routes then makes
-    # one reconciliation that writes the ConfigMap once, with every route, and no ConfigUpdated after it.
-    memo.reconciler.reconcile_soon(namespace or "", name)
+    # Within 2 s (its rechecks loop): a `kubectl apply` of a bridge and its routes then makes one
+    # reconciliation that writes the ConfigMap once, with every route, and no ConfigUpdated after it,
+    # also when the operator is busy and the routes' events run behind the bridge's.
+    memo.reconciler.reconcile_soon(namespace or "", name, GATHER_SECONDS)
 
 
 @kopf.on.resume(*BRIDGE, backoff=RETRY)

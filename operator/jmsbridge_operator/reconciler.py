@@ -209,9 +209,10 @@ class Reconciler:
         statuses once instead of once per route."""
         now = _moment()
         with self._guard:
-            _, first = self._soon.get((namespace, name), (now, now))
+            due, first = self._soon.get((namespace, name), (now, now))
             latest = first + datetime.timedelta(seconds=max(delay, GATHER_SECONDS))
-            self._soon[(namespace, name)] = (min(now + datetime.timedelta(seconds=delay), latest), first)
+            due = max(due, min(now + datetime.timedelta(seconds=delay), latest))  # never sooner
+            self._soon[(namespace, name)] = (due, first)
 
     def is_due(self, namespace: str, name: str) -> bool:
         """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""

@@ -77,11 +77,12 @@ def bridges_known(**kwargs: Any) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Indexes (in memory, from the watch streams)
+# Indexes (in memory, from the watch streams). All async: kopf runs a sync one in its thread pool, where it
+# waits for a thread behind the handlers (reconciliations) of a busy operator: a new bridge's routes too.
 
 
 @kopf.index(*ROUTE)
-def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], dict[str, Any]]:
+async def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], dict[str, Any]]:
     return routes.index_entry(body)
 
 
@@ -125,17 +126,19 @@ async def claims_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: An
 
 
 @kopf.index(*BRIDGE)
-def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, str], bool]:
+async def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, str], bool]:
     return {(namespace or "", name): True}
 
 
 @kopf.index(*BRIDGE)
-def bridges_by_id(namespace: str | None, name: str, body: kopf.Body, **_: Any) -> dict[tuple[str, str], str]:
+async def bridges_by_id(
+    namespace: str | None, name: str, body: kopf.Body, **_: Any
+) -> dict[tuple[str, str], str]:
     return {(namespace or "", bridge_id_in(body)): name}
 
 
 @kopf.index(*BRIDGE)
-def bridges_by_claim(
+async def bridges_by_claim(
     namespace: str | None, name: str, spec: kopf.Spec, **_: Any
 ) -> dict[tuple[str, str], str]:
     return standby_pair.claim_key(namespace or "", name, spec)

@@ -1,22 +1,27 @@
-"""Outage soak benchmark: JMS -> Kafka through the bridge job while Kafka flaps, nothing lost, no stop.
+"""Outage soak benchmark: the bridge job while Kafka flaps, either way, nothing lost, no stop.
 
-    python bench/outages.py [--minutes 10] [--period 60] [--down 20] [--how freeze|stop] [--rate 100]
-                            [--warmup 30] [--delivery atLeastOnce|exactlyOnce] [--timeout 600]
+    python bench/outages.py [--direction egress|ingress] [--minutes 10] [--period 60] [--down 20]
+                            [--how freeze|stop] [--rate 100] [--warmup 30]
+                            [--delivery atLeastOnce|exactlyOnce] [--timeout 600]
 
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes `--minutes` plus about two.
 
 ActiveMQ Classic (persistent) and noida-db are started here, and one bridge (`jmsbridge job`, local
-Spark, the default patience of 300 s) moves a queue to a topic. A sender thread sends persistent 256-byte
-messages numbered by a `seq` property at `--rate` per second for `--warmup` seconds and then `--minutes`;
-a consumer of the topic (read_committed) notes when each record arrives. Every `--period` seconds after
-the warm-up, starting one period in, Kafka goes away for `--down` seconds: frozen (`--how freeze`,
-SIGSTOP: connections accepted and never answered, what a partition looks like) or stopped (`--how stop`:
-refused). Then the load stops and the topic is read until every sent message is there or `--timeout`
-passes.
+Spark, the default patience of 300 s) moves a queue to a topic (`--direction egress`, JMS -> Kafka: a
+sender thread sends persistent 256-byte messages numbered by a `seq` property, and a consumer of the topic
+(read_committed) notes when each record arrives) or a topic to a queue (`--direction ingress`, a
+kafkaToJms route: an idempotent producer thread produces 256-byte records numbered by a `jms.seq` header,
+and a JMS consumer of the queue notes when each message arrives). The load runs at `--rate` per second for
+`--warmup` seconds and then `--minutes`. A message counts as sent once its broker acknowledged it (ActiveMQ
+the persistent send, Kafka the record: librdkafka holds records through an outage and sends them after).
+Every `--period` seconds after the warm-up, starting one period in, Kafka goes away for `--down` seconds:
+frozen (`--how freeze`, SIGSTOP: connections accepted and never answered, what a partition looks like) or
+stopped (`--how stop`: refused). Then the load stops and the other end is read until every sent message is
+there or `--timeout` passes.
 
 Figures:
-- `lost` (sent and acknowledged by ActiveMQ, never in the topic), `duplicates` (records beyond one per
+- `lost` (sent and acknowledged, never at the other end), `duplicates` (records beyond one per
   message), `job_stops` (`jmsbridge stopped:` lines; the job must not stop at all), `outages`;
 - `latency_p50_ms` / `latency_p99_ms` of the messages sent in the `--period` / 2 seconds before the
   first outage (after the warm-up and the job's first, slower batches): the baseline this run compares
@@ -36,14 +41,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.local_run import local_brokers, notes, quantile
+from bench.raw_jms import DUPS_OK_ACKNOWLEDGE, connect
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, jms_connection
-from tests.support.harness import bridge_document, route_document, write_yaml
+from tests.support.harness import bridge_document, route_document, to_jms_route, write_yaml
 
 note = notes("outages")
 
@@ -70,6 +76,68 @@ class Load(threading.Thread):
                 producer.send(message)
                 self.sent[seq] = time.time()
                 seq += 1
+
+
+class KafkaLoad(threading.Thread):
+    """Produces numbered records at a fixed rate; `sent[seq]` is when each record Kafka acknowledged was
+    produced (librdkafka keeps records through an outage, up to its 300 s `message.timeout.ms`)."""
+
+    def __init__(self, kafka: KafkaBroker, topic: str, rate: float, seconds: float) -> None:
+        super().__init__(name="load", daemon=True)
+        self.topic, self.rate, self.seconds = topic, rate, seconds
+        self.producer = Producer({"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True})
+        self.sent: dict[int, float] = {}
+
+    def run(self) -> None:
+        produced: dict[int, float] = {}
+
+        def delivered(error: KafkaError | None, message: Message) -> None:
+            seq = int(str(message.key() or b"", "ascii"))
+            if error is None:
+                self.sent[seq] = produced[seq]
+
+        began = time.monotonic()
+        seq = 0
+        while time.monotonic() - began < self.seconds:
+            time.sleep(max(0.0, began + seq / self.rate - time.monotonic()))
+            produced[seq] = time.time()
+            headers: list[tuple[str, str | bytes | None]] = [("jms.seq", str(seq).encode())]
+            while True:
+                try:
+                    self.producer.produce(
+                        self.topic,
+                        f"{seq:08d}".ljust(256, "."),
+                        str(seq),
+                        on_delivery=delivered,
+                        headers=headers,
+                    )
+                    break
+                except BufferError:
+                    self.producer.poll(0.1)
+            self.producer.poll(0)
+            seq += 1
+        self.producer.flush(600)
+
+
+class QueueWatch(threading.Thread):
+    """Receives the queue's messages; `arrived[seq]` is when each message was first seen."""
+
+    def __init__(self, activemq: ActiveMqBroker, queue: str) -> None:
+        super().__init__(name="watch", daemon=True)
+        self.arrived: dict[int, float] = {}
+        self.records = 0
+        self.stopping = threading.Event()
+        self.connection = connect(activemq.url)
+        session = self.connection.createSession(False, DUPS_OK_ACKNOWLEDGE)
+        self.consumer = session.createConsumer(session.createQueue(queue))
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            message = self.consumer.receive(200)
+            if message is not None:
+                self.records += 1
+                self.arrived.setdefault(int(str(message.getStringProperty("seq"))), time.time())
+        self.connection.close()
 
 
 class Watch(threading.Thread):
@@ -104,6 +172,7 @@ class Watch(threading.Thread):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--direction", choices=["egress", "ingress"], default="egress")
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--period", type=float, default=60.0)
     parser.add_argument("--down", type=float, default=20.0)
@@ -124,16 +193,29 @@ def soak(
     queue, topic = f"{bridge_id}.in", f"{bridge_id}.out"
     kafka.create_topics(topic)
     bridge = bridge_document(bridge_id, activemq, kafka, [{"queue": queue}], delivery=args.delivery)
-    files = [
-        write_yaml(work / "bridge.yaml", bridge),
-        write_yaml(work / "routes.yaml", route_document("all", bridge_id, topic)),
-    ]
+    egress = args.direction == "egress"
+    # ingress: the topic to a queue of its own (the bridge's JMS source stays idle)
+    route = (
+        route_document("all", bridge_id, topic)
+        if egress
+        else to_jms_route(
+            "all", bridge_id, topic, {"queue": f"{bridge_id}.back"}, send={"deliveryMode": "persistent"}
+        )
+    )
+    files = [write_yaml(work / "bridge.yaml", bridge), write_yaml(work / "routes.yaml", route)]
     job = BridgeJob(files, work).start()
     try:
         job.wait_running(180)
-        watch = Watch(kafka, topic)
+        seconds = args.warmup + args.minutes * 60
+        watch: Watch | QueueWatch = (
+            Watch(kafka, topic) if egress else QueueWatch(activemq, f"{bridge_id}.back")
+        )
         watch.start()
-        load = Load(activemq, queue, args.rate, args.warmup + args.minutes * 60)
+        load: Load | KafkaLoad = (
+            Load(activemq, queue, args.rate, seconds)
+            if egress
+            else KafkaLoad(kafka, topic, args.rate, seconds)
+        )
         load.start()
         note(f"{args.rate}/s for {args.minutes} min; Kafka {args.how} {args.down} s every {args.period} s")
         outages: list[tuple[float, float]] = []
@@ -164,7 +246,7 @@ def soak(
 def figures(
     args: argparse.Namespace,
     sent: dict[int, float],
-    watch: Watch,
+    watch: Watch | QueueWatch,
     warm: float,
     outages: list[tuple[float, float]],
     log: str,
@@ -181,6 +263,7 @@ def figures(
         recovery.append(round(normal - back, 2) if normal is not None else None)
     return {
         "bench": "outages",
+        "direction": args.direction,
         "how": args.how,
         "delivery": args.delivery,
         "rate": args.rate,

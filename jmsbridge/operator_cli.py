@@ -4,14 +4,16 @@
   settings as options; it finds the cluster like kubectl does (in-cluster, else `$KUBECONFIG`).
 - `render -f ...` prints, offline, as a YAML stream, exactly the objects the operator would create for the
   bridges and routes in the files (the operator's own planning and rendering functions); when anything is
-  wrong it prints the problems instead, renders nothing and exits 1.
+  wrong it prints the problems instead, renders nothing and exits 1. `-o json`: one `List`, as kubectl.
 - `validate -f ...` reports every problem with its file and field, and exits 1 when there is any.
+  `-o json|yaml`: the verdict as one document on stdout (problems with document, reason, field, message).
 - `crds` prints the CRDs generated from the models (`--write` rewrites `crds/` and the Helm chart's copy).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -23,7 +25,7 @@ import yaml
 
 from bridge_job.config import API_GROUP, BRIDGE_KIND, ROUTE_KIND, ConfigError
 from bridge_job.config.loading import read_documents
-from bridge_job.config.validation import duplicate_message, duplicates, fault_line
+from bridge_job.config.validation import INVALID_SPEC, duplicate_message, duplicates, fault_line
 from jmsbridge.files import add_file_argument
 
 if TYPE_CHECKING:
@@ -115,6 +117,10 @@ def register(commands: Any) -> None:
     )
     add_file_argument(render, "a YAML file with JmsBridge and JmsBridgeRoute resources (and their Secrets)")
     render.add_argument("-n", "--namespace", help="namespace for resources that name none")
+    render.add_argument(
+        "-o", "--output", choices=("yaml", "json"), default="yaml",
+        help="yaml: a stream of documents (default); json: one List of them, as `kubectl get -o json`",
+    )  # fmt: skip
     render.set_defaults(run=run_render)
 
     validate = commands.add_parser(
@@ -124,6 +130,11 @@ def register(commands: Any) -> None:
     )
     add_file_argument(validate, "a YAML file with JmsBridge and JmsBridgeRoute resources")
     validate.add_argument("-n", "--namespace", help="namespace for resources that name none")
+    validate.add_argument(
+        "-o", "--output", choices=("text", "json", "yaml"), default="text",
+        help="text: one line per problem on stderr (default); json, yaml: the verdict as one document on "
+        "stdout (valid, counts, problems with document, reason, field and message, warnings)",
+    )  # fmt: skip
     validate.set_defaults(run=run_validate)
 
     crds = commands.add_parser("crds", help="print (or --write) the CRDs generated from the models")
@@ -239,14 +250,20 @@ class Resources:
     bridges: list[Document] = field(default_factory=list)
     routes: list[Document] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (document order, line)
+    records: list[tuple[int, dict[str, str]]] = field(default_factory=list)  # the same, as data
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # said on stderr; no reason to refuse
     refused: list[Document] = field(default_factory=list)  # defined twice: reported, not judged
 
     def report(self, document: Document, problems: Iterable[Problem]) -> None:
         for problem in problems:
-            said = fault_line(problem.reason, problem.message)
-            self.problems.extend((document.order, f"{document.where}: {line}") for line in said.splitlines())
+            self.add(document.order, document.where, problem.reason, problem.subject, problem.message)
+
+    def add(self, order: int, where: str, reason: str, subject: str, message: str) -> None:
+        said = fault_line(reason, message)
+        self.problems.extend((order, f"{where}: {line}") for line in said.splitlines())
+        record = {"document": where, "reason": reason, "field": subject, "message": message}
+        self.records.append((order, record))
 
     def refuse_duplicates(self) -> None:
         """Report the bridges and routes defined twice, and judge none of them (the key is ambiguous)."""
@@ -254,7 +271,7 @@ class Resources:
         for document in [*self.bridges, *self.routes]:
             if document.identity in twice:
                 said = duplicate_message(*document.identity)
-                self.problems.append((document.order, f"{document.where}: {said}"))
+                self.add(document.order, document.where, INVALID_SPEC, "metadata.name", said)
         self.refused = [d for d in [*self.bridges, *self.routes] if d.identity in twice]
         self.bridges = [d for d in self.bridges if d.identity not in twice]
         self.routes = [d for d in self.routes if d.identity not in twice]
@@ -263,6 +280,17 @@ class Resources:
         """The problems, in the order of the documents in the files."""
         return [line for _, line in sorted(self.problems, key=lambda problem: problem[0])]
 
+    def verdict(self) -> dict[str, Any]:
+        """What `validate -o json|yaml` prints."""
+        records = [record for _, record in sorted(self.records, key=lambda record: record[0])]
+        return {
+            "valid": not self.problems,
+            "counts": {BRIDGE_KIND: len(self.bridges), ROUTE_KIND: len(self.routes)},
+            "problems": records,
+            "warnings": self.warnings,
+            "skipped": self.skipped,
+        }
+
 
 def load(files: Sequence[Path], namespace: str | None) -> Resources:
     found = Resources()
@@ -270,9 +298,11 @@ def load(files: Sequence[Path], namespace: str | None) -> Resources:
     for path in files:
         try:
             documents = read_documents(path)
-        except ConfigError as error:
+        except ConfigError as error:  # its message names the file (and the line)
+            order += 1  # after the documents of the files before it
             found.problems.append((order, str(error)))
-            order += 1
+            record = {"document": str(path), "reason": INVALID_SPEC, "field": "", "message": str(error)}
+            found.records.append((order, record))
             continue
         for where, body in documents:
             order += 1
@@ -284,9 +314,8 @@ def load(files: Sequence[Path], namespace: str | None) -> Resources:
             elif kind == ROUTE_KIND:
                 found.routes.append(Document(order, where, body))
             elif str(body.get("apiVersion") or "").partition("/")[0] == API_GROUP:
-                found.problems.append(
-                    (order, f"{where}: kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}")
-                )
+                said = f"kind: expected {BRIDGE_KIND} or {ROUTE_KIND}, got {kind!r}"
+                found.add(order, where, INVALID_SPEC, "kind", said)
             else:
                 found.skipped.append(f"{where}: {kind} (not ours)")
     found.refuse_duplicates()
@@ -307,6 +336,9 @@ def _check(found: Resources) -> list[Plan]:
         )
         found.report(bridge, decided.validation.problems)
         found.warnings += [f"{bridge.where}: warning: {w.message}" for w in decided.validation.warnings]
+        found.warnings += [
+            f"{bridge.where}: warning: {said}" for said in _unreadable_kafka_files(bridge.body)
+        ]
         for route in mine:
             verdict = decided.validation.routes.verdicts[route_name(route.body)]
             if verdict.stalls:  # else the bridge is at fault, and its problems are reported
@@ -323,6 +355,25 @@ def _check(found: Resources) -> list[Plan]:
         else:  # routes alone: only their own specs can be checked
             found.report(route, route_problems(route.body))
     return plans
+
+
+def _unreadable_kafka_files(body: dict[str, Any]) -> list[str]:
+    """Why the operator's Kafka checks could not read a file the bridge's Kafka settings name: a warning,
+    not a problem (the job may find it in its image), but the checks would stop the bridge with
+    `CredentialsNotFound`."""
+    from jmsbridge_operator.kafka_checks.mounted_files import KafkaFileUnreadable, mounted_files
+    from pydantic import ValidationError
+
+    from bridge_job.config import JmsBridge
+
+    try:
+        spec = JmsBridge.model_validate(body).spec
+        mounted_files(spec.kafka, spec.spark.pod)
+    except ValidationError:  # reported as the bridge's problems
+        return []
+    except KafkaFileUnreadable as unreadable:
+        return [f"{unreadable} (with the operator's Kafka checks on, the bridge would not start)"]
+    return []
 
 
 class _Dumper(yaml.SafeDumper):
@@ -354,13 +405,25 @@ def run_render(args: argparse.Namespace) -> int:
     if not objects:
         print("no JmsBridge in the files: nothing to render", file=sys.stderr)
         return 1
-    sys.stdout.write(yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, explicit_start=True, width=1000))
+    if args.output == "json":
+        print(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2))
+    else:
+        sys.stdout.write(
+            yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, explicit_start=True, width=1000)
+        )
     return 0
 
 
 def run_validate(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     _check(found)
+    if args.output != "text":
+        verdict = found.verdict()
+        if args.output == "json":
+            print(json.dumps(verdict, indent=2))
+        else:
+            sys.stdout.write(yaml.dump(verdict, Dumper=_Dumper, sort_keys=False, width=1000))
+        return 0 if verdict["valid"] else 1
     for line in found.warnings:
         print(line, file=sys.stderr)
     documents = [*found.bridges, *found.routes, *found.refused]

@@ -43,8 +43,8 @@ def test_the_build_script_tags_both_images_with_the_package_version() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("REGISTRY", "SPARK_VERSION")}
     script = REPO / "scripts" / "build-images.sh"
     printed = subprocess.run([script, "--dry-run"], env=env, capture_output=True, text=True, check=True)
-    operator_image = yaml.safe_load((REPO / "charts" / "jms-bridge-operator" / "values.yaml").read_text())
+    image = yaml.safe_load((REPO / "charts" / "jms-bridge-operator" / "values.yaml").read_text())["image"]
     assert re.findall(r"--tag (\S+)", printed.stdout) == [
-        f"{operator_image['image']['repository']}:{__version__}",  # the chart's image, at its appVersion
+        f"{image['registry']}/{image['repository']}:{__version__}",  # the chart's image, at its appVersion
         f"{JOB_IMAGE}:{__version__}",  # what every SparkApplication names by default
     ]

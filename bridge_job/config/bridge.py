@@ -33,26 +33,37 @@ class SecretRef(CamelModel):
     """A Secret holding a username and a password; the values never leave the Secret."""
 
     name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    """The Secret's name, in the bridge's namespace."""
     username_key: str = "username"
+    """The Secret's key holding the username."""
     password_key: str = "password"
+    """The Secret's key holding the password."""
 
 
 class ConnectionFactorySpec(CamelModel):
     """Any JMS provider: the ConnectionFactory class and the bean properties to set on it."""
 
     class_name: Annotated[str, Field(pattern=r"^[A-Za-z_$][A-Za-z0-9_$.]*$")]
+    """The provider's javax.jms.ConnectionFactory class, e.g.
+    org.apache.activemq.ActiveMQConnectionFactory; its jars must be on the job's JMS classpath."""
     properties: dict[str, ScalarValue] = Field(default_factory=dict)
+    """Bean properties set on the factory through their setters (brokerURL, hostName, port,
+    queueManager...); credentials go in credentialsSecretRef."""
 
 
 class JndiSpec(CamelModel):
     """Look the ConnectionFactory up in JNDI instead of constructing it."""
 
     initial_context_factory: str
+    """The JNDI provider's InitialContextFactory class (java.naming.factory.initial)."""
     provider_url: str
+    """The JNDI provider's URL (java.naming.provider.url)."""
     connection_factory_name: str = "ConnectionFactory"
+    """The name the ConnectionFactory is bound to in JNDI."""
     environment: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
         default_factory=dict
     )
+    """More JNDI environment entries for the InitialContext."""
 
 
 class JmsSource(CamelModel):
@@ -76,9 +87,14 @@ class JmsSource(CamelModel):
     )
 
     queue: DestinationName | None = None
+    """A queue to consume."""
     topic: DestinationName | None = None
+    """A topic to consume, through the durable subscription `durableSubscription`."""
     durable_subscription: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+    """A topic's durable subscription name (with jms.clientId): messages published while the bridge is
+    down wait in it."""
     selector: str | None = None
+    """A JMS message selector: only the messages it selects are consumed."""
 
     @model_validator(mode="after")
     def _one_destination(self) -> Self:
@@ -102,7 +118,9 @@ class IngestSpec(CamelModel):
 
     # ActiveMQ hands a consumer at most 200 uncommitted messages (its page size): larger batches wait.
     max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 200
+    """The most messages taken off JMS in one transaction (one journal write)."""
     max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
+    """How long a batch waits for more messages before it is written to the journal and committed."""
 
 
 class ClientLibrary(CamelModel):
@@ -111,11 +129,13 @@ class ClientLibrary(CamelModel):
     """
 
     image: Annotated[str, Field(min_length=1)]
+    """The image holding the jars (pulled with spec.spark.pod.imagePullSecrets)."""
     path: Annotated[str, Field(pattern=r"^/\S*$")] = Field(
         default="/jars",
         description="The directory in the image whose jars are copied (not its subdirectories).",
     )
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    """The init container's imagePullPolicy."""
 
 
 class OutagesSpec(CamelModel):
@@ -147,7 +167,9 @@ class JmsSpec(CamelModel):
     connection_factory: ConnectionFactorySpec | None = None
     jndi: JndiSpec | None = None
     credentials_secret_ref: SecretRef | None = None
+    """A Secret holding the JMS user and password (keys username and password unless named otherwise)."""
     client_id: str | None = None
+    """The JMS connection's client id; needed for topics' durable subscriptions."""
     classpath: list[str] = Field(
         default_factory=list,
         description="Jars (globs allowed) holding the provider's JMS client; empty means the image default.",
@@ -158,6 +180,7 @@ class JmsSpec(CamelModel):
         "classpath) before it starts: provider jars without rebuilding the job image.",
     )
     sources: Annotated[list[JmsSource], Field(min_length=1)]
+    """The queues and topics the bridge consumes, each through the journal to the routes."""
     reply_queue: DestinationName | None = Field(
         default=None,
         description="One of the queue `sources`: where JMS services answer requests that came from Kafka "
@@ -185,7 +208,9 @@ class JmsSpec(CamelModel):
 
 class SaslSpec(CamelModel):
     mechanism: SaslMechanism = SaslMechanism.SCRAM_SHA_512
+    """The SASL mechanism."""
     credentials_secret_ref: SecretRef
+    """A Secret holding the SASL username and password; the operator's Kafka checks read it too."""
 
 
 class KafkaSpec(CamelModel):
@@ -205,13 +230,20 @@ class KafkaSpec(CamelModel):
     )
 
     bootstrap_servers: Annotated[str, Field(min_length=1)]
+    """host:port[,host:port...] of the Kafka cluster (no credentials: they go in sasl)."""
     security_protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
+    """How the clients connect: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (SASL needs `sasl`; TLS files
+    go in properties, mounted from Secrets)."""
     sasl: SaslSpec | None = None
+    """SASL authentication, for securityProtocol SASL_PLAINTEXT or SASL_SSL."""
     journal_topic: TopicName | None = Field(
         default=None, description="Defaults to `<bridgeId>.jms-bridge.journal`."
     )
     create_journal_topic: bool = False
+    """Create the journal topic when it is missing (the operator's check, or the job at start); otherwise
+    a missing journal is a hard failure."""
     journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    """The journal topic's partitions, when the bridge creates it."""
     properties: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
         default_factory=dict,
         description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "
@@ -239,7 +271,9 @@ class SecretKeyRef(CamelModel):
     """One key of a Secret; the value never leaves the Secret."""
 
     name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    """The Secret's name, in the bridge's namespace."""
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
+    """The Secret's key holding the value."""
 
 
 MountedFile = Annotated[str, Field(pattern=r"^/\S+$", max_length=4096)]
@@ -272,6 +306,9 @@ class NatsTlsSpec(CamelModel):
         return self
 
 
+ONE_NATS_CREDENTIAL = "set one of `credentialsSecretRef`, `tokenSecretRef` and `credsSecretRef`, not more"
+
+
 class NatsSpec(CamelModel):
     """The NATS servers of the natsToJms routes (docs/nats.md). Unreachable servers are waited out for
     `spec.outages.patienceSeconds`, as every other system is."""
@@ -279,8 +316,9 @@ class NatsSpec(CamelModel):
     model_config = ConfigDict(
         json_schema_extra=cel_rules(
             Rule(
-                "!(has(self.credentialsSecretRef) && has(self.tokenSecretRef))",
-                "set `credentialsSecretRef` or `tokenSecretRef`, not both",
+                "(has(self.credentialsSecretRef) ? 1 : 0) + (has(self.tokenSecretRef) ? 1 : 0)"
+                " + (has(self.credsSecretRef) ? 1 : 0) <= 1",
+                ONE_NATS_CREDENTIAL,
             )
         )
     )
@@ -295,37 +333,57 @@ class NatsSpec(CamelModel):
     token_secret_ref: SecretKeyRef | None = Field(
         default=None, description="A Secret key holding a NATS authentication token."
     )
+    creds_secret_ref: SecretKeyRef | None = Field(
+        default=None,
+        description="A Secret key holding a `.creds` file, as `nsc` writes it: the user's JWT and NKEY seed "
+        "(decentralized JWT authentication).",
+    )
     tls: NatsTlsSpec | None = Field(default=None, description="TLS to the servers (docs/nats.md).")
 
     @model_validator(mode="after")
     def _one_credential(self) -> Self:
-        if self.credentials_secret_ref is not None and self.token_secret_ref is not None:
-            raise ValueError("set `credentialsSecretRef` or `tokenSecretRef`, not both")
+        given = (self.credentials_secret_ref, self.token_secret_ref, self.creds_secret_ref)
+        if sum(ref is not None for ref in given) > 1:
+            raise ValueError(ONE_NATS_CREDENTIAL)
         return self
 
 
 class RoutingSpec(CamelModel):
     dead_letter_topic: TopicName | None = None
+    """Where soft failures (no route, a conversion error, a message too large) go with onSoftFailure
+    deadLetter."""
     on_soft_failure: SoftFailurePolicy = SoftFailurePolicy.FAIL
+    """What a soft failure (no route, a conversion error) does: fail stops the bridge, skip counts and
+    drops the message, deadLetter writes it to deadLetterTopic."""
 
 
 class FailoverSpec(CamelModel):
     standby: bool = False
+    """Run two instances (primary and secondary SparkApplications): the standby holds no Lease and takes
+    over when the active one stops renewing it (docs/failover.md)."""
     lease_duration_seconds: Annotated[int, Field(ge=2, le=300)] = 10
+    """The Lease's duration: a standby takes over this long after the active instance's last renewal
+    (renewed every third of it)."""
 
 
 class ResourcesSpec(CamelModel):
     cores: Annotated[int, Field(ge=1, le=64)] = 1
+    """CPU cores of the pod's Spark container."""
     memory: Annotated[str, Field(pattern=r"^[0-9]+[kmgt]?$")] = "1g"
+    """Memory of the pod's Spark JVM, as Spark writes it (512m, 1g)."""
 
 
 class ExecutorSpec(ResourcesSpec):
     instances: Annotated[int, Field(ge=1, le=100)] = 1
+    """How many executor pods."""
 
 
 class CheckpointSpec(CamelModel):
     path: str = "/var/lib/jmsbridge/checkpoints"
+    """The directory of the Spark checkpoints in the pods, where persistentVolumeClaim is mounted."""
     persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    """A claim mounted at path, so that checkpoints survive pod restarts; a standby pair shares it
+    (ReadWriteMany)."""
 
 
 KUBE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -344,9 +402,13 @@ RESERVED_ENV_PREFIX = "JMSBRIDGE_"
 
 class VolumeMount(CamelModel):
     name: KubeName
+    """The volume's name, one of `volumes`."""
     mount_path: Annotated[str, Field(pattern=r"^/")]
+    """Where the volume appears in the Spark containers."""
     sub_path: str | None = None
+    """A path inside the volume to mount instead of its root."""
     read_only: bool | None = None
+    """Mount it read-only."""
 
 
 class EnvVar(CamelModel):
@@ -362,7 +424,9 @@ class EnvVar(CamelModel):
     )
 
     name: Annotated[str, Field(pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")]
+    """The variable's name (not JMSBRIDGE_*: those are the operator's)."""
     value: str | None = None
+    """The variable's value."""
     value_from: dict[str, Any] | None = Field(
         default=None, description="A Kubernetes EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...)."
     )
@@ -378,10 +442,15 @@ class EnvVar(CamelModel):
 
 class Toleration(CamelModel):
     key: str | None = None
+    """The taint key the toleration applies to; empty with Exists: every taint."""
     operator: Literal["Exists", "Equal"] | None = None
+    """Exists or Equal (the default)."""
     value: str | None = None
+    """The taint value to match (with Equal)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """The taint effect to match; empty: every effect."""
     toleration_seconds: int | None = None
+    """With NoExecute: how long the pod stays bound after the taint appears."""
 
 
 def _kept_whole(schema: dict[str, Any]) -> None:
@@ -403,7 +472,7 @@ class Volume(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra=_kept_whole)
 
-    name: KubeName
+    name: KubeName = Field(description="The volume's name, which volumeMounts refer to.")
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -431,11 +500,18 @@ class PodSettings(CamelModel):
     )
 
     image_pull_secrets: Annotated[list[KubeName], Field(max_length=16)] = Field(default_factory=list)
+    """Secrets to pull the job image and the clientLibraries images with."""
     node_selector: Annotated[dict[str, str], Field(max_length=64)] = Field(default_factory=dict)
+    """Node labels the pods must run on."""
     tolerations: Annotated[list[Toleration], Field(max_length=32)] = Field(default_factory=list)
+    """Taints the pods tolerate."""
     env: Annotated[list[EnvVar], Field(max_length=64)] = Field(default_factory=list)
+    """More environment variables of the Spark containers."""
     volumes: Annotated[list[Volume], Field(max_length=32)] = Field(default_factory=list)
+    """Volumes of the driver and executor pods, passed on as given (Secrets holding TLS files, say); the
+    operator's Kafka checks read the Secret and ConfigMap ones that spec.kafka.properties name."""
     volume_mounts: Annotated[list[VolumeMount], Field(max_length=32)] = Field(default_factory=list)
+    """Where `volumes` are mounted in the Spark containers."""
     security_context: PodSecurityContext | None = Field(
         default=None,
         description="The pods' securityContext: each field set replaces the operator's default for it "
@@ -475,10 +551,16 @@ class SparkSpec(CamelModel):
         "moves the bridge to its job image (a rollout, standby first).",
     )
     spark_version: str = "4.3.0"
+    """The Spark version of the job image (the SparkApplication's sparkVersion)."""
     service_account: str | None = None
+    """The service account of the Spark pods; default jms-bridge-job, which the chart creates in the
+    namespaces where bridges run."""
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    """The driver pod's cores and memory."""
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    """The executor pods' number, cores and memory."""
     checkpoint: CheckpointSpec = Field(default_factory=CheckpointSpec)
+    """Where the job keeps its Spark checkpoints."""
     mode: Literal["realTime", "microBatch"] = Field(
         default="realTime",
         description="realTime: one long-running task per partition moves records as they arrive (latency "
@@ -494,6 +576,7 @@ class SparkSpec(CamelModel):
         default=500, description="microBatch: the least time between batch starts."
     )
     max_records_per_batch: Annotated[int, Field(ge=1, le=10_000_000)] = 20_000
+    """The most journal (or kafkaToJms topic) records one micro-batch reads."""
     dedup_window_seconds: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = Field(
         default=600,
         description="How far back (by journal time) a redelivered JMS message is looked for in the journal.",
@@ -510,6 +593,8 @@ class SparkSpec(CamelModel):
         "and the settings the job needs for its guarantees cannot be set.",
     )
     pod: PodSettings | None = None
+    """What every driver and executor pod gets besides the operator's settings: volumes, environment,
+    scheduling, pull secrets, securityContext."""
 
     @model_validator(mode="after")
     def _conf_leaves_ours(self) -> Self:
@@ -521,6 +606,7 @@ class SparkSpec(CamelModel):
 
 class TelemetrySpec(CamelModel):
     port: Annotated[int, Field(ge=0, le=65535)] = 9464
+    """The port of the job's Prometheus metrics endpoint in the driver (/metrics); 0: none."""
 
 
 class SecuritySpec(CamelModel):
@@ -598,16 +684,28 @@ class JmsBridgeSpec(CamelModel):
         json_schema_extra=cel_rules(Rule("self == oldSelf", BRIDGE_ID_FIXED)),
     )
     jms: JmsSpec
+    """The JMS provider, the connection and the destinations the bridge consumes."""
     kafka: KafkaSpec
+    """The Kafka cluster: connection, security and the journal topic."""
     nats: NatsSpec | None = Field(default=None, description="Needed by natsToJms routes.")
     routing: RoutingSpec = Field(default_factory=RoutingSpec)
+    """What happens to messages that fail softly (no route, a conversion error), unless a route says
+    otherwise."""
     delivery: Delivery = Delivery.AT_LEAST_ONCE
+    """atLeastOnce (idempotent producers), or exactlyOnce (each range written to Kafka in one transaction with
+    its progress; docs/egress.md)."""
     failover: FailoverSpec = Field(default_factory=FailoverSpec)
+    """A standby instance, and its Lease."""
     outages: OutagesSpec = Field(default_factory=OutagesSpec)
     spark: SparkSpec = Field(default_factory=SparkSpec)
+    """The job's image, Spark sizing, checkpoints, mode and pod settings."""
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    """The job's metrics endpoint."""
     security: SecuritySpec = Field(default_factory=SecuritySpec)
+    """Whether credentials outside Secrets are accepted."""
     suspend: bool = False
+    """Stop the bridge: its SparkApplications are deleted while true (the checkpoints and the journal
+    stay), and it starts again when false."""
     restart_nonce: Annotated[str, Field(max_length=253)] | None = Field(
         default=None,
         description="Any new value restarts the bridge's instances, the standby first (as any change of "

@@ -58,6 +58,9 @@ ENV_NATS_PASSWORD = "JMSBRIDGE_NATS_PASSWORD"
 ENV_NATS_TOKEN = "JMSBRIDGE_NATS_TOKEN"
 
 
+ENV_NATS_CREDS = "JMSBRIDGE_NATS_CREDS"  # the text of a .creds file
+
+
 # The JmsBridge a job runs for, set by the operator in the driver: what the job creates in the cluster
 # (its Lease, its health ConfigMap) is owned by it and deleted with it (bridge_job/kube/ownership.py).
 ENV_OWNER_NAME = "JMSBRIDGE_OWNER_NAME"

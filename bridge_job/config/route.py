@@ -29,6 +29,7 @@ from bridge_job.config.schema import (
 
 class BridgeRef(CamelModel):
     name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    """The JmsBridge in the route's namespace that the route belongs to."""
 
 
 class RouteMatch(CamelModel):
@@ -40,6 +41,7 @@ class RouteMatch(CamelModel):
         "dot-separated segment, `>` the rest.",
     )
     destination_type: Literal["queue", "topic"] | None = None
+    """jmsToKafka, jmsToNats: only messages from a queue, or from a topic."""
     headers: dict[Identifier, str] = Field(
         default_factory=dict,
         description="JMS header or property values the message must carry (compared as text).",
@@ -52,7 +54,9 @@ class KeySpec(CamelModel):
     model_config = ConfigDict(json_schema_extra=cel_rules(exactly_one_rule("header", "property")))
 
     header: Identifier | None = None
+    """A JMS header (JMSCorrelationID, JMSType...) whose value is the record key."""
     property: Identifier | None = None
+    """A JMS message property whose value is the record key."""
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -73,7 +77,9 @@ class JmsDestination(CamelModel):
     )
 
     queue: DestinationName | None = None
+    """A queue to send to."""
     topic: DestinationName | None = None
+    """A topic to send to."""
     from_header: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
         default=None,
         description="A Kafka record header holding `queue://NAME` or `topic://NAME`; for replies to a JMS "
@@ -150,7 +156,9 @@ class JmsSendSpec(CamelModel):
     """How a kafkaToJms route sends its messages; what is left unset comes from the record."""
 
     delivery_mode: Literal["persistent", "nonPersistent"] | None = None
+    """persistent or nonPersistent; unset: the record's own (its JMS headers), if any."""
     priority: Annotated[int, Field(ge=0, le=9)] | None = None
+    """The JMS priority, 0 to 9; unset: the record's own, if any."""
     time_to_live_ms: Annotated[int, Field(ge=0, le=10 * 365 * 24 * 3600 * 1000)] | None = Field(
         default=None, description="0: never expires. Unset: the record's own expiration, if any."
     )
@@ -236,8 +244,12 @@ class JmsBridgeRouteSpec(CamelModel):
     )
 
     bridge_ref: BridgeRef
+    """The bridge the route belongs to (in the same namespace)."""
     order: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    """The route's place among its bridge's routes: they are tried in ascending order and the first that
+    matches takes the message; two routes of a bridge cannot share one."""
     direction: Direction = Direction.JMS_TO_KAFKA
+    """jmsToKafka (the default), kafkaToJms, natsToJms or jmsToNats."""
     match: RouteMatch = Field(
         default_factory=RouteMatch,
         description="jmsToKafka, jmsToNats, kafkaToJms: which messages the route takes.",
@@ -262,6 +274,7 @@ class JmsBridgeRouteSpec(CamelModel):
     )
     key: KeySpec | None = Field(default=None, description="Defaults to the JMSMessageID header.")
     format: Format = Format.NATIVE
+    """How a message becomes a record and back: native, basic, json or envelope (docs/formats.md)."""
     on_soft_failure: SoftFailurePolicy | None = Field(
         default=None, description="Overrides the bridge's routing.onSoftFailure for this route."
     )

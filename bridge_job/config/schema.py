@@ -129,6 +129,9 @@ class CamelModel(BaseModel):
         extra="forbid",
         frozen=True,
         use_enum_values=False,
+        # A field's docstring is its description in the CRDs (`kubectl explain`): every user-facing field
+        # has one (tests/operator/test_crdgen.py).
+        use_attribute_docstrings=True,
     )
 
     def dump(self) -> dict[str, Any]:

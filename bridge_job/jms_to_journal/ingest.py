@@ -31,6 +31,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaException
 
@@ -72,7 +73,7 @@ class Ingest:
         self,
         config: JobConfig,
         writer: JournalWriter,
-        on_batch: Callable[[int], None] = lambda n: None,
+        on_batch: Callable[[Journalled], None] = lambda batch: None,  # journalled and committed
         health: ConnectionHealth | None = None,
         instance: str = "a",
         kafka_health: ConnectionHealth | None = None,
@@ -186,22 +187,25 @@ class Ingest:
                 consumer.receive_batch(ingest.max_batch_messages, ingest.max_batch_delay_ms)
             )
 
-        batch = receive()
-        while batch and not self._journal(batch):
+        while True:
+            batch = receive()
+            if not batch:
+                return
+            written = self._journal(batch)
+            if written is not None:
+                break
             uncommitted.add(batch)  # some of it may be in the journal
             consumer.rollback()  # the broker redelivers the batch; nothing is lost
             kafka.failed(self.writer.failure or "the journal write failed", "batch rolled back")
             if self.stop_event.wait(kafka.backoff()):
                 return
-            batch = receive()
-        if batch:
-            kafka.clear()
-            try:
-                consumer.commit()
-            except JmsError:
-                uncommitted.add(batch)  # journalled, and coming back
-                raise
-            self.on_batch(len(batch))
+        kafka.clear()
+        try:
+            consumer.commit()
+        except JmsError:
+            uncommitted.add(batch)  # journalled, and coming back
+            raise
+        self.on_batch(Journalled.of(batch, written, self.config.journal_topic))
 
     def _records(self, batch: list[JmsMessage]) -> list[Written]:
         """What to write for a batch: journal records, and dead letters for poison messages."""
@@ -227,9 +231,25 @@ class Ingest:
                 raise BridgeStopped(poison_stop(message, outcome, self.limits.describe(topic)))
         return written
 
-    def _journal(self, batch: list[JmsMessage]) -> bool:
-        """True when the batch's transaction committed; False on a transient error; raises on a hard one."""
-        return self.writer.write(self._records(batch))
+    def _journal(self, batch: list[JmsMessage]) -> list[Written] | None:
+        """What the batch's committed transaction wrote; None on a transient error; raises on a hard one."""
+        written = self._records(batch)
+        return written if self.writer.write(written) else None
+
+
+@dataclass(frozen=True)
+class Journalled:
+    """A batch of JMS messages journalled and committed, for telemetry: the messages, and how many of them
+    were poison (jms_to_journal/poison.py) and went to the dead-letter topic or were skipped."""
+
+    messages: list[JmsMessage]
+    dead_lettered: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, batch: list[JmsMessage], written: list[Written], journal_topic: str) -> Journalled:
+        dead_lettered = sum(1 for topic, _, _ in written if topic != journal_topic)
+        return cls(batch, dead_lettered, len(batch) - len(written))
 
 
 def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:

@@ -114,7 +114,7 @@ class EgressReader(RangeReader):
             if end[p] > self.floor(p, start.get(p, 0))
         ]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[int | bool, ...]]:
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | bool | list[int], ...]]:
         assert isinstance(partition, JournalRange)
         p = partition
         if p.seconds:

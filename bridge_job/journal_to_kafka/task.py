@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 
 from confluent_kafka import TopicPartition
 
@@ -48,6 +48,7 @@ from bridge_job.kafka.writing import (
 )
 from bridge_job.nats.message import NatsPublish
 from bridge_job.redaction import redact_process_logs
+from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.egress")
 
@@ -70,8 +71,11 @@ class TaskSummary:
     started_ms: int = 0  # wall clock, so that the driver sees which tasks overlapped
     ended_ms: int = 0
     replayed: bool = False  # exactlyOnce: the range was written before a restart, skipped
+    # Journal record written -> its range written to Kafka (or NATS), per routed record (spark/latency.py).
+    latency_ms: int = 0  # summed
+    latency_buckets: list[int] = field(default_factory=latency.no_latencies)
 
-    def row(self) -> tuple[int | bool, ...]:
+    def row(self) -> tuple[int | bool | list[int], ...]:
         return astuple(self)
 
     def add(self, other: TaskSummary) -> None:
@@ -79,15 +83,33 @@ class TaskSummary:
         for name in ADDED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.replayed = self.replayed or other.replayed
+        self.latency_buckets = latency.added(self.latency_buckets, other.latency_buckets)
+
+    def written(self, entries: Sequence[JournalEntry], written_ms: int) -> None:
+        """The range is written: each routed entry's latency, from when the ingest journalled it."""
+        for entry in entries:
+            took = max(written_ms - entry.timestamp_ms, 0)
+            self.latency_ms += took
+            latency.count_latency(self.latency_buckets, took)
 
 
-ADDED = ("records", "duplicates", "published", "dead_lettered", "skipped", "loops", "markers", "routing_ns")
+ADDED = (
+    "records",
+    "duplicates",
+    "published",
+    "dead_lettered",
+    "skipped",
+    "loops",
+    "markers",
+    "routing_ns",
+    "latency_ms",
+)
 
 
 SUMMARY_SCHEMA = (
     "partition INT, start BIGINT, end BIGINT, records BIGINT, duplicates BIGINT, published BIGINT, "
     "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, markers BIGINT, routing_ns BIGINT, "
-    "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN"
+    "started_ms BIGINT, ended_ms BIGINT, replayed BOOLEAN, latency_ms BIGINT, latency_buckets ARRAY<BIGINT>"
 )
 
 
@@ -227,4 +249,5 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         write_at_least_once(producer_config(kafka), records, kafka.bootstrap_servers, patience)
     pending_requests.written(config, records)
     summary.ended_ms = int(time.time() * 1000)
+    summary.written(kept, summary.ended_ms)
     return summary

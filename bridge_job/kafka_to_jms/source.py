@@ -189,7 +189,7 @@ class IngressReader(RangeReader):
                 ranges.append(TopicRange(topic, partition, begin, end[k], self.config_path))
         return ranges
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
+    def read(self, partition: InputPartition) -> Iterator[tuple[int | str | list[int], ...]]:
         assert isinstance(partition, TopicRange)
         p = partition
         if p.seconds:

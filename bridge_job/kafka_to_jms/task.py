@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 
 from bridge_job.config import JobConfig, ingress_group
 from bridge_job.config.loading import PerConfig
@@ -55,6 +55,7 @@ from bridge_job.outages import Outage
 from bridge_job.redaction import redact_process_logs
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record
+from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.ingress")
 
@@ -77,8 +78,9 @@ class IngressSummary:
     max_latency_ms: int = 0
     started_ms: int = 0
     ended_ms: int = 0
+    latency_buckets: list[int] = field(default_factory=latency.no_latencies)  # of latency_ms, per record
 
-    def row(self) -> tuple[int | str, ...]:
+    def row(self) -> tuple[int | str | list[int], ...]:
         return astuple(self)
 
     def add(self, other: IngressSummary) -> None:
@@ -86,6 +88,7 @@ class IngressSummary:
         for name in ADDED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_latency_ms = max(self.max_latency_ms, other.max_latency_ms)
+        self.latency_buckets = latency.added(self.latency_buckets, other.latency_buckets)
 
 
 ADDED = ("records", "sent", "dead_lettered", "skipped", "loops", "attempts", "latency_ms")
@@ -94,7 +97,7 @@ ADDED = ("records", "sent", "dead_lettered", "skipped", "loops", "attempts", "la
 SUMMARY_SCHEMA = (
     "topic STRING, partition INT, start BIGINT, end BIGINT, records BIGINT, sent BIGINT, "
     "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, attempts BIGINT, latency_ms BIGINT, "
-    "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT"
+    "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT, latency_buckets ARRAY<BIGINT>"
 )
 
 _ingresses = PerConfig(Ingress)
@@ -252,9 +255,10 @@ def _send_chunk(
     summary.dead_lettered += counts.dead_lettered
     summary.skipped += counts.skipped
     for record, _, _ in chunk:
-        latency = max(committed_ms - record.source.timestamp_ms, 0)
-        summary.latency_ms += latency
-        summary.max_latency_ms = max(summary.max_latency_ms, latency)
+        took = max(committed_ms - record.source.timestamp_ms, 0)
+        summary.latency_ms += took
+        summary.max_latency_ms = max(summary.max_latency_ms, took)
+        latency.count_latency(summary.latency_buckets, took)
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:

@@ -49,10 +49,17 @@ class ConnectionHealth:
     """One system's state across the job's callers (`section`: "jms" or "kafka"): reconnecting while any
     of them fails (an outages.OutageListener)."""
 
-    def __init__(self, publish: Publish | None, patience_seconds: float, section: str = "jms") -> None:
+    def __init__(
+        self,
+        publish: Publish | None,
+        patience_seconds: float,
+        section: str = "jms",
+        connected: Callable[[bool], None] = lambda up: None,  # told each change too (telemetry's gauge)
+    ) -> None:
         self.publish = publish
         self.patience_seconds = patience_seconds
         self.section = section
+        self.connected = connected
         self._lock = threading.Lock()
         self._failing: dict[str, tuple[str, str]] = {}  # caller -> (since, error)
         self._state: str | None = None
@@ -70,9 +77,12 @@ class ConnectionHealth:
 
     def _changed(self) -> None:
         state = RECONNECTING if self._failing else CONNECTED
-        if state == self._state or self.publish is None:
+        if state == self._state:
             return
         self._state = state
+        self.connected(state == CONNECTED)
+        if self.publish is None:
+            return
         report: dict[str, Any] = {"state": state}
         if self._failing:
             since, error = min(self._failing.values())

@@ -152,6 +152,7 @@ class Leadership:
         self.lost = threading.Event()
         self.loss_reason: str | None = None
         self.holder: str | None = None  # the holder last seen
+        self.transitions: int | None = None  # the lease's leaseTransitions last seen (telemetry)
         self._clock = clock
         self._lock = threading.Lock()
         self._leading = False
@@ -242,6 +243,7 @@ class Leadership:
         if self._observed is None or self._observed[0] != record:
             self._observed = (record, seen)
         self.holder = holder
+        self.transitions = int(spec.get("leaseTransitions") or 0)
         if holder is not None:
             duration = float(spec.get("leaseDurationSeconds") or self.duration_seconds)
             if seen < self._observed[1] + duration:
@@ -282,6 +284,7 @@ class Leadership:
             self._leading = True
             self._valid_until = sent + self.renew_deadline
         self.holder = self.identity
+        self.transitions = int((written.get("spec") or {}).get("leaseTransitions") or 0)
         self._stopping.clear()
         log.info("active: holding lease %s as %s", self.lease, self.identity)
         self._renewer = threading.Thread(target=self._renew_loop, name="lease-renewal", daemon=True)

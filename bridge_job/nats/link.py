@@ -23,12 +23,19 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import nats
-from nats.aio.client import Client
+from nats.aio.client import Client, RawCredentials
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.protocol.command import hpub_cmd
 
-from bridge_job.config import ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec, NatsTlsSpec
+from bridge_job.config import (
+    ENV_NATS_CREDS,
+    ENV_NATS_PASSWORD,
+    ENV_NATS_TOKEN,
+    ENV_NATS_USERNAME,
+    NatsSpec,
+    NatsTlsSpec,
+)
 from bridge_job.errors import BridgeStopped
 from bridge_job.nats.message import NatsMessage, NatsPublish
 from bridge_job.outages import PATIENCE_SETTING, Outage
@@ -44,9 +51,36 @@ RECONNECT_WAIT_SECONDS = 1
 PENDING_MESSAGES = 100_000
 HINT = "bring the NATS servers back or fix spec.nats.servers"
 FAILURES = (OSError, TimeoutError, nats.errors.Error)  # what a call meets while the servers are gone
+CREDS_MARKERS = ("BEGIN NATS USER JWT", "BEGIN USER NKEY SEED")
+PERMISSIONS = "permissions violation"  # the server's error for a subject the user may not use
 
 
-def nats_credentials(spec: NatsSpec) -> dict[str, str]:
+def refused(error: BaseException) -> bool:
+    """The servers' no to the bridge's credentials, which waiting does not change."""
+    # Authorization Violation; User Authentication Expired or Revoked; Account Authentication Expired.
+    text = str(error).lower()
+    authorization = isinstance(error, nats.errors.AuthorizationError) or "authorization violation" in text
+    return authorization or "authentication" in text
+
+
+def credentials_hint(spec: NatsSpec) -> str:
+    """What to check when the servers refuse the bridge."""
+    if (user := spec.credentials_secret_ref) is not None:
+        return f"check the user and password in Secret {user.name} (spec.nats.credentialsSecretRef)"
+    if (token := spec.token_secret_ref) is not None:
+        return f"check the token in Secret {token.name}, key {token.key} (spec.nats.tokenSecretRef)"
+    if (creds := spec.creds_secret_ref) is not None:
+        return (
+            f"check the .creds file in Secret {creds.name}, key {creds.key} (spec.nats.credsSecretRef): its "
+            "user must belong to an account the servers trust, and be neither expired nor revoked"
+        )
+    return (
+        "the servers ask for credentials: name them in spec.nats (credentialsSecretRef, tokenSecretRef or "
+        "credsSecretRef)"
+    )
+
+
+def nats_credentials(spec: NatsSpec) -> dict[str, Any]:
     """The connect options holding the bridge's NATS credentials, from the environment the operator
     fills from the Secrets (never from the spec)."""
     if spec.credentials_secret_ref is not None:
@@ -65,6 +99,18 @@ def nats_credentials(spec: NatsSpec) -> dict[str, str]:
                 f"{spec.token_secret_ref.name}, key {spec.token_secret_ref.key})"
             )
         return {"token": token}
+    if (ref := spec.creds_secret_ref) is not None:
+        where = f"the environment variable {ENV_NATS_CREDS} (from Secret {ref.name}, key {ref.key})"
+        creds = os.environ.get(ENV_NATS_CREDS)
+        if creds is None:
+            raise BridgeStopped(f"the NATS .creds file needs {where}")
+        # nats-py reads the parts by their markers and would loop for ever on a text without them.
+        if any(marker not in creds for marker in CREDS_MARKERS):
+            raise BridgeStopped(
+                f"{where} is no .creds file: it lacks `-----{'-----` or `-----'.join(CREDS_MARKERS)}-----` "
+                "(put the file `nsc generate creds` writes in the Secret)"
+            )
+        return {"user_credentials": RawCredentials(creds)}
     return {}
 
 
@@ -102,6 +148,8 @@ class NatsLink:
         self._thread.start()
         self._client = Client()
         self._closing = False
+        self._violations: list[str] = []  # the server's permission errors, in order
+        self._refused_by: Exception | None = None  # the servers' last no to the credentials
 
     def connect(self) -> None:
         """Connect, trying again within the patience while no server answers."""
@@ -109,6 +157,10 @@ class NatsLink:
             try:
                 self.try_connect()
             except FAILURES as error:
+                # After its attempts nats-py says "no servers available"; why, it told `_error`.
+                reason = self._refused_by or error
+                if refused(reason):
+                    raise BridgeStopped(self._refusal(reason)) from None
                 self.outage.failed(error, "connecting again")  # BridgeStopped once out of patience
                 time.sleep(self.outage.backoff())
                 continue
@@ -140,7 +192,7 @@ class NatsLink:
             reconnected_cb=self._back,
             error_cb=self._error,
             tls=self._tls,
-            **self._credentials,  # type: ignore[arg-type]
+            **self._credentials,
         )
         # Once connected, reconnect for ever (nats-py reads it when the connection goes): the link's
         # patience decides when to give up.
@@ -157,14 +209,54 @@ class NatsLink:
     async def _back(self) -> None:
         with self._lock:
             self._disconnected = None
+            self._refused_by = None
         self.outage.clear()
         log.info("%s: reconnected", self.where)
 
     async def _error(self, error: Exception) -> None:
+        if refused(error):
+            self._refused_by = error
+        if PERMISSIONS in str(error).lower():  # the server goes on; what it refused is dropped
+            log.warning("%s refused: %s", self.where, error)
+            with self._lock:
+                self._violations.append(str(error))
+            return
         log.debug("%s: %s", self.where, error)  # an outage's attempts: `outage` says it, rate-limited
 
+    def _refusal(self, error: BaseException) -> str:
+        return f"{self.where} refused the bridge: {error}; {credentials_hint(self.spec)}"
+
+    def _check_refused(self) -> None:
+        """BridgeStopped when the servers refuse the bridge's credentials while it reconnects (a user
+        removed, revoked or expired: nats-py would try again for ever), or closed the connection for good."""
+        with self._lock:
+            gone, refusal = self._disconnected, self._refused_by
+        if gone is not None and refusal is not None:
+            raise BridgeStopped(self._refusal(refusal))
+        if self._client.is_closed and not self._closing:
+            error = refusal or self._client.last_error
+            raise BridgeStopped(
+                self._refusal(error)
+                if error is not None and refused(error)
+                else f"{self.where} closed the bridge's connection: {error}"
+            )
+
+    def _check_permitted(self, since: int, what: str) -> None:
+        """BridgeStopped if the server refused anything since violation number `since` (it says so only
+        in an error message, and drops what it refused)."""
+        with self._lock:
+            refusals = self._violations[since:]
+        if refusals:
+            raise BridgeStopped(
+                f"{self.where} refused the bridge {what}: {refusals[0]}; grant the bridge's NATS user that "
+                "permission, or change the route's natsSubject"
+            )
+
     def check(self) -> None:
-        """BridgeStopped once the servers have been gone for longer than the patience."""
+        """BridgeStopped once the servers have been gone for longer than the patience, or refuse the
+        bridge's credentials (a user removed or revoked: nats-py tries again for ever), or closed the
+        connection for good."""
+        self._check_refused()
         with self._lock:
             gone = self._disconnected
         elapsed = 0.0 if gone is None else time.monotonic() - gone
@@ -185,7 +277,11 @@ class NatsLink:
                 subject, queue=queue, cb=deliver, pending_msgs_limit=PENDING_MESSAGES
             )
 
-        return self._call(subscribe())
+        since = len(self._violations)
+        subscription = self._call(subscribe())
+        self.flush()  # the server has answered the subscription, refused or not
+        self._check_permitted(since, f"a subscription to {subject}")
+        return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         """No more messages; those already here are still delivered (a drain)."""
@@ -202,14 +298,19 @@ class NatsLink:
             for m in messages:
                 await self._client.publish(m.subject, m.data, reply=m.reply or "", headers=m.headers or None)
 
+        since = len(self._violations)
         while True:
             try:
                 self._call(publish())
                 break
             except FAILURES as error:
+                self._check_refused()
                 self.outage.failed(error, "publishing again")
                 time.sleep(self.outage.backoff())
         self.flush()
+        # A subject the bridge may not publish to: the server dropped the message, so it must not count
+        # as published (the range is not written, its JMS messages stay unacknowledged).
+        self._check_permitted(since, "a publish")
         self.outage.clear()
 
     def publish_status(self, subject: str, status: tuple[int, str], headers: dict[str, str]) -> None:
@@ -232,6 +333,7 @@ class NatsLink:
                 self.ping(5)
                 return
             except FAILURES as error:
+                self._check_refused()
                 self.outage.failed(error, "flushing again")
                 time.sleep(self.outage.backoff())
 

@@ -20,7 +20,7 @@ from bridge_job.redaction import redact_process_logs
 SUMMARY_SCHEMA = ", ".join(
     [
         "route STRING",
-        *(f"{f.name} BIGINT" for f in fields(NatsCounts)),
+        *(f"{f.name} {'BIGINT' if f.type == 'int' else 'ARRAY<BIGINT>'}" for f in fields(NatsCounts)),
         "started_ms BIGINT",
         "ended_ms BIGINT",
     ]
@@ -47,7 +47,6 @@ def run(config_path: str, seconds: float) -> list[Row]:
     redact_process_logs()  # a Spark Python worker has no logging set up of its own
     started_ms = int(time.time() * 1000)
     service = hosted_service(config_path)
-    before = service.counts()
     deadline = time.monotonic() + seconds
     try:
         while (left := deadline - time.monotonic()) > 0:
@@ -58,8 +57,6 @@ def run(config_path: str, seconds: float) -> list[Row]:
     finally:
         service.release()
     ended_ms = int(time.time() * 1000)
-    rows: list[Row] = []
-    for route, counts in sorted(service.counts().items()):
-        done = counts.since(before.get(route, NatsCounts()))
-        rows.append((route, *astuple(done), started_ms, ended_ms))
-    return rows
+    return [
+        (route, *astuple(done), started_ms, ended_ms) for route, done in sorted(service.unreported().items())
+    ]

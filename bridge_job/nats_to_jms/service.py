@@ -38,6 +38,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConfig, Route, SoftFailurePolicy
 from bridge_job.config.loading import WatchedConfig
@@ -76,6 +77,7 @@ from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.nats_replies import replies_subject, way_back
+from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.nats")
 
@@ -105,10 +107,15 @@ class NatsCounts:
     skipped: int = 0
     round_trip_ms: int = 0  # request taken -> answer published, summed over the replies
     max_round_trip_ms: int = 0
+    round_trip_buckets: list[int] = dataclasses.field(default_factory=latency.no_latencies)  # per reply
 
     def since(self, earlier: NatsCounts) -> NatsCounts:
-        changed = {f.name: getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)}
+        changed: dict[str, Any] = {
+            f.name: getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self) if f.type == "int"
+        }
         changed["max_round_trip_ms"] = self.max_round_trip_ms
+        mine, theirs = self.round_trip_buckets, earlier.round_trip_buckets
+        changed["round_trip_buckets"] = [now - then for now, then in zip(mine, theirs, strict=True)]
         return NatsCounts(**changed)
 
 
@@ -142,6 +149,7 @@ class NatsService:
         self.closed = threading.Event()
         self._incoming: queue.Queue[Delivered] = queue.Queue()
         self._counts: dict[str, NatsCounts] = {}
+        self._reported: dict[str, NatsCounts] = {}  # the counts as a task last handed them to Spark
         self._counts_lock = threading.Lock()
         self._subscriptions: dict[Subscribed, Subscription] = {}
         self._subscriptions_lock = threading.Lock()  # the hosting task follows the routes, the keeper drains
@@ -193,6 +201,14 @@ class NatsService:
     def counts(self) -> dict[str, NatsCounts]:
         with self._counts_lock:
             return {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
+
+    def unreported(self) -> dict[str, NatsCounts]:
+        """What each route did since a task last asked: counted between two intervals' tasks too, and
+        each message once, whichever task reports it."""
+        with self._counts_lock:
+            now = {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
+            reported, self._reported = self._reported, now
+        return {route: counts.since(reported.get(route, NatsCounts())) for route, counts in now.items()}
 
     def raise_failure(self) -> None:
         if self.failure is not None:
@@ -493,6 +509,7 @@ class NatsService:
             counts.replies += 1
             counts.round_trip_ms += took
             counts.max_round_trip_ms = max(counts.max_round_trip_ms, took)
+            latency.count_latency(counts.round_trip_buckets, took)
 
     def _keep_loop(self) -> None:
         while not self.closed.wait(KEEPER_SECONDS):

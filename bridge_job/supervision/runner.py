@@ -101,19 +101,21 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     config = rendered.config
     patience = config.bridge.outages.patience_seconds
     report = HealthConfigMap.for_job(config, options.instance)
-    kafka_health = ConnectionHealth(report, patience, "kafka")
-    partitions = _kafka_at_start(config, kafka_health)
-    probe = KafkaProbe(config.bridge.kafka, config.journal_topic, kafka_health) if report else None
     metrics = Metrics(config.bridge_id)
     metrics.serve(config.bridge.telemetry.port if options.metrics_port is None else options.metrics_port)
+    kafka_health = ConnectionHealth(report, patience, "kafka", metrics.connection("kafka"))
+    partitions = _kafka_at_start(config, kafka_health)
+    watched = report is not None or metrics.served  # someone hears what the probes find
+    probe = KafkaProbe(config.bridge.kafka, config.journal_topic, kafka_health) if watched else None
     checkpoints = options.checkpoints_dir or Path(config.bridge.spark.checkpoint.path)
     checkpoint = options.checkpoint or checkpoints / config.bridge_id
     log.info("checkpoint: %s", checkpoint.absolute())
     stopping = threading.Event()
     _stop_on_signals(stopping)  # a standby stops cleanly too
     leadership = Leadership.for_job(config, options.instance) if options.lease else None
+    metrics.follow_role(options.instance, leadership)
     still_active = leadership.check if leadership is not None else lambda: None
-    health = ConnectionHealth(report, patience, "jms")
+    health = ConnectionHealth(report, patience, "jms", metrics.connection("jms"))
     writer = JournalWriter(config, partitions, still_active)
     ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance, kafka_health)
 
@@ -130,6 +132,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         check_checkpoint(may_reset=True)
 
     ingest.start(job_epoch(leadership, options.instance))
+    metrics.running()
 
     def start_egress() -> Any:
         current = rendered.config
@@ -155,7 +158,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     )
     # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
     _stop_on_signals(stopping)
-    nats_probe = _nats_probe(config, report, patience)
+    nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
     watches = [w for w in (probe, nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
     try:
         losses = Losses(checkpoint, metrics.record_lost, report)
@@ -188,14 +191,16 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             spark.stop()
 
 
-def _nats_probe(config: JobConfig, report: Any, patience: float) -> Any:
-    """NatsConnected in the bridge's status, for a bridge with NATS routes in a cluster."""
+def _nats_probe(config: JobConfig, report: Any, patience: float, metrics: Metrics) -> Any:
+    """NatsConnected in the bridge's status (in a cluster) and `jmsbridge_connected{system="nats"}`, for
+    a bridge with NATS routes."""
     from bridge_job.kube.health import ConnectionHealth
     from bridge_job.nats.probe import NatsProbe
 
-    if report is None or config.bridge.nats is None or not config.uses_nats:
+    if config.bridge.nats is None or not config.uses_nats:
         return None
-    return NatsProbe(config.bridge.nats, ConnectionHealth(report, patience, "nats"))
+    health = ConnectionHealth(report, patience, "nats", metrics.connection("nats"))
+    return NatsProbe(config.bridge.nats, health)
 
 
 def _nats_starter(

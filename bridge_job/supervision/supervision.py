@@ -54,7 +54,9 @@ class Supervision:
         self._start_nats_for(self.rendered.config)
         try:
             while not self.stopping.is_set():
-                if not all(q.isActive for q in self.queries) and not self._restart_after_worker_start():
+                active = [q.isActive for q in self.queries]
+                self.metrics.record_queries(self.kinds, active)
+                if not all(active) and not self._restart_after_worker_start():
                     break
                 self.queries[0].awaitTermination(POLL_SECONDS)
                 for reports, record in self.reports:

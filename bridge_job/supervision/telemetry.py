@@ -1,28 +1,43 @@
-"""Telemetry: routing rates and latency, throughput and journal lag, for Prometheus and the log.
+"""Telemetry: what the bridge job moved, how long it took, what it is connected to and whether it leads.
+
+Served for Prometheus on the job's metrics port (`telemetry.port`), in the Prometheus way: counters
+(`_total`) of messages by outcome, histograms of latencies in seconds, gauges of lag and state (the
+brokers' connections, this instance's role in the lease, the queries and their tasks). Rates and averages
+are the dashboards' to compute (`rate()`, `histogram_quantile()`), over the interval they choose.
 
 Routing runs in Spark tasks; each task's counts reach the driver in its summary row, collected into the
-query's observed metrics (`observe`) and summed here from each micro-batch's progress. The ingest counts in
-the driver directly. One JSON log line per batch carries the same figures, with how many tasks ran and how
-much they overlapped (`parallelism`: task time over the batch's task span; 2.0 means two tasks side by
-side all along).
+query's observed metrics (`observe`) and summed here from each micro-batch's progress; latencies travel as
+counts per bucket (spark/latency.py). The ingest counts in the driver directly. One JSON log line per batch
+carries the batch's figures, with how many tasks ran and how much they overlapped (`parallelism`: task
+time over the batch's task span; 2.0 means two tasks side by side all along).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily, Metric
+
+from bridge_job.spark import latency
+
+if TYPE_CHECKING:
+    from bridge_job.jms_to_journal.ingest import Journalled
+    from bridge_job.kube.leadership import Leadership
 
 log = logging.getLogger("jmsbridge.telemetry")
 
 OBSERVATION = "routing"
 INGRESS_OBSERVATION = "ingress"
 NATS_OBSERVATION = "nats"
-# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages` outcome.
+# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages_total` outcome.
 NATS_OUTCOMES = (
     "received",
     "forwarded",
@@ -55,6 +70,9 @@ class BatchFigures:
     tasks: int = 0
     parallelism: float = 0.0
     phases_ms: dict[str, int] = field(default_factory=dict, compare=False)
+    # Journal record written -> written to its topic, per routed record: counts per bucket, and their sum.
+    latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)
+    latency_seconds: float = field(default=0.0, compare=False)
 
     @property
     def failures(self) -> int:
@@ -103,7 +121,17 @@ def figures_from_progress(progress: Any) -> BatchFigures:
         tasks=len(tasks),
         parallelism=round(task_ms / max(span_ms, 1), 2),
         phases_ms=dict(progress.durationMs or {}),
+        latency_buckets=buckets_of(tasks, "latency_buckets"),
+        latency_seconds=sum(int(task.get("latency_ms") or 0) for task in tasks) / 1000,
     )
+
+
+def buckets_of(rows: Sequence[Mapping[str, Any]], column: str) -> list[int]:
+    """The latency counts of several rows together (spark/latency.py)."""
+    summed = latency.no_latencies()
+    for row in rows:
+        summed = latency.added(summed, row.get(column))
+    return summed
 
 
 @dataclass(frozen=True)
@@ -120,6 +148,7 @@ class IngressFigures:
     lag: dict[str, int] = field(default_factory=dict)  # records not yet sent, by `topic:partition`
     tasks: int = 0
     retries: int = 0  # sends of a range after a JMS failure
+    latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)  # per record
 
 
 def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str, int]:
@@ -152,84 +181,181 @@ def ingress_figures(progress: Any) -> IngressFigures:
         lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
         tasks=len(tasks),
         retries=sum(max(int(t["attempts"] or 0) - 1, 0) for t in tasks),
+        latency_buckets=buckets_of(tasks, "latency_buckets"),
     )
+
+
+class LatencyHistogram:
+    """A Prometheus histogram (seconds, `latency.BOUNDS`) fed with counts per bucket and their sum, as the
+    tasks' rows bring them, rather than one observation at a time."""
+
+    def __init__(self, name: str, documentation: str, labels: Sequence[str], registry: CollectorRegistry):
+        self.name = name
+        self.documentation = documentation
+        self.labels = list(labels)
+        self._lock = threading.Lock()
+        self._series: dict[tuple[str, ...], tuple[list[int], float]] = {}
+        registry.register(self)
+
+    def add(self, labels: Sequence[str], buckets: Sequence[int], total_seconds: float) -> None:
+        key = tuple(labels)
+        with self._lock:
+            counts, total = self._series.get(key, (latency.no_latencies(), 0.0))
+            self._series[key] = (latency.added(counts, list(buckets)), total + total_seconds)
+
+    def describe(self) -> Iterator[Metric]:
+        yield HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
+        with self._lock:
+            series = sorted(self._series.items())
+        for labels, (counts, total) in series:
+            cumulative = list(itertools.accumulate(counts))
+            bounds = [str(bound) for bound in latency.BOUNDS] + ["+Inf"]  # as Prometheus writes `le`
+            family.add_metric(list(labels), list(zip(bounds, cumulative, strict=True)), total)
+        yield family
+
+
+class Role:
+    """This instance's part, read when Prometheus asks: active (holding the lease, or running without a
+    standby) or not, and the lease's transitions as this instance last saw them (a takeover adds one)."""
+
+    def __init__(self, bridge_id: str, registry: CollectorRegistry) -> None:
+        self.bridge_id = bridge_id
+        self.instance = ""
+        self.leadership: Leadership | None = None
+        self.running = False  # without a lease: from the start of the ingest and the queries
+        registry.register(self)
+
+    def describe(self) -> Iterator[Metric]:
+        return self.collect()
+
+    def collect(self) -> Iterator[Metric]:
+        active = GaugeMetricFamily(
+            "jmsbridge_active",
+            "1 while this instance runs the ingest and the queries (holds the lease, or runs without a "
+            "standby), 0 while it stands by or starts",
+            labels=["bridge", "bridge_instance"],
+        )
+        transitions = GaugeMetricFamily(
+            "jmsbridge_lease_transitions",
+            "The lease's leaseTransitions as this instance last saw it: a takeover adds one",
+            labels=["bridge"],
+        )
+        leadership = self.leadership
+        if self.instance:
+            leading = leadership.is_leader if leadership is not None else self.running
+            active.add_metric([self.bridge_id, self.instance], 1.0 if leading else 0.0)
+        if leadership is not None and leadership.transitions is not None:
+            transitions.add_metric([self.bridge_id], float(leadership.transitions))
+        yield active
+        yield transitions
 
 
 class Metrics:
     """Prometheus metrics of one bridge job, in their own registry."""
 
     def __init__(self, bridge_id: str) -> None:
-        self.registry = CollectorRegistry()
-        labels = ["bridge"]
+        self.registry = registry = CollectorRegistry()
         self.bridge_id = bridge_id
+        self.served = False
+        self._server: tuple[Any, threading.Thread]
+        bridge = ["bridge"]
 
-        def gauge(name: str, doc: str) -> Gauge:
-            return Gauge(name, doc, labels, registry=self.registry)
+        def gauge(name: str, doc: str, extra: tuple[str, ...] = ()) -> Gauge:
+            return Gauge(name, doc, [*bridge, *extra], registry=registry)
 
         def counter(name: str, doc: str, extra: tuple[str, ...] = ()) -> Counter:
-            return Counter(name, doc, [*labels, *extra], registry=self.registry)
+            return Counter(name, doc, [*bridge, *extra], registry=registry)
 
-        self.routing_latency_avg = gauge(
-            "jmsbridge_routing_latency_avg_seconds", "Average time to route and convert a message"
+        def histogram(name: str, doc: str, extra: tuple[str, ...] = ()) -> LatencyHistogram:
+            return LatencyHistogram(name, doc, [*bridge, *extra], registry)
+
+        # JMS -> journal (the ingest, in the driver)
+        self.ingested = counter("jmsbridge_ingested_messages_total", "JMS messages written to the journal")
+        self.poison = counter(
+            "jmsbridge_ingest_poison_messages_total",
+            "JMS messages that cannot become journal records, by outcome (deadLettered, skipped)",
+            ("outcome",),
         )
-        self.routing_success_rate = gauge(
-            "jmsbridge_routing_success_rate", "Messages routed to their topic per second (last batch)"
+        self.ingest_latency = Histogram(
+            "jmsbridge_ingest_latency_seconds",
+            "JMS message's JMSTimestamp -> its journal transaction committed (messages with a timestamp)",
+            bridge,
+            registry=registry,
+            buckets=latency.BOUNDS,
         )
-        self.routing_failure_rate = gauge(
-            "jmsbridge_routing_failure_rate", "Messages dead-lettered or skipped per second (last batch)"
+        # journal -> Kafka / NATS (egress)
+        self.journal_records = counter("jmsbridge_journal_records_read_total", "Journal records read")
+        self.routed = counter("jmsbridge_routed_messages_total", "Messages by outcome", ("outcome",))
+        self.egress_latency = histogram(
+            "jmsbridge_egress_latency_seconds",
+            "Journal record written -> written to its topic (or NATS subject), per routed record",
         )
-        self.routed = counter("jmsbridge_routed_messages", "Messages by outcome", ("outcome",))
-        self.throughput = gauge("jmsbridge_throughput_messages_per_second", "Journal records per second")
+        self.routing_time = counter(
+            "jmsbridge_routing_seconds_total", "Time spent routing and converting messages (egress tasks)"
+        )
         self.journal_lag = gauge("jmsbridge_journal_lag_records", "Journal records not yet routed")
-        self.ingested = counter("jmsbridge_ingested_messages", "JMS messages written to the journal")
         self.duplicates = counter(
-            "jmsbridge_redelivered_duplicates", "Redelivered JMS messages dropped (already in the journal)"
+            "jmsbridge_redelivered_duplicates_total",
+            "Redelivered JMS messages dropped (already in the journal)",
         )
-        self.batches = counter("jmsbridge_batches", "Micro-batches completed")
+        self.batches = counter("jmsbridge_batches_total", "Egress micro-batches (or intervals) completed")
         self.epochs = counter(
-            "jmsbridge_journal_epoch_markers",
+            "jmsbridge_journal_epoch_markers_total",
             "Epoch markers met in the journal: its writer changed (a takeover, a restart)",
         )
+        # Kafka -> JMS (ingress)
         self.ingress = counter(
-            "jmsbridge_ingress_records", "Kafka records by outcome (kafkaToJms)", ("outcome",)
+            "jmsbridge_ingress_records_total", "Kafka records by outcome (kafkaToJms)", ("outcome",)
         )
-        self.ingress_latency_avg = gauge(
-            "jmsbridge_ingress_latency_avg_seconds", "Kafka record timestamp to JMS commit (last batch)"
+        self.ingress_latency = histogram(
+            "jmsbridge_ingress_latency_seconds", "Kafka record timestamp -> JMS commit, per sent record"
         )
-        self.ingress_latency_max = gauge(
-            "jmsbridge_ingress_latency_max_seconds",
-            "Kafka record timestamp to JMS commit, worst (last batch)",
-        )
-        self.ingress_lag = Gauge(
+        self.ingress_lag = gauge(
             "jmsbridge_ingress_lag_records",
             "Records of a kafkaToJms topic partition not yet sent",
-            [*labels, "topic", "partition"],
-            registry=self.registry,
+            ("topic", "partition"),
         )
-        self.ingress_retries = counter("jmsbridge_ingress_retries", "Ranges sent again after a JMS failure")
+        self.ingress_retries = counter(
+            "jmsbridge_ingress_retries_total", "Ranges sent again after a JMS failure"
+        )
+        # NATS
         self.nats = counter(
-            "jmsbridge_nats_messages",
+            "jmsbridge_nats_messages_total",
             "NATS messages by route and outcome (natsToJms: received, forwarded, requests, replies, "
             "timeouts, refused, unknown_replies, loops; jmsToNats: answered, no_responders; dead_lettered, "
             "skipped)",
             ("route", "outcome"),
         )
-        self.nats_round_trip_avg = Gauge(
-            "jmsbridge_nats_round_trip_avg_seconds",
-            "NATS request taken -> JMS answer published, average over the last interval",
-            [*labels, "route"],
-            registry=self.registry,
-        )
-        self.nats_round_trip_max = Gauge(
-            "jmsbridge_nats_round_trip_max_seconds",
-            "NATS request taken -> JMS answer published, worst of the last interval",
-            [*labels, "route"],
-            registry=self.registry,
+        self.nats_round_trip = histogram(
+            "jmsbridge_nats_round_trip_seconds",
+            "NATS request taken -> JMS answer published to the requester, per reply",
+            ("route",),
         )
         self.records_lost = counter(
-            "jmsbridge_records_lost",
+            "jmsbridge_records_lost_total",
             "Records that left a topic before the bridge read them, skipped (spark.onDataLoss: skip)",
             ("topic",),
+        )
+        # State
+        self.connected = gauge(
+            "jmsbridge_connected",
+            "1 while the job reaches the system (jms, kafka, nats), 0 during an outage",
+            ("system",),
+        )
+        self.role = Role(bridge_id, registry)
+        self.query_active = gauge(
+            "jmsbridge_query_active", "1 while the query (egress, ingress, nats) runs", ("query",)
+        )
+        self.query_tasks = gauge(
+            "jmsbridge_query_tasks", "Tasks of the query's last micro-batch or interval", ("query",)
+        )
+        self.query_progress = gauge(
+            "jmsbridge_query_last_progress_timestamp_seconds",
+            "When the query last finished a micro-batch or interval (Unix time)",
+            ("query",),
         )
 
     live_lag = False  # real-time mode: the lag gauges are read live (supervision/lag.py), not per batch
@@ -241,28 +367,62 @@ class Metrics:
         for (topic, partition), records in lag.items():
             self.ingress_lag.labels(self.bridge_id, topic, str(partition)).set(records)
 
-    def serve(self, port: int) -> None:
+    def serve(self, port: int, address: str = "0.0.0.0") -> None:
+        """`/metrics` on `port` (0: not served), until `stop()` or the process ends."""
         if port:
-            start_http_server(port, addr="0.0.0.0", registry=self.registry)
+            self._server = start_http_server(port, addr=address, registry=self.registry)
+            self.served = True
+
+    def stop(self) -> None:
+        if self.served:
+            server, thread = self._server
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=5)
+
+    def connection(self, system: str) -> Callable[[bool], None]:
+        """What sets `jmsbridge_connected` for one system (kube/health.py's ConnectionHealth calls it)."""
+        return lambda up: self.connected.labels(self.bridge_id, system).set(1 if up else 0)
+
+    def follow_role(self, instance: str, leadership: Leadership | None) -> None:
+        self.role.instance = instance
+        self.role.leadership = leadership
+
+    def running(self) -> None:
+        """The ingest and the queries run: active, for a job without a lease (with one, the lease says)."""
+        self.role.running = True
+
+    def record_queries(self, kinds: Sequence[str], active: Sequence[bool]) -> None:
+        for kind, running in zip(kinds, active, strict=True):
+            self.query_active.labels(self.bridge_id, kind).set(1 if running else 0)
+
+    def _progressed(self, query: str, tasks: int) -> None:
+        self.query_tasks.labels(self.bridge_id, query).set(tasks)
+        self.query_progress.labels(self.bridge_id, query).set(time.time())
 
     def record_batch(self, figures: BatchFigures) -> None:
         b = self.bridge_id
-        seconds = figures.duration_seconds or 1.0
-        self.routing_latency_avg.labels(b).set(figures.latency_avg_seconds)
-        self.routing_success_rate.labels(b).set(figures.published / seconds)
-        self.routing_failure_rate.labels(b).set(figures.failures / seconds)
-        self.routed.labels(b, "published").inc(figures.published)
-        self.routed.labels(b, "deadLettered").inc(figures.dead_lettered)
-        self.routed.labels(b, "skipped").inc(figures.skipped)
-        self.routed.labels(b, "loop").inc(figures.loops)
+        self.journal_records.labels(b).inc(figures.input_records)
+        for outcome, count in (
+            ("published", figures.published),
+            ("deadLettered", figures.dead_lettered),
+            ("skipped", figures.skipped),
+            ("loop", figures.loops),
+        ):
+            self.routed.labels(b, outcome).inc(count)
+        routed = figures.published + figures.failures
+        self.routing_time.labels(b).inc(figures.latency_avg_seconds * routed)
+        self.egress_latency.add([b], figures.latency_buckets, figures.latency_seconds)
         self.duplicates.labels(b).inc(figures.duplicates)
         self.epochs.labels(b).inc(figures.markers)
-        self.throughput.labels(b).set(figures.throughput)
         if not self.live_lag:
             self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()
+        self._progressed("egress", figures.tasks)
         if figures.input_records:
-            log.info("batch %s", json.dumps(asdict(figures) | {"throughput": round(figures.throughput, 1)}))
+            logged = asdict(figures) | {"throughput": round(figures.throughput, 1)}
+            del logged["latency_buckets"], logged["latency_seconds"]
+            log.info("batch %s", json.dumps(logged))
 
     def record_ingress_batch(self, figures: IngressFigures) -> None:
         b = self.bridge_id
@@ -274,14 +434,15 @@ class Metrics:
         ):
             self.ingress.labels(b, outcome).inc(count)
         self.ingress_retries.labels(b).inc(figures.retries)
-        if figures.sent:
-            self.ingress_latency_avg.labels(b).set(figures.latency_avg_seconds)
-            self.ingress_latency_max.labels(b).set(figures.latency_max_seconds)
+        self.ingress_latency.add([b], figures.latency_buckets, figures.latency_avg_seconds * figures.sent)
         for where, lag in figures.lag.items() if not self.live_lag else ():
             topic, _, partition = where.rpartition(":")
             self.ingress_lag.labels(b, topic, partition).set(lag)
+        self._progressed("ingress", figures.tasks)
         if figures.records:
-            log.info("ingress batch %s", json.dumps(asdict(figures)))
+            logged = asdict(figures)
+            del logged["latency_buckets"]
+            log.info("ingress batch %s", json.dumps(logged))
 
     def record_nats_interval(self, progress: Any) -> None:
         """The rows of a NATS task (one per route) of a finished interval."""
@@ -291,17 +452,23 @@ class Metrics:
             route = str(row["route"])
             for outcome in NATS_OUTCOMES:
                 self.nats.labels(self.bridge_id, route, outcome).inc(int(row[outcome] or 0))
-            replies = int(row["replies"] or 0)
-            if replies:
-                average = int(row["round_trip_ms"] or 0) / replies / 1000
-                self.nats_round_trip_avg.labels(self.bridge_id, route).set(average)
-                worst = int(row["max_round_trip_ms"] or 0) / 1000
-                self.nats_round_trip_max.labels(self.bridge_id, route).set(worst)
+            took = int(row["round_trip_ms"] or 0) / 1000
+            self.nats_round_trip.add([self.bridge_id, route], buckets_of([row], "round_trip_buckets"), took)
             if int(row["received"] or 0) or int(row["timeouts"] or 0) or int(row["unknown_replies"] or 0):
                 log.info("nats interval %s", json.dumps({k: row[k] for k in ("route", *NATS_OUTCOMES)}))
+        self._progressed("nats", 1 if rows else 0)
 
     def record_lost(self, topic: str, records: int) -> None:
         self.records_lost.labels(self.bridge_id, topic).inc(records)
 
-    def record_ingest(self, messages: int) -> None:
-        self.ingested.labels(self.bridge_id).inc(messages)
+    def record_ingest(self, batch: Journalled) -> None:
+        """A batch of JMS messages journalled (or dead-lettered, or skipped) and committed."""
+        b = self.bridge_id
+        self.ingested.labels(b).inc(len(batch.messages) - batch.dead_lettered - batch.skipped)
+        self.poison.labels(b, "deadLettered").inc(batch.dead_lettered)
+        self.poison.labels(b, "skipped").inc(batch.skipped)
+        committed_ms = time.time() * 1000
+        observe = self.ingest_latency.labels(b).observe
+        for message in batch.messages:
+            if message.timestamp > 0:  # 0: the producer disabled JMSTimestamp
+                observe(max(committed_ms - message.timestamp, 0.0) / 1000)

@@ -41,8 +41,10 @@ class CheckpointResetStatus(CamelModel):
     """The last checkpoint reset asked for with the annotation `jmsbridge.dev/reset-checkpoint`."""
 
     to: CheckpointPosition
+    """The position asked for: earliest, committed or latest."""
     id: str = Field(description="When the operator took the request; the job records it in the checkpoint.")
     state: Literal["Requested", "Done"]
+    """Requested until the job did it, then Done."""
     instance: str | None = Field(default=None, description="The instance whose job did the reset.")
     summary: str | None = Field(
         default=None, description="What the reset replayed or skipped, per partition."

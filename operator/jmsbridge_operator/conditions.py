@@ -60,13 +60,18 @@ class Condition(CamelModel):
     model_config = ConfigDict(json_schema_extra=_written_with_a_time)
 
     type: Annotated[str, Field(pattern=REASON_PATTERN)]
+    """The condition's type: Ready, Reconciling, Stalled, Accepted, KafkaReady..."""
     status: Status
+    """True, False or Unknown."""
     reason: Annotated[str, Field(pattern=REASON_PATTERN)]
+    """One CamelCase word saying why (docs/troubleshooting.md)."""
     message: str = ""
+    """What is the matter and what to do, in words."""
     last_transition_time: str | None = Field(
         default=None, description="RFC 3339 time of the last change of `status`."
     )
     observed_generation: int | None = None
+    """The metadata.generation the condition was found for."""
 
     def __init__(self, type: str, status: Status, reason: str, message: str = "", **written: Any) -> None:
         """Positional like a record: `Condition("Ready", "False", "Starting", "...")`."""

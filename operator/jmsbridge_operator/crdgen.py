@@ -166,6 +166,18 @@ def _column(
     return column
 
 
+# What Kubernetes says of these three fields in every object (`kubectl explain` shows them from here).
+_API_VERSION = (
+    "APIVersion defines the versioned schema of this representation of an object. Servers should convert "
+    "recognized schemas to the latest internal value, and may reject unrecognized values."
+)
+_KIND = (
+    "Kind is a string value representing the REST resource this object represents. Servers may infer this "
+    "from the endpoint the client submits requests to. In CamelCase."
+)
+_METADATA = "Standard object's metadata: name, namespace, labels, annotations..."
+
+
 def _crd(
     kind: str,
     plural: str,
@@ -206,9 +218,9 @@ def _crd(
                             "type": "object",
                             "description": description,
                             "properties": {
-                                "apiVersion": {"type": "string"},
-                                "kind": {"type": "string"},
-                                "metadata": {"type": "object"},
+                                "apiVersion": {"type": "string", "description": _API_VERSION},
+                                "kind": {"type": "string", "description": _KIND},
+                                "metadata": {"type": "object", "description": _METADATA},
                                 "spec": spec,
                                 "status": _condition_lists(status),
                             },

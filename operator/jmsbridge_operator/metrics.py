@@ -1,4 +1,5 @@
-"""Prometheus metrics of the operator: reconciliations (count, errors, duration) and writes to children.
+"""Prometheus metrics of the operator: reconciliations (count, errors, duration), writes to children, and
+each bridge's readiness.
 
 Exposed on `--metrics-port` (env `JMSBRIDGE_METRICS_PORT`) at `/metrics` by `prometheus_client`'s own
 server, started and stopped with the operator.
@@ -9,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 RECONCILES = Counter(
     "jmsbridge_operator_reconciles_total",
@@ -35,11 +36,35 @@ KAFKA_CHECKS = Counter(
     "Kafka checks of bridges, by outcome (the KafkaReady reason: Verified, TopicNotFound, ...).",
     ["reason"],
 )
+BRIDGE_READY = Gauge(
+    "jmsbridge_operator_bridge_ready",
+    "1 while a JmsBridge's Ready condition is True, 0 otherwise, with the condition's reason (as the "
+    "operator last wrote it).",
+    ["bridge_namespace", "bridge", "reason"],
+)
+_ready_reasons: dict[tuple[str, str], str] = {}  # the reason of each bridge's series, to drop it on a change
+_ready_lock = threading.Lock()
 WRITES = Counter(
     "jmsbridge_operator_writes_total",
     "Writes to child objects and statuses, by kind and verb (create, replace, delete, status).",
     ["kind", "verb"],
 )
+
+
+def bridge_ready(namespace: str, name: str, condition: Mapping[str, Any] | None) -> None:
+    """A bridge's readiness as its Ready condition now says; None: the bridge is gone. One series per
+    bridge: the one of its previous reason goes."""
+    key = (namespace, name)
+    reason = None if condition is None else str(condition.get("reason") or "")
+    with _ready_lock:
+        previous = _ready_reasons.pop(key, None)
+        if previous is not None and previous != reason:
+            with contextlib.suppress(KeyError):
+                BRIDGE_READY.remove(namespace, name, previous)
+        if condition is None or reason is None:
+            return
+        _ready_reasons[key] = reason
+        BRIDGE_READY.labels(namespace, name, reason).set(1 if condition.get("status") == "True" else 0)
 
 
 @contextlib.contextmanager

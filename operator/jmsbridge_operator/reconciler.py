@@ -44,6 +44,7 @@ from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.status import (
     ACCEPTED,
+    READY,
     ApplicationState,
     find_condition,
     route_status,
@@ -235,6 +236,7 @@ class Reconciler:
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
             self.taken.forget_bridge(key)
             self.taken_config.forget_bridge(key)
+            metrics.bridge_ready(namespace, name, None)
             self.publish_orphans(namespace, name, route_bodies)
             return
         now = _moment()
@@ -313,6 +315,7 @@ class Reconciler:
         if patch is not None:
             self.watched.wrote(BRIDGES, namespace, self.kube.patch_status(BRIDGES, namespace, name, patch))
             metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
+        metrics.bridge_ready(namespace, name, find_condition(decided.status, READY) or {})
         if decided.failover is not None:
             self._announce(bridge, decided.failover)
         if decided.transition is not None:
@@ -444,6 +447,7 @@ class Reconciler:
         """Remove what a deleted bridge created (the garbage collector would, later; we do it now)."""
         namespace = str(bridge["metadata"].get("namespace") or "")
         name = str(bridge["metadata"]["name"])
+        metrics.bridge_ready(namespace, name, None)
         for app in self._applications(namespace, name, fresh=False):
             app_name = str(app["metadata"]["name"])
             if self.kube.delete(APPLICATIONS, namespace, app_name):

@@ -52,6 +52,7 @@ from bridge_job.config import (
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
     ENV_KAFKA_USERNAME,
+    ENV_NATS_CREDS,
     ENV_NATS_PASSWORD,
     ENV_NATS_TOKEN,
     ENV_NATS_USERNAME,
@@ -189,6 +190,8 @@ def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
             env += _secret_env(nats.credentials_secret_ref, ENV_NATS_USERNAME, ENV_NATS_PASSWORD)
         if nats.token_secret_ref is not None:
             env.append(_secret_key_env(nats.token_secret_ref, ENV_NATS_TOKEN))
+        if nats.creds_secret_ref is not None:
+            env.append(_secret_key_env(nats.creds_secret_ref, ENV_NATS_CREDS))
     return env
 
 

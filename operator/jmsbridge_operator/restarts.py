@@ -39,6 +39,7 @@ class LastFailure(CamelModel):
     """The failure being counted: what it said, when it was seen, at which attempt."""
 
     message: str = ""
+    """What the failure said (the spark-operator's error or the job's stop line)."""
     time: str = Field(description="RFC 3339 time the operator saw it.")
     attempt: int = Field(default=0, description="executionAttempts + submissionAttempts at the time.")
 

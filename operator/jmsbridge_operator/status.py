@@ -67,8 +67,10 @@ class InstanceStatus(CamelModel):
     name: str = Field(description="The instance (`primary`, `secondary`).")
     application: str = Field(description="Its SparkApplication.")
     role: Literal["active", "standby"] | None = None
+    """active: it moves the data (holds the Lease); standby: it waits to take over."""
     state: str = Field(description="The SparkApplication's applicationState.state (NEW before submission).")
     message: str | None = None
+    """The SparkApplication's errorMessage (the job's stop line, credentials redacted)."""
     attempts: int | None = Field(default=None, description="The SparkApplication's executionAttempts.")
     start_time: str | None = Field(
         default=None, description="The SparkApplication's lastSubmissionAttemptTime (its last start)."
@@ -83,8 +85,12 @@ class InstanceStatus(CamelModel):
 
 class BridgeStatus(CamelModel):
     observed_generation: int | None = None
+    """The metadata.generation this status was written for."""
     conditions: list[Condition] = Field(default_factory=list)
+    """Ready, Reconciling, Stalled, KafkaReady and the job's connection conditions (docs/operator.md,
+    Status; docs/troubleshooting.md maps every reason)."""
     bridge_id: str | None = None
+    """The bridge id in effect (spec.bridgeId, else metadata.name)."""
     active_instance: str | None = Field(
         default=None,
         description="The SparkApplication that moves the data: with a standby, the one whose instance holds "
@@ -101,11 +107,17 @@ class BridgeStatus(CamelModel):
         default=None, description="The last holderIdentity of the bridge's Lease: `<instance>/<pod>`."
     )
     instances: list[InstanceStatus] = Field(default_factory=list)
+    """Each SparkApplication of the bridge: its state, role and failures."""
     routes: list[str] = Field(default_factory=list, description="Routes in effect, in the order tried.")
     route_count: int = 0
+    """How many routes are in effect."""
     rejected_routes: list[str] = Field(default_factory=list)
+    """Routes of this bridge refused (each route's status says why)."""
     config_map: str | None = None
+    """The ConfigMap holding the job's configuration."""
     checkpoint_reset: CheckpointResetStatus | None = None
+    """The last checkpoint reset asked for (the annotation jmsbridge.dev/reset-checkpoint) and whether it
+    is done."""
     records_lost: dict[str, int] | None = Field(
         default=None,
         description="Records that left a topic (retention) before the bridge read them, skipped because "
@@ -115,8 +127,11 @@ class BridgeStatus(CamelModel):
 
 class RouteStatus(CamelModel):
     observed_generation: int | None = None
+    """The metadata.generation this status was written for."""
     conditions: list[Condition] = Field(default_factory=list)
+    """Accepted (in effect in its bridge) or Stalled, with the reason."""
     bridge: str | None = None
+    """The JmsBridge the route belongs to."""
     position: int | None = Field(default=None, description="1-based place among the bridge's routes.")
 
 

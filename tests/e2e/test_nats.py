@@ -4,13 +4,16 @@ One bridge serves the module: NATS requesters get their answers from a JMS servi
 one-way messages arrive in order, a JMS service that never answers makes the requests time out with a
 408 status, and a NATS server restarted mid-stream is waited out; the other way, JMS messages are
 published to NATS in order, and JMS requesters (TemporaryQueue) get their answers from a NATS service.
-The NATS clients are nats-py's, as a NATS application would write them.
+The NATS clients are nats-py's, as a NATS application would write them. The server runs in operator mode
+(decentralized JWT authentication): the bridge and the clients connect with `.creds` files, the bridge's
+from the environment the operator fills from `spec.nats.credsSecretRef`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,14 +21,17 @@ from dataclasses import dataclass
 
 import nats
 import pytest
+from nats.aio.client import Client, RawCredentials
 from nats.aio.msg import Msg
 
+from bridge_job.config import ENV_NATS_CREDS
 from bridge_job.formats import KafkaRecord, envelope
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
 from tests.support.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
+from tests.support.nats_accounts import Account
 
 
 def queue(name: str) -> Destination:
@@ -41,6 +47,10 @@ class NatsBridge:
     job: BridgeJob
     nats: NatsServer
     n: str  # this module's subjects and queues carry it
+    creds: str  # a NATS client's .creds file (not the bridge's)
+
+    async def connect(self) -> Client:
+        return await nats.connect(self.nats.url, user_credentials=RawCredentials(self.creds))
 
 
 def a_route(name: str, bridge: str, **spec: object) -> dict[str, object]:
@@ -65,14 +75,14 @@ def to_nats_route(name: str, bridge: str, queue: str, subject: str, **spec: obje
 
 
 @contextmanager
-def nats_service(url: str, subject: str) -> Iterator[None]:
+def nats_service(bridge: NatsBridge, subject: str) -> Iterator[None]:
     """A NATS service answering each request on `subject` with `re: <data>` and the request's headers,
     until the block ends."""
     stop = threading.Event()
     ready = threading.Event()
 
     async def serve() -> None:
-        client = await nats.connect(url)
+        client = await bridge.connect()
 
         async def respond(request: Msg) -> None:
             await request.respond(b"re: " + request.data)
@@ -98,12 +108,17 @@ def nats_service(url: str, subject: str) -> Iterator[None]:
 def bridge(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[NatsBridge]:
-    server = NatsServer().start()  # this module's own: one test restarts it
-    n = uuid.uuid4().hex[:8]
     work = tmp_path_factory.mktemp("nats")
+    account = Account.new()
+    # This module's own server (one test restarts it), trusting the account's users only.
+    server = NatsServer(args=["-c", str(account.server_config(work / "nats.conf"))]).start()
+    n = uuid.uuid4().hex[:8]
     name = f"nats-{n}"
     sources = [{"queue": f"out.{n}"}, {"queue": f"ask.{n}"}, {"queue": f"envout.{n}"}]
-    document = bridge_document(name, activemq, kafka, sources, nats={"servers": [server.url]})
+    creds = {"name": "nats-bridge", "key": "bridge.creds"}
+    document = bridge_document(
+        name, activemq, kafka, sources, nats={"servers": [server.url], "credsSecretRef": creds}
+    )
     files = [
         write_yaml(
             work / "bridge.yaml",
@@ -117,17 +132,32 @@ def bridge(
             to_nats_route("envout", name, f"envout.{n}", f"envout.{n}", order=7, format="envelope"),
         )
     ]
-    job = BridgeJob(files, work).start()
+    job = BridgeJob(
+        files, work, metrics_port=free_port(), env={ENV_NATS_CREDS: account.creds("bridge")}
+    ).start()
     try:
         job.wait_log("subscribed to NATS subject env.", timeout=180)
-        yield NatsBridge(job, server, n)
+        yield NatsBridge(job, server, n, account.creds("client"))
     finally:
         job.stop()
         server.cleanup()
 
 
-async def _requests(url: str, subject: str, texts: list[str], headers: dict[str, str]) -> list[Msg]:
-    client = await nats.connect(url)
+def served(port: int, name: str, labels: dict[str, str]) -> float | None:
+    """One sample of the job's Prometheus endpoint, scraped over HTTP."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return None
+
+
+async def _requests(bridge: NatsBridge, subject: str, texts: list[str], headers: dict[str, str]) -> list[Msg]:
+    client = await bridge.connect()
     try:
         return [await client.request(subject, t.encode(), timeout=60, headers=headers) for t in texts]
     finally:
@@ -149,12 +179,25 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
                 "jmsbridge.types": "count=int",
                 "jms.convention": "messageId" if who % 2 else "correlationId",
             }
-            asks.append(_requests(bridge.nats.url, f"svc.{n}.orders", texts, headers))
+            asks.append(_requests(bridge, f"svc.{n}.orders", texts, headers))
         return list(await asyncio.gather(*asks))
 
     with serving(activemq, f"svc.{n}"):
         answers = asyncio.run(three())
     assert sum(len(a) for a in answers) == 1000
+    # The job's metrics once the intervals that answered them ended: each reply counted, its round trip too.
+    port, requests = bridge.job.metrics_port, {"bridge": f"nats-{n}", "route": "requests"}
+    wait_until(
+        lambda: served(port, "jmsbridge_nats_round_trip_seconds_count", requests) == 1000,
+        timeout=60,
+        what="1,000 round trips in jmsbridge_nats_round_trip_seconds",
+    )
+    assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
+    job = {"bridge": f"nats-{n}"}
+    for system in ("jms", "kafka", "nats"):  # what its health report says, as gauges
+        assert served(port, "jmsbridge_connected", job | {"system": system}) == 1, system
+    assert served(port, "jmsbridge_active", job | {"bridge_instance": "a"}) == 1  # alone: active
+    assert served(port, "jmsbridge_query_active", job | {"query": "nats"}) == 1
     for who, got in enumerate(answers):
         assert [m.data.decode() for m in got] == [f"re: {who}.{i}" for i in range(len(got))]
         first = got[0].headers or {}
@@ -165,7 +208,7 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
 
 def test_a_request_no_jms_service_answers_gets_a_timeout_status(bridge: NatsBridge) -> None:
     async def ask() -> Msg:
-        client = await nats.connect(bridge.nats.url)
+        client = await bridge.connect()
         try:
             return await client.request(f"silent.{bridge.n}", b"anyone?", timeout=30)
         finally:
@@ -182,7 +225,7 @@ def test_one_way_messages_arrive_in_order(bridge: NatsBridge, activemq: ActiveMq
     n = bridge.n
 
     async def publish() -> None:
-        client = await nats.connect(bridge.nats.url)
+        client = await bridge.connect()
         try:
             for i in range(200):
                 await client.publish(f"events.{n}.created", f"e{i}".encode(), headers={"jms.seq": str(i)})
@@ -204,7 +247,7 @@ def test_a_restarted_nats_server_is_waited_out(bridge: NatsBridge, activemq: Act
     bridge.job.wait_log("reconnected", timeout=60)
 
     async def publish() -> None:
-        client = await nats.connect(bridge.nats.url)
+        client = await bridge.connect()
         try:
             await client.publish(f"events.{n}.after", b"after the restart")
             await client.flush()
@@ -221,7 +264,7 @@ def test_jms_messages_are_published_to_nats_in_order(bridge: NatsBridge, activem
     got: list[Msg] = []
 
     async def listen() -> None:
-        client = await nats.connect(bridge.nats.url)
+        client = await bridge.connect()
         try:
             sub = await client.subscribe(f"out.{n}.events")
             await client.flush()
@@ -250,7 +293,7 @@ def test_jms_requesters_get_their_answers_from_a_nats_service(
     n = bridge.n
     requesters = [JmsRequester(activemq, f"ask.{n}") for _ in range(2)]
     try:
-        with nats_service(bridge.nats.url, f"ask.{n}.svc"):
+        with nats_service(bridge, f"ask.{n}.svc"):
             for who, requester in enumerate(requesters):
                 for i in range(5):
                     requester.request(f"q{who}.{i}", f"c{who}-{i}")
@@ -270,7 +313,7 @@ def test_the_envelope_carries_headers_in_the_payload_for_a_plain_nats_client(
     n = bridge.n
 
     async def listen() -> Msg:
-        client = await nats.connect(bridge.nats.url)
+        client = await bridge.connect()
         try:
             sub = await client.subscribe(f"envout.{n}")
             await client.flush()

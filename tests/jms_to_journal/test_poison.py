@@ -21,6 +21,7 @@ from bridge_job.jms_to_journal.ingest import Ingest
 from bridge_job.journal.entries import EPOCH_HEADER, Epoch
 from bridge_job.journal.topic import ensure_journal_topic
 from bridge_job.journal.writer import JournalWriter
+from bridge_job.supervision.telemetry import Metrics
 from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
 from tests.jms.helpers import factory_spec, receive, send_built
 from tests.support.harness import Received, bridge_document, read_topics
@@ -50,8 +51,9 @@ def running() -> Iterator[list[Ingest]]:
         ingest.stop()
 
 
-def start(config: JobConfig, running: list[Ingest]) -> Ingest:
-    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)))
+def start(config: JobConfig, running: list[Ingest], metrics: Metrics | None = None) -> Ingest:
+    on_batch = metrics.record_ingest if metrics is not None else lambda batch: None
+    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)), on_batch)
     running.append(ingest)
     return ingest.start(Epoch("test/pod", "test"))
 
@@ -84,7 +86,8 @@ def test_poison_is_dead_lettered_with_what_can_be_kept(
         builders.append(build)
         builders.append(good(len(builders)))
     ids = send_built(activemq.url, queue, builders)
-    ingest = start(config, running)
+    metrics = Metrics(config.bridge_id)
+    ingest = start(config, running, metrics)
 
     journal = journal_messages(kafka, config, len(POISON) + 1)
     letters = read_topics(kafka, [dead_letters], len(POISON), settle=1.0)
@@ -109,6 +112,13 @@ def test_poison_is_dead_lettered_with_what_can_be_kept(
     assert all(r.header("jmsbridge.deadletter.source") == f"queue://{queue}".encode() for r in letters)
     ingest.stop()
     left_on(activemq, queue, 0)  # every batch committed: nothing waits behind the poison
+    # What the job's metrics say: counted once committed, poison apart from the journalled messages.
+    value = metrics.registry.get_sample_value
+    bridge = {"bridge": config.bridge_id}
+    assert value("jmsbridge_ingested_messages_total", bridge) == len(POISON) + 1
+    poison = value("jmsbridge_ingest_poison_messages_total", bridge | {"outcome": "deadLettered"})
+    assert poison == len(POISON)
+    assert value("jmsbridge_ingest_latency_seconds_count", bridge) == 2 * len(POISON) + 1
 
 
 def test_skip_drops_poison_and_carries_on(

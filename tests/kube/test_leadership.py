@@ -29,6 +29,7 @@ from bridge_job.kube.leadership import (
     LeaseStore,
 )
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
+from bridge_job.supervision.telemetry import Metrics
 from jmsbridge.cli import parser
 from tests.kubeapi.client import KubeApi
 from tests.support.builders import config
@@ -154,8 +155,13 @@ def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start:
     a = start("a", clock)
     kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
     b = leadership("b", clock=clock)
+    metrics = Metrics("orders")  # what b's job serves about its role
+    metrics.follow_role("b", b)
+    active, lease = {"bridge": "orders", "bridge_instance": "b"}, {"bridge": "orders"}
+    value = metrics.registry.get_sample_value
     a.stop(release=False)  # a crash: renewals stop, nothing is released
     assert not b.try_acquire()  # b sees a's last record
+    assert (value("jmsbridge_active", active), value("jmsbridge_lease_transitions", lease)) == (0, 0)
 
     clock.advance(DURATION - 0.01)
     assert not b.try_acquire()  # not a moment too early: unchanged for less than a full duration
@@ -165,6 +171,7 @@ def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start:
         spec = lease_spec(kube_api)
         assert spec["holderIdentity"] == b.identity and spec["leaseTransitions"] == 1
         assert holders(kube_api)[-2:] == [a.identity, b.identity]
+        assert (value("jmsbridge_active", active), value("jmsbridge_lease_transitions", lease)) == (1, 1)
     finally:
         b.stop()
 

@@ -331,7 +331,21 @@ CASES = [
             },
         ),
         "spec.nats",
-        "set `credentialsSecretRef` or `tokenSecretRef`, not both",
+        "set one of `credentialsSecretRef`, `tokenSecretRef` and `credsSecretRef`, not more",
+    ),
+    Case(
+        "nats-token-and-creds",
+        "JmsBridge",
+        _set(
+            "spec.nats",
+            {
+                "servers": ["nats://host:4222"],
+                "tokenSecretRef": {"name": "nats", "key": "token"},
+                "credsSecretRef": {"name": "nats", "key": "bridge.creds"},
+            },
+        ),
+        "spec.nats",
+        "set one of `credentialsSecretRef`, `tokenSecretRef` and `credsSecretRef`, not more",
     ),
     Case(
         "reply-timeout-without-message-ids",

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from jmsbridge_operator.naming import child_labels
+from jmsbridge_operator.render import COMPONENT_JOB
 
 from jmsbridge.cli import parser
 from tests.kubeapi.operator_runner import registry_of
@@ -21,7 +23,12 @@ ARGOCD_HEALTH = CHART_DIR / "files" / "argocd-health.lua"
 # Serving every namespace, and where bridges run there (their service account goes there): the chart's
 # defaults serve the release namespace only.
 ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
-MONITORS = ("metrics.podMonitor.enabled=true", "metrics.serviceMonitor.enabled=true")
+MONITORS = (
+    "metrics.podMonitor.enabled=true",
+    "metrics.serviceMonitor.enabled=true",
+    "bridgeJob.podMonitor.enabled=true",
+)
+MONITORING = ("monitoring.grafanaDashboard.enabled=true", "monitoring.prometheusRule.enabled=true")
 
 
 def helm() -> str:
@@ -77,7 +84,7 @@ def test_chart_lints() -> None:
     [
         (),
         ("watchNamespaces={apps,payments}", "metrics.enabled=false"),
-        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS),
+        ("replicaCount=1", "leaderElection.enabled=false", *MONITORS, *MONITORING),
     ],
 )
 def test_rendered_manifests_are_valid(values: tuple[str, ...]) -> None:
@@ -154,6 +161,10 @@ def lint(*values: str) -> subprocess.CompletedProcess[str]:
         ("watchNamespaces={Apps}", "at '/watchNamespaces/0'"),
         ("allNamespaces=true,watchNamespaces={apps}", "at '/watchNamespaces': maxItems: got 1, want 0"),
         ("leaderElection.enabled=false", "at '/replicaCount': maximum: got 2, want 1"),
+        (
+            "monitoring.prometheusRule.enable=true",
+            "at '/monitoring/prometheusRule': additional properties 'enable' not allowed",
+        ),
     ],
 )
 def test_a_wrong_value_is_refused_naming_it_by_template_and_lint(value: str, message: str) -> None:
@@ -208,21 +219,61 @@ def test_rbac_covers_exactly_what_the_operator_touches() -> None:
         ("", "configmaps", "update"),
         ("", "configmaps", "watch"),  # a ConfigMap deleted or edited by hand is repaired at once
         ("", "events", "create"),
-        ("", "secrets", "get"),  # the Kafka checks read each bridge's SASL credentials
         ("coordination.k8s.io", "leases", "get"),  # a standby pair's Lease: its active instance
         ("", "persistentvolumeclaims", "get"),  # a standby pair's checkpoint claim
     ]:
         assert needed in granted
     # The bridges' Leases are the jobs' to write: the operator only reads them.
     assert {verb for _, resource, verb in granted if resource == "leases"} == {"get", "list", "watch"}
-    assert {verb for _, resource, verb in granted if resource == "secrets"} == {"get"}  # never list them
+    assert not [resource for _, resource, _ in granted if resource == "secrets"]  # not cluster-wide
 
-    unchecked = next(
-        d
-        for d in template(*ALL_NAMESPACES, "operator.kafkaChecks.enabled=false")
-        if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
+
+def secret_grants(documents: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(kind, namespace, verb) of every role that grants something on Secrets."""
+    return {
+        (d["kind"], d["metadata"].get("namespace", "*"), verb)
+        for d in documents
+        if d["kind"] in ("Role", "ClusterRole")
+        for rule in d["rules"]
+        if "secrets" in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_the_kafka_checks_read_secrets_only_where_bridges_run() -> None:
+    """They read the Secrets each bridge names (its SASL credentials): get only, never list, and with
+    allNamespaces in the namespaces where bridges run (bridgeJob.namespaces), not everywhere."""
+    assert secret_grants(template()) == {("Role", "ops", "get")}
+    assert secret_grants(template("watchNamespaces={apps,payments}")) == {
+        ("Role", "apps", "get"),
+        ("Role", "payments", "get"),
+    }
+    everywhere = template("allNamespaces=true", "bridgeJob.namespaces={apps,payments}")
+    assert secret_grants(everywhere) == {("Role", "apps", "get"), ("Role", "payments", "get")}
+    bindings = [
+        d for d in everywhere if d["kind"] == "RoleBinding" and d["metadata"]["name"].endswith("-secrets")
+    ]
+    assert {
+        (b["metadata"]["namespace"], b["subjects"][0]["name"], b["subjects"][0]["namespace"])
+        for b in bindings
+    } == {
+        ("apps", "bridge-jms-bridge-operator", "ops"),
+        ("payments", "bridge-jms-bridge-operator", "ops"),
+    }
+    # Service accounts of the platform team's, and nowhere listed to read Secrets in: said, not guessed.
+    assert "list them in bridgeJob.namespaces, or set operator.kafkaChecks.enabled=false" in refused(
+        "allNamespaces=true", "bridgeJob.rbac.create=false"
     )
-    assert not any("secrets" in rule["resources"] for rule in unchecked["rules"])
+    assert (
+        secret_grants(
+            template(
+                "allNamespaces=true", "bridgeJob.rbac.create=false", "operator.kafkaChecks.enabled=false"
+            )
+        )
+        == set()
+    )
+    assert secret_grants(template(*ALL_NAMESPACES, "operator.kafkaChecks.enabled=false")) == set()
+    assert secret_grants(template("operator.kafkaChecks.enabled=false")) == set()
 
 
 def test_rbac_lets_the_operator_watch_what_its_handlers_watch() -> None:
@@ -284,6 +335,50 @@ def test_the_job_image_value_becomes_the_operators_and_the_operator_reads_it() -
     assert OperatorOptions.from_env(env).job_image == "registry.example.com/bridge-job:1.1.0"
     assert env == {ENV_JOB_IMAGE: "registry.example.com/bridge-job:1.1.0"}
     assert OperatorOptions.from_env({}).job_image == DEFAULT_JOB_IMAGE
+
+
+def test_image_registry_moves_both_images() -> None:
+    from bridge_job import __version__
+    from bridge_job.config import JOB_IMAGE
+
+    default = container(template())
+    assert default["image"] == f"ghcr.io/jmsbridge/jms-bridge-operator:{__version__}"
+    assert JOB_IMAGE == "ghcr.io/jmsbridge/bridge-job"  # the operator's own default: no --job-image needed
+    assert not any(a.startswith("--job-image") for a in default["args"])
+
+    mirrored = container(template("image.registry=registry.example.com/mirror"))
+    assert mirrored["image"] == f"registry.example.com/mirror/jmsbridge/jms-bridge-operator:{__version__}"
+    assert f"--job-image=registry.example.com/mirror/jmsbridge/bridge-job:{__version__}" in mirrored["args"]
+    chosen = container(template("image.registry=registry.example.com", "bridgeJob.image=my/job:1"))
+    assert [a for a in chosen["args"] if a.startswith("--job-image")] == ["--job-image=my/job:1"]
+    assert "at '/image/registry'" in refused("image.registry=https://registry.example.com/")
+
+
+def test_extra_env_volumes_and_mounts_of_the_operator() -> None:
+    operator = container(
+        template(
+            "operator.extraEnv[0].name=HTTPS_PROXY",
+            "operator.extraEnv[0].value=http://proxy:3128",
+            "operator.extraVolumes[0].name=ca",
+            "operator.extraVolumes[0].configMap.name=corporate-ca",
+            "operator.extraVolumeMounts[0].name=ca",
+            "operator.extraVolumeMounts[0].mountPath=/etc/corporate-ca",
+            "operator.extraVolumeMounts[0].readOnly=true",
+        )
+    )
+    assert {"name": "HTTPS_PROXY", "value": "http://proxy:3128"} in operator["env"]
+    assert operator["volumeMounts"] == [
+        {"name": "tmp", "mountPath": "/tmp"},
+        {"name": "ca", "mountPath": "/etc/corporate-ca", "readOnly": True},
+    ]
+    documents = template(
+        "operator.extraVolumes[0].name=ca", "operator.extraVolumes[0].configMap.name=corporate-ca"
+    )
+    volumes = one(documents, "Deployment")["spec"]["template"]["spec"]["volumes"]
+    assert volumes == [{"name": "tmp", "emptyDir": {}}, {"name": "ca", "configMap": {"name": "corporate-ca"}}]
+    assert "at '/operator/extraVolumeMounts/0': missing property 'mountPath'" in refused(
+        "operator.extraVolumeMounts[0].name=ca"
+    )
 
 
 def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
@@ -368,7 +463,7 @@ def test_probes_resources_and_a_restricted_security_context() -> None:
 
 
 def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
-    documents = template(*MONITORS, "metrics.podMonitor.labels.release=prometheus")
+    documents = template(*MONITORS[:2], "metrics.podMonitor.labels.release=prometheus")
     selector = one(documents, "Deployment")["spec"]["selector"]["matchLabels"]
     pod_monitor, service_monitor = one(documents, "PodMonitor"), one(documents, "ServiceMonitor")
     assert pod_monitor["metadata"]["labels"]["release"] == "prometheus"
@@ -384,6 +479,19 @@ def test_pod_and_service_monitors_scrape_the_metrics_port() -> None:
     ]  # off by default
     no_service = "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"
     assert "at '/metrics/service/enabled': value must be true" in refused(no_service)
+
+
+def test_the_bridges_driver_pods_are_scraped_where_bridges_run() -> None:
+    """The job's metrics (which the chart's alerts and dashboard read) are served by the driver pods, on
+    the port the operator names `metrics`, with the labels it gives every bridge's Spark pods."""
+    documents = [d for d in template(*MONITORS) if d["kind"] == "PodMonitor"]
+    jobs = one([d for d in documents if d["metadata"]["name"].endswith("-bridge-jobs")], "PodMonitor")
+    spec = jobs["spec"]
+    assert spec["selector"]["matchLabels"].items() <= child_labels("orders", COMPONENT_JOB, "primary").items()
+    assert spec["podMetricsEndpoints"][0]["port"] == "metrics"
+    assert spec["namespaceSelector"] == {"matchNames": ["ops"]}  # the release namespace, served
+    listed = template("bridgeJob.podMonitor.enabled=true", "bridgeJob.namespaces={apps,payments}")
+    assert one(listed, "PodMonitor")["spec"]["namespaceSelector"] == {"matchNames": ["apps", "payments"]}
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     TransactionalIdAnswer,
 )
 from jmsbridge_operator.kafka_checks.gate import GateVerdict, KafkaGate
+from jmsbridge_operator.kafka_checks.mounted_files import FileContents
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka.clients import KafkaCredentials
@@ -243,6 +244,7 @@ class FakeBroker:
         kafka: KafkaSpec,
         credentials: KafkaCredentials | None,
         settings: CheckSettings | None = None,
+        files: FileContents | None = None,
     ) -> ProbeResult:
         self.credentials.append(credentials)
         return ProbeResult(

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from jmsbridge_operator.config_files import file_of
 from jmsbridge_operator.options import ENV_JOB_IMAGE
+from prometheus_client import REGISTRY
 
 from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
@@ -154,6 +155,18 @@ class View:
         items = self.kube.list("v1", "Event", NAMESPACE)
         return [(e["involvedObject"]["name"], e["type"], e["reason"]) for e in items]
 
+    def ready_gauge(self, name: str) -> float | None:
+        """The operator's `jmsbridge_operator_bridge_ready` of a bridge (it runs in this process)."""
+        samples = [
+            sample
+            for family in REGISTRY.collect()
+            if family.name == "jmsbridge_operator_bridge_ready"
+            for sample in family.samples
+            if sample.labels["bridge_namespace"] == NAMESPACE and sample.labels["bridge"] == name
+        ]
+        assert len(samples) <= 1, samples  # one series per bridge, labelled with its reason
+        return samples[0].value if samples else None
+
     def wait(self, condition: Callable[[], Any], what: str, timeout: float = 30) -> Any:
         return self.kube.wait_for(condition, timeout=timeout, what=what)
 
@@ -257,8 +270,10 @@ def test_status_follows_the_application(view: View) -> None:
     view.wait(lambda: "is SUBMITTED" in view.message(view.bridge("simple")), "SUBMITTED in the message")
     assert view.conditions(view.bridge("simple")) == STARTING
 
+    assert view.ready_gauge("simple") == 0  # what jmsbridge_operator_bridge_ready says
     view.play_spark("simple-primary", "RUNNING")
     bridge = view.wait_conditions("JmsBridge", "simple", RUNNING)
+    view.wait(lambda: view.ready_gauge("simple") == 1, "jmsbridge_operator_bridge_ready at 1")
     assert bridge["status"]["activeInstance"] == "simple-primary"
     assert view.message(bridge) == "Running with 1 route: simple-primary active."
     assert "failovers" not in bridge["status"]  # one instance never fails over
@@ -558,6 +573,7 @@ def test_deleting_a_bridge_removes_everything_it_created(view: View) -> None:
     view.kube.delete(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE)
     view.wait(lambda: view.bridge("simple") is None, "the bridge gone (finalizer released)")
     assert view.apps() == {} and view.config_map("simple") is None
+    assert view.ready_gauge("simple") is None  # no series left for a bridge that is gone
     view.wait_conditions("JmsBridgeRoute", "out", rejected("BridgeNotFound"))
     # Nothing comes back when the deleted applications' events arrive.
     view.create(simple_bridge("other"))

@@ -133,6 +133,10 @@ def _credentials(pod: dict[str, Any]) -> list[dict[str, Any]]:
             {"tokenSecretRef": {"name": "nats-token", "key": "token"}},
             {"JMSBRIDGE_NATS_TOKEN": {"name": "nats-token", "key": "token"}},
         ),
+        (
+            {"credsSecretRef": {"name": "nats-creds", "key": "bridge.creds"}},
+            {"JMSBRIDGE_NATS_CREDS": {"name": "nats-creds", "key": "bridge.creds"}},
+        ),
         ({}, {}),  # a server that asks for nothing: no variable
     ],
 )

@@ -33,6 +33,7 @@ NOT_REASONS = {
     "JmsBridge",
     "JmsBridgeRoute",
     "ConfigMap",
+    "Secret",  # where a bridge's Kafka TLS file is (kafka_checks/mounted_files.py)
     "SparkApplication",
     "CustomResourceDefinition",
     "Namespaced",

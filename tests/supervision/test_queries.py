@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
@@ -19,7 +24,7 @@ from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.supervision.queries import egress_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
-from bridge_job.supervision.telemetry import BatchFigures, figures_from_progress
+from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
 from tests.brokers import KafkaBroker
 from tests.support.builders import config
 from tests.support.harness import read_topics
@@ -42,6 +47,11 @@ def spark() -> Iterator[SparkSession]:
 
 def run_available(spark: SparkSession, path: str, tmp_path: Path) -> list[BatchFigures]:
     """Run the egress query over what the journal holds (availableNow), then its figures per batch."""
+    return [figures_from_progress(p) for p in progress_of_available(spark, path, tmp_path) if p.numInputRows]
+
+
+def progress_of_available(spark: SparkSession, path: str, tmp_path: Path) -> list[Any]:
+    """Run the egress query over what the journal holds (availableNow), then its progress reports."""
     from bridge_job.config.loading import load_job_config
 
     config = load_job_config([Path(path)])
@@ -50,7 +60,7 @@ def run_available(spark: SparkSession, path: str, tmp_path: Path) -> list[BatchF
         query.awaitTermination(300)
     except StreamingQueryException as error:  # what the job's driver turns into its stop line
         raise AssertionError(stop_reason(error)) from None
-    return [figures_from_progress(p) for p in query.recentProgress if p.numInputRows]
+    return list(query.recentProgress)
 
 
 def test_each_batch_runs_a_task_per_journal_partition_and_reports_records(
@@ -108,3 +118,50 @@ def test_real_time_tasks_that_would_not_all_fit_run_in_micro_batches_with_a_warn
         assert slotted_mode(bridge, False, tasks=3, slots=2, what="ingress") == "microBatch"
     assert "the ingress query runs in micro-batch mode" in caplog.text
     assert "its 3 tasks side by side and the job has 2 task slots" in caplog.text
+
+
+def scrape(metrics: Metrics) -> dict[str, Any]:
+    """The job's `/metrics` over HTTP, parsed as Prometheus parses it: the metric families by name."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    metrics.serve(port, "127.0.0.1")
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            text = response.read().decode()
+    finally:
+        metrics.stop()
+    return {family.name: family for family in text_string_to_metric_families(text)}
+
+
+def test_the_metrics_endpoint_serves_counters_and_latency_histograms_of_what_the_tasks_moved(
+    spark: SparkSession, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    job, path, _ = journalled_bridge(kafka, tmp_path, partitions=2)
+    journal(kafka, job, *(order(seq) for seq in range(4)), partition=0)
+    journal(kafka, job, order(10), partition=1)
+    metrics = Metrics(job.bridge_id)
+    for progress in progress_of_available(spark, path, tmp_path):
+        metrics.record_batch(figures_from_progress(progress))  # as the driver's loop does
+
+    families = scrape(metrics)
+
+    def samples(name: str, **labels: str) -> list[float]:
+        family = families[re.sub("_(total|bucket|count|sum)$", "", name)]
+        return [s.value for s in family.samples if s.name == name and labels.items() <= s.labels.items()]
+
+    assert families["jmsbridge_routed_messages"].type == "counter"
+    assert samples("jmsbridge_routed_messages_total", outcome="published") == [5]
+    assert samples("jmsbridge_routed_messages_total", outcome="deadLettered") == [0]
+    assert families["jmsbridge_journal_records_read"].type == "counter"
+    assert samples("jmsbridge_journal_records_read_total") == [5]
+    assert families["jmsbridge_routing_seconds"].type == "counter"
+    assert 0 < samples("jmsbridge_routing_seconds_total")[0] < 60
+    latency = families["jmsbridge_egress_latency_seconds"]
+    assert latency.type == "histogram"
+    buckets = samples("jmsbridge_egress_latency_seconds_bucket")
+    assert buckets == sorted(buckets) and buckets[-1] == 5  # cumulative; every routed record counted once
+    assert samples("jmsbridge_egress_latency_seconds_count") == [5]
+    assert 0 < samples("jmsbridge_egress_latency_seconds_sum")[0] < 5 * 300  # seconds, not milliseconds
+    assert families["jmsbridge_journal_lag_records"].type == "gauge"
+    assert samples("jmsbridge_query_tasks", query="egress")[0] >= 1

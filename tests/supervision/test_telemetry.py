@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from bridge_job.kube.health import ConnectionHealth
+from bridge_job.spark.latency import BOUNDS, count_latency, no_latencies
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress, journal_lag
 
 
@@ -54,9 +56,56 @@ def test_figures_from_progress_and_metrics() -> None:
     metrics = Metrics("orders")
     metrics.record_batch(figures)
     value = metrics.registry.get_sample_value
-    assert value("jmsbridge_routing_success_rate", {"bridge": "orders"}) == 16.0
-    assert value("jmsbridge_routing_failure_rate", {"bridge": "orders"}) == 4.0
+    assert value("jmsbridge_journal_records_read_total", {"bridge": "orders"}) == 12
+    assert value("jmsbridge_routed_messages_total", {"bridge": "orders", "outcome": "published"}) == 8
     assert value("jmsbridge_routed_messages_total", {"bridge": "orders", "outcome": "deadLettered"}) == 1
+    assert value("jmsbridge_routing_seconds_total", {"bridge": "orders"}) == 50_000 / 1e9
+    assert value("jmsbridge_query_tasks", {"bridge": "orders", "query": "egress"}) == 2
     assert value("jmsbridge_journal_lag_records", {"bridge": "orders"}) == 20
     assert value("jmsbridge_redelivered_duplicates_total", {"bridge": "orders"}) == 2
     assert value("jmsbridge_journal_epoch_markers_total", {"bridge": "orders"}) == 1
+
+
+def test_latencies_counted_per_bucket_in_the_tasks_add_up_to_a_histogram_in_seconds() -> None:
+    first, second = no_latencies(), no_latencies()
+    for took_ms in (3, 5, 6, 240):  # 5 ms is in the 0.005 bucket (upper bounds are inclusive)
+        count_latency(first, took_ms)
+    count_latency(second, 70_000)  # past the last bound: +Inf only
+    rows = [
+        task(0, 0, 10, published=4, latency_ms=254, latency_buckets=first),  # type: ignore[arg-type]
+        task(1, 0, 10, published=1, latency_ms=70_000, latency_buckets=second),  # type: ignore[arg-type]
+    ]
+    progress = SimpleNamespace(
+        observedMetrics={"routing": {"tasks": rows}}, sources=[], batchId=1, batchDuration=10, durationMs={}
+    )
+    metrics = Metrics("orders")
+    metrics.record_batch(figures_from_progress(progress))
+    metrics.record_batch(figures_from_progress(progress))
+
+    def bucket(le: str) -> float | None:
+        labels = {"bridge": "orders", "le": le}
+        return metrics.registry.get_sample_value("jmsbridge_egress_latency_seconds_bucket", labels)
+
+    assert [bucket(le) for le in ("0.005", "0.01", "0.25", "60.0", "+Inf")] == [4, 6, 8, 8, 10]
+    value = metrics.registry.get_sample_value
+    assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 10
+    assert value("jmsbridge_egress_latency_seconds_sum", {"bridge": "orders"}) == 2 * 70.254
+    assert BOUNDS[0] == 0.005 and BOUNDS[-1] == 60.0
+
+
+def test_connection_state_role_and_queries_are_gauges() -> None:
+    metrics = Metrics("orders")
+    jms = ConnectionHealth(None, 300, "jms", metrics.connection("jms"))
+    value = metrics.registry.get_sample_value
+    jms.back("JMS")
+    assert value("jmsbridge_connected", {"bridge": "orders", "system": "jms"}) == 1
+    jms.failing("JMS source orders.in", "connection refused")
+    assert value("jmsbridge_connected", {"bridge": "orders", "system": "jms"}) == 0
+    role = {"bridge": "orders", "bridge_instance": "primary"}
+    assert value("jmsbridge_active", role) is None  # no instance yet: nothing to say
+    metrics.follow_role("primary", None)
+    assert value("jmsbridge_active", role) == 0  # starting
+    metrics.running()
+    assert value("jmsbridge_active", role) == 1  # no standby: active once it runs
+    metrics.record_queries(["egress", "ingress"], [True, False])
+    assert value("jmsbridge_query_active", {"bridge": "orders", "query": "ingress"}) == 0

@@ -73,10 +73,27 @@ The namespaces the operator serves, as JSON (`include ... | fromJsonArray`): [] 
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
   verbs: [get, list, watch]
-{{- if .Values.operator.kafkaChecks.enabled }}
-# The Kafka checks connect as each bridge: they read its spec.kafka.sasl.credentialsSecretRef (only get).
+{{- end }}
+
+{{/*
+The Kafka checks connect as each bridge: they read the Secrets it names (only get). In the served
+namespaces' Roles; with allNamespaces in a Role of each namespace where bridges run, never cluster-wide.
+*/}}
+{{- define "jms-bridge-operator.secretRules" -}}
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get]
+{{- end }}
+
+{{/*
+The job image of bridges that name none, when the operator's own default (ghcr.io/jmsbridge/bridge-job at
+its version, bridge_job.config.DEFAULT_JOB_IMAGE) is not it: bridgeJob.image, else the same repository in
+another image.registry. Empty: the operator's default.
+*/}}
+{{- define "jms-bridge-operator.jobImage" -}}
+{{- if .Values.bridgeJob.image }}
+{{- .Values.bridgeJob.image }}
+{{- else if ne .Values.image.registry "ghcr.io" }}
+{{- printf "%s/jmsbridge/bridge-job:%s" .Values.image.registry .Chart.AppVersion }}
 {{- end }}
 {{- end }}

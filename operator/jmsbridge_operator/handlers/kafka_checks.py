@@ -5,8 +5,10 @@ the bridge is deleted or the operator stops) loops:
 
 1. take the config the latest reconciliation asked the gate about (`KafkaGate.wanted`), or sleep until
    a reconciliation asks;
-2. read the SASL credentials from the bridge's Secret (`spec.kafka.sasl.credentialsSecretRef`), on a
-   thread; they go to the Kafka client and nowhere else (no log line, status, Event or exception);
+2. read the SASL credentials from the bridge's Secret (`spec.kafka.sasl.credentialsSecretRef`), and the
+   files its Kafka settings name (TLS) from the Secrets its pods mount them from
+   (`kafka_checks.material`), on a thread; they go to the Kafka client and nowhere else (no log line,
+   status, Event or exception);
 3. check (`probe.check_bridge`: the probe runs on the checks' own thread pool, bounded by its
    deadline) and record the verdict in the gate;
 4. when the verdict changed, reconcile the bridge (on a thread), which stops, holds or resumes its
@@ -38,6 +40,8 @@ from jmsbridge_operator.handlers.pauses import pause
 from jmsbridge_operator.kafka_checks import probe
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
 from jmsbridge_operator.kafka_checks.gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
+from jmsbridge_operator.kafka_checks.material import read_kafka_files
+from jmsbridge_operator.kafka_checks.mounted_files import KafkaFileUnreadable
 from jmsbridge_operator.reconciler import EventSink, Reconciler, RoutesLookup
 
 logger = logging.getLogger("jmsbridge_operator")
@@ -137,7 +141,8 @@ class BridgeChecks:
             credentials = await asyncio.to_thread(
                 read_credentials, self.reconciler.kube, namespace, config.bridge.kafka
             )
-        except CredentialsNotFound as problem:
+            files = await asyncio.to_thread(read_kafka_files, self.reconciler.kube, namespace, config.bridge)
+        except (CredentialsNotFound, KafkaFileUnreadable) as problem:
             self._unreadable += 1
             backoff = self.settings.retry_seconds * 2 ** min(self._unreadable - 1, 16)
             verdict = held(CREDENTIALS_NOT_FOUND, str(problem))
@@ -154,6 +159,7 @@ class BridgeChecks:
                 now=time.time(),
                 state=self.gate.state(self.key, config),
                 settings=self.settings,
+                files=files,
             )
             verdict, state, delay = verdict_of(result), result.state, result.retry_after
             created = _journal_created(config, result.notes)

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
+from pathlib import Path
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
@@ -73,6 +75,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     pending_topic_spec,
     required_access,
 )
+from jmsbridge_operator.kafka_checks.mounted_files import FileContents, pem_settings
 
 log = logging.getLogger(__name__)
 
@@ -341,9 +344,31 @@ class _Probe:
         return TransactionalIdAnswer(Access.ALLOWED)
 
 
-def probe_configs(kafka: KafkaSpec, credentials: KafkaCredentials | None) -> tuple[KafkaConfig, KafkaConfig]:
-    """The settings of the probe's AdminClient and of its producer: those of the job's clients."""
-    return client_settings(kafka, credentials), producer_settings(kafka, credentials)
+def probe_configs(
+    kafka: KafkaSpec,
+    credentials: KafkaCredentials | None,
+    files: FileContents | None = None,
+    directory: Path | None = None,
+) -> tuple[KafkaConfig, KafkaConfig]:
+    """The settings of the probe's AdminClient and of its producer: those of the job's clients, with the
+    bridge's Kafka files (`files`, read from its Secrets) in place of their paths in its pods: as PEM
+    text where librdkafka takes it, else written to `directory` (needed then; private to the caller)."""
+    overrides: dict[str, str] = {}
+    if files is not None and files.by_property:
+        overrides, rest = pem_settings(files)
+        for prop, data in rest.items():
+            if directory is None:
+                raise ValueError(f"{prop} needs a file and the probe has no directory for it")
+            path = directory / prop
+            path.touch(mode=0o600)
+            path.write_bytes(data)
+            overrides[prop] = str(path)
+    located = set(files.by_property) if files is not None else set()
+
+    def settings(config: KafkaConfig) -> KafkaConfig:
+        return {k: v for k, v in config.items() if k not in located} | overrides
+
+    return settings(client_settings(kafka, credentials)), settings(producer_settings(kafka, credentials))
 
 
 def probe_kafka(
@@ -351,11 +376,28 @@ def probe_kafka(
     kafka: KafkaSpec,
     credentials: KafkaCredentials | None,
     settings: CheckSettings | None = None,
+    files: FileContents | None = None,
 ) -> ProbeResult:
     """Ask the cluster what `access` needs to know (blocking; bounded by `probe_deadline_seconds`)."""
     settings = settings or CheckSettings()
+    if files is None or not pem_settings(files)[1]:  # nothing that needs a file: no directory
+        return _probe_kafka(access, kafka, credentials, settings, files, None)
+    # librdkafka reads its files when a client is made, and the probe makes its producer late: the
+    # directory lives as long as the probe. Owner-only (mkdtemp), removed with what it holds.
+    with tempfile.TemporaryDirectory(prefix="kafka-check-") as directory:
+        return _probe_kafka(access, kafka, credentials, settings, files, Path(directory))
+
+
+def _probe_kafka(
+    access: RequiredAccess,
+    kafka: KafkaSpec,
+    credentials: KafkaCredentials | None,
+    settings: CheckSettings,
+    files: FileContents | None,
+    directory: Path | None,
+) -> ProbeResult:
     try:
-        probe = _Probe(*probe_configs(kafka, credentials), settings)
+        probe = _Probe(*probe_configs(kafka, credentials, files, directory), settings)
     except (ValueError, KafkaException) as error:
         detail = _kafka_error(error).str() if isinstance(error, KafkaException) else str(error)
         return ProbeResult.invalid(detail)
@@ -379,11 +421,13 @@ async def check_bridge(
     state: CheckState | None,
     settings: CheckSettings | None = None,
     executor: Executor | None = None,
+    files: FileContents | None = None,
 ) -> CheckResult:
     """Check a bridge's Kafka side: probe on a worker thread, then evaluate (see `kafka_checks`).
 
     `now` is the wall-clock time of the check (`time.time()`); `state` is the previous result's `state`
-    (None for the first check). The probe's deadline counts from when a thread picks it up, so checks
+    (None for the first check); `files` what the bridge's Kafka files hold (`material.read_kafka_files`).
+    The probe's deadline counts from when a thread picks it up, so checks
     queued behind a dead cluster are late, never wrongly judged unreachable.
     """
     settings = settings or CheckSettings()
@@ -397,7 +441,7 @@ async def check_bridge(
 
     def probe() -> ProbeResult:
         loop.call_soon_threadsafe(mark_started)
-        return probe_kafka(access, config.bridge.kafka, credentials, settings)
+        return probe_kafka(access, config.bridge.kafka, credentials, settings, files)
 
     work = loop.run_in_executor(executor or _CHECK_THREADS, probe)
     either: set[asyncio.Future[Any]] = {started, work}

@@ -7,9 +7,9 @@
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
 - What a reconciliation reads: every event of bridges, our ConfigMaps and SparkApplications, the jobs'
   Leases and health reports, and claims, noted before any handler runs (`watched.py`).
-- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) within
-  half a second, gathering the routes of one apply (no kopf bookkeeping on routes: `on.event`); listed
-  at start -> only routes whose bridge is missing need a look.
+- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) once no
+  route came for half a second (2 s at most), gathering the routes of one apply (no kopf bookkeeping on
+  routes: `on.event`); listed at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
 - Lease (a standby pair's `<bridgeId>-jms-bridge`, labelled with the bridge id by its jobs): a new holder

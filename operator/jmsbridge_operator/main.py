@@ -1,11 +1,15 @@
 """Everything the operator reacts to, in one place. Each handler delegates to the reconciler or `handlers/`.
 
-- JmsBridge: created, changed, resumed (operator restart) -> reconcile; deleted -> remove children (our
-  finalizer `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile (repairs drift);
+- JmsBridge: created -> reconcile within 2 s (with the routes applied with it); changed,
+  resumed (operator restart) -> reconcile; deleted -> remove children (our finalizer
+  `jmsbridge.dev/finalizer`); every `JMSBRIDGE_RESYNC_SECONDS` -> reconcile from the API server, not
+  the watches (repairs drift, and whatever a watch missed);
   any event while it is annotated `jmsbridge.dev/reset-checkpoint` -> reconcile (checkpoint_reset.py).
-- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) within
-  half a second, gathering the routes of one apply (no kopf bookkeeping on routes: `on.event`); listed
-  at start -> only routes whose bridge is missing need a look.
+- What a reconciliation reads: every event of bridges, our ConfigMaps and SparkApplications, the jobs'
+  Leases and health reports, and claims, noted before any handler runs (`watched.py`).
+- JmsBridgeRoute: indexed by bridge; created, its spec changed, gone -> reconcile its bridge(s) once no
+  route came for half a second (2 s at most), gathering the routes of one apply (no kopf bookkeeping on
+  routes: `on.event`); listed at start -> only routes whose bridge is missing need a look.
 - SparkApplication (ours, by our annotation: labels can be removed by hand): a new state, our labels
   removed, or a deletion -> reconcile its bridge.
 - Lease (a standby pair's `<bridgeId>-jms-bridge`, labelled with the bridge id by its jobs): a new holder
@@ -34,7 +38,7 @@ from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
-from jmsbridge_operator.reconciler import CLAIMS, RoutesLookup
+from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, GATHER_SECONDS, RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
@@ -58,6 +62,8 @@ def _routes(handler_kwargs: Mapping[str, Any]) -> RoutesLookup:
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     startup.configure(settings, memo, OperatorOptions.from_env())  # as the environment is now
+    # The index functions below see each of these kinds whole before any handler runs.
+    memo.reconciler.watched.listed(CONFIG_MAPS, APPLICATIONS, LEASES, CLAIMS)
 
 
 @kopf.on.cleanup()
@@ -71,26 +77,68 @@ def bridges_known(**kwargs: Any) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Indexes (in memory, from the watch streams)
+# Indexes (in memory, from the watch streams). All async: kopf runs a sync one in its thread pool, where it
+# waits for a thread behind the handlers (reconciliations) of a busy operator: a new bridge's routes too.
 
 
 @kopf.index(*ROUTE)
-def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], dict[str, Any]]:
+async def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], dict[str, Any]]:
     return routes.index_entry(body)
 
 
+# What a reconciliation reads (watched.py): kopf calls an index function for every event but a deletion,
+# before any handler, and holds the handlers until each indexed kind's initial listing is in. These keep
+# no kopf index (they return nothing); the deletions reach the cache through the watch handlers below.
+
+
 @kopf.index(*BRIDGE)
-def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, str], bool]:
+async def bridges_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    memo.reconciler.watched.seen(BRIDGES, None, namespace or "", dict(body))
+
+
+@kopf.index("", "v1", "configmaps")
+async def config_maps_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    """Our ConfigMaps (annotated with their bridge) and the jobs' health reports (labelled with theirs)."""
+    watched = memo.reconciler.watched
+    if naming.ANNOTATION_BRIDGE in body.metadata.annotations or LABEL_BRIDGE_ID in body.metadata.labels:
+        watched.seen(CONFIG_MAPS, None, namespace or "", dict(body))
+    else:
+        watched.unselected(CONFIG_MAPS, namespace or "", body)
+
+
+@kopf.index(*APPLICATION)
+async def applications_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    if naming.ANNOTATION_BRIDGE in body.metadata.annotations:
+        memo.reconciler.watched.seen(APPLICATIONS, None, namespace or "", dict(body))
+    else:
+        memo.reconciler.watched.unselected(APPLICATIONS, namespace or "", body)
+
+
+@kopf.index(*standby_pair.LEASES)  # those the jobs label: the API server selects them (startup.py)
+async def leases_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    memo.reconciler.watched.seen(LEASES, None, namespace or "", dict(body))
+
+
+@kopf.index(*standby_pair.CLAIMS)
+async def claims_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    """Every claim, as little of it as the `CheckpointShared` condition reads: a bridge may name any."""
+    memo.reconciler.watched.seen(CLAIMS, None, namespace or "", standby_pair.slim_claim(body))
+
+
+@kopf.index(*BRIDGE)
+async def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple[str, str], bool]:
     return {(namespace or "", name): True}
 
 
 @kopf.index(*BRIDGE)
-def bridges_by_id(namespace: str | None, name: str, body: kopf.Body, **_: Any) -> dict[tuple[str, str], str]:
+async def bridges_by_id(
+    namespace: str | None, name: str, body: kopf.Body, **_: Any
+) -> dict[tuple[str, str], str]:
     return {(namespace or "", bridge_id_in(body)): name}
 
 
 @kopf.index(*BRIDGE)
-def bridges_by_claim(
+async def bridges_by_claim(
     namespace: str | None, name: str, spec: kopf.Spec, **_: Any
 ) -> dict[tuple[str, str], str]:
     return standby_pair.claim_key(namespace or "", name, spec)
@@ -100,8 +148,15 @@ def bridges_by_claim(
 # JmsBridge
 
 
-@kopf.on.resume(*BRIDGE, backoff=RETRY)
 @kopf.on.create(*BRIDGE, backoff=RETRY)
+def bridge_created(namespace: str | None, name: str, memo: Any, **_: Any) -> None:
+    # Within 2 s (its rechecks loop): a `kubectl apply` of a bridge and its routes then makes one
+    # reconciliation that writes the ConfigMap once, with every route, and no ConfigUpdated after it,
+    # also when the operator is busy and the routes' events run behind the bridge's.
+    memo.reconciler.reconcile_soon(namespace or "", name, GATHER_SECONDS)
+
+
+@kopf.on.resume(*BRIDGE, backoff=RETRY)
 @kopf.on.update(*BRIDGE, backoff=RETRY)
 def bridge_changed(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
     memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
@@ -114,7 +169,18 @@ def bridge_deleted(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
 
 @kopf.timer(*BRIDGE, interval=OPTIONS.resync_seconds, initial_delay=OPTIONS.resync_seconds, backoff=RETRY)
 def bridge_resync(namespace: str | None, name: str, memo: Any, **kwargs: Any) -> None:
-    memo.reconciler.reconcile(namespace or "", name, _routes(kwargs))
+    # From the API server, not the watches: whatever a watch could have missed is repaired too.
+    memo.reconciler.reconcile(namespace or "", name, _routes(kwargs), fresh=True)
+
+
+def _gone(type: str | None, **_: Any) -> bool:
+    return type == "DELETED"
+
+
+@kopf.on.event(*BRIDGE, when=_gone)
+def bridge_gone(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
+    memo.reconciler.watched.seen(BRIDGES, "DELETED", namespace or "", dict(body))
+    memo.diffbase.forget(body)
 
 
 @kopf.on.event(*BRIDGE, annotations={naming.ANNOTATION_RESET_CHECKPOINT: kopf.PRESENT})
@@ -195,9 +261,7 @@ def health_event(type: str | None, namespace: str | None, body: kopf.Body, memo:
 
 @kopf.on.event(*standby_pair.CLAIMS)
 def claim_event(type: str | None, namespace: str | None, body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    named = (namespace or "", str(body.get("metadata", {}).get("name"))) in kwargs["bridges_by_claim"]
-    # Kept only while a bridge names it (not every claim of the cluster); else forgotten, so that a
-    # bridge naming it later fetches it afresh.
-    memo.reconciler.watched.seen(CLAIMS, type if named else "DELETED", namespace or "", body)
+    if type == "DELETED":
+        memo.reconciler.watched.seen(CLAIMS, type, namespace or "", body)  # the rest: `claims_seen`
     key = standby_pair.claim_changed(type, namespace or "", body)
     standby_pair.reconcile_indexed(memo.reconciler, key, kwargs["bridges_by_claim"], _routes(kwargs))

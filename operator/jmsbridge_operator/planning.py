@@ -28,7 +28,7 @@ from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
-from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition
+from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip
 from jmsbridge_operator.config_files import kept_files
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
 from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
@@ -184,8 +184,11 @@ def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[R
         old = find_condition(previous, ACCEPTED)
         new = find_condition(status, ACCEPTED)
         transition = None
+        # A route accepted at once posts no Event of its own: the bridge's ConfigCreated or ConfigUpdated
+        # names it (one Event, not one per route). A refusal, and any later change, posts one.
         if new is not None and (
-            old is None or (old.get("status"), old.get("reason")) != (new["status"], new["reason"])
+            (old is None and not verdict.accepted)
+            or (old is not None and (old.get("status"), old.get("reason")) != (new["status"], new["reason"]))
         ):
             kind: Literal["Normal", "Warning"] = "Normal" if verdict.accepted else "Warning"
             transition = Transition(kind, verdict.reason, verdict.message)
@@ -304,7 +307,7 @@ def plan(
 
     kept = kept_files(observed.config_map, observed.applications, config)  # a rollout's previous spec
     desired_config_map = config_map(bridge, config, kept)
-    writes = _config_map_writes(observed.config_map, desired_config_map, len(config.routes))
+    writes = _config_map_writes(observed.config_map, desired_config_map, [r.name for r in config.routes])
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}
@@ -348,13 +351,14 @@ def plan(
 
 
 def _config_map_writes(
-    live: Mapping[str, Any] | None, desired: dict[str, Any], route_count: int
+    live: Mapping[str, Any] | None, desired: dict[str, Any], routes: list[str]
 ) -> list[Write]:
     name = desired["metadata"]["name"]
+    in_effect = clip(f"{len(routes)} routes{': ' if routes else ''}{', '.join(routes)}")  # accepted
     if live is None:
-        return [Write("create", desired, "ConfigCreated", f"Created ConfigMap {name}")]
+        return [Write("create", desired, "ConfigCreated", clip(f"Created ConfigMap {name} ({in_effect})"))]
     if config_hash_of(dict(live)) != config_hash_of(desired):
-        message = f"Updated ConfigMap {name} ({route_count} routes)"
+        message = clip(f"Updated ConfigMap {name} ({in_effect})")
         return [Write("replace", replacement(live, desired), "ConfigUpdated", message)]
     if config_map_drift(live, desired):
         message = f"Restored ConfigMap {name} (its data was changed by hand)"

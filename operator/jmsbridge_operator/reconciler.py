@@ -1,20 +1,20 @@
 """The reconciler: observe a bridge, plan (pure), write what changed, post Events.
 
 Every trigger (the bridge changed, a route changed, a SparkApplication changed state, the resync timer)
-ends here, and a reconciliation always starts from a fresh look at the cluster, so it does not matter which
-trigger came first or how many came at once (level-triggered). Triggers for one bridge are coalesced: while
-a reconciliation of a bridge runs, further requests for it only mark it dirty, and the running one goes
-round once more when it is done. So 3 routes created in a burst cost 1 or 2 reconciliations, not 3 racing
-ones.
+ends here, and a reconciliation always starts from the latest look at the cluster (below), so it does not
+matter which trigger came first or how many came at once (level-triggered). Triggers for one bridge are
+coalesced: while a reconciliation of a bridge runs, further requests for it only mark it dirty, and the
+running one goes round once more when it is done. So 3 routes created in a burst cost 1 or 2
+reconciliations, not 3 racing ones.
 
-Reads per reconciliation: the bridge, its ConfigMap, its SparkApplications (one list by label). Routes come
-from kopf's in-memory index of `JmsBridgeRoute` (filled from the watch stream), so a namespace full of
-routes is not listed again and again; the job's health ConfigMap (while an application runs) and, with a
-standby, its Lease and its checkpoint's PersistentVolumeClaim from what their watches last saw
-(`watched.py`). Writes happen only when the plan says an object changes.
+Reads per reconciliation: none, as a rule. The bridge, its ConfigMap, its SparkApplications (by label),
+and with a standby its Lease and checkpoint claim, and the job's health ConfigMap, come from what the
+watches last saw or what this reconciler last wrote (`watched.py`); the routes from kopf's in-memory index
+of `JmsBridgeRoute`. The periodic resync (`fresh`) reads them from the API server instead. Writes happen
+only when the plan says an object changes.
 
-A SparkApplication not listed by label whose name is taken (a create answered 409) is read by name
-and remembered, with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
+A child not ours by label whose name is taken (a create answered 409) is read by name and remembered,
+with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
 
 A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
 its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
@@ -62,8 +62,10 @@ APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_P
 CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
-# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`).
+# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`): each one
+# that comes meanwhile gives the others that long again, up to GATHER_SECONDS after the first.
 SETTLE_SECONDS = 0.5
+GATHER_SECONDS = 2.0
 
 
 class EventSink(Protocol):
@@ -91,6 +93,7 @@ def resource_of(kind: str) -> Resource:
 @dataclasses.dataclass
 class _Slot:
     pending: bool = False
+    fresh: bool = False
 
 
 def made_by_a_job(obj: Mapping[str, Any]) -> bool:
@@ -112,9 +115,23 @@ def noted(application: Mapping[str, Any]) -> dict[str, Any]:
 class _NameTaken(Exception):
     """A create failed because an object not listed as ours already has the name (`taken_names`)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, kind: str, name: str) -> None:
         super().__init__(name)
+        self.kind = kind
         self.name = name
+
+    @property
+    def resource(self) -> Resource:
+        return resource_of(self.kind)
+
+
+def labelled_as(child: Mapping[str, Any], bridge: str) -> bool:
+    """Whether a child carries the labels `naming.bridge_selector(bridge)` selects."""
+    labels = (child.get("metadata") or {}).get("labels") or {}
+    return bool(
+        labels.get(naming.LABEL_MANAGED_BY) == naming.MANAGER
+        and labels.get(naming.LABEL_BRIDGE) == naming.label_value(bridge)
+    )
 
 
 class Reconciler:
@@ -137,31 +154,36 @@ class Reconciler:
         self._running: dict[tuple[str, str], _Slot] = {}
         self._written_route_status: dict[tuple[str, str], dict[str, Any]] = {}
         self._recheck: dict[tuple[str, str], datetime.datetime] = {}
-        self._soon: dict[tuple[str, str], datetime.datetime] = {}  # asked for by `reconcile_soon`
-        self.taken = TakenNames(backoff or Backoff())
+        # asked for by `reconcile_soon`: when, and when first asked
+        self._soon: dict[tuple[str, str], tuple[datetime.datetime, datetime.datetime]] = {}
+        self.taken = TakenNames(backoff or Backoff())  # SparkApplications
+        self.taken_config = TakenNames(backoff or Backoff())  # ConfigMaps
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
-        self.watched = Watched(kube.get)  # the jobs' Leases and health reports, claims (watched.py)
+        self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
         # Set when the operator stops (its cleanup): the rechecks loops end, those kopf starts late too.
         self.stopping = threading.Event()
 
     # -----------------------------------------------------------------------------------------------
     # Triggers
 
-    def reconcile(self, namespace: str, name: str, routes: RoutesLookup) -> None:
-        """Reconcile a bridge now, or, when that is already under way, once more right after it."""
+    def reconcile(self, namespace: str, name: str, routes: RoutesLookup, *, fresh: bool = False) -> None:
+        """Reconcile a bridge now, or, when that is already under way, once more right after it. `fresh`:
+        read the bridge and its children from the API server, not from the watches (`watched.py`)."""
         key = (namespace, name)
         with self._guard:
             if key in self._running:
                 self._running[key].pending = True
+                self._running[key].fresh |= fresh
                 return
-            slot = self._running[key] = _Slot()
+            slot = self._running[key] = _Slot(fresh=fresh)
         try:
             while True:
                 with self._guard:
                     self._soon.pop(key, None)  # this round covers what was asked for until now
+                    fresh, slot.fresh = slot.fresh, False
                 with metrics.measured("bridge"):
-                    self._reconcile_once(namespace, name, routes)
+                    self._reconcile_once(namespace, name, routes, fresh)
                 with self._guard:
                     if not slot.pending:
                         del self._running[key]
@@ -174,18 +196,30 @@ class Reconciler:
                 self._recheck[key] = _moment()  # `on.event` (routes, applications) is not retried
             raise
 
+    def reconcile_orphans(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+        """Routes of a bridge the operator has not seen: they say `BridgeNotFound`, unless it exists (just
+        created, its event not handled yet: its own creation reconciles it with its routes)."""
+        bridge = self.watched.get(BRIDGES, namespace, name)
+        if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
+            self.reconcile(namespace, name, routes)
+
     def reconcile_soon(self, namespace: str, name: str, delay: float = SETTLE_SECONDS) -> None:
-        """Reconcile a bridge within `delay` seconds (its recheck loop does): the routes of a `kubectl
-        apply` arrive one by one, and one reconciliation then writes the ConfigMap and the statuses
-        once instead of once per route."""
-        moment = _moment() + datetime.timedelta(seconds=delay)
+        """Reconcile a bridge `delay` seconds after the last such request (its recheck loop does), at most
+        `GATHER_SECONDS` after the first: the routes of a `kubectl apply` arrive one by one (behind their
+        bridge, when the operator is busy), and one reconciliation then writes the ConfigMap and the
+        statuses once instead of once per route."""
+        now = _moment()
         with self._guard:
-            self._soon.setdefault((namespace, name), moment)
+            due, first = self._soon.get((namespace, name), (now, now))
+            latest = first + datetime.timedelta(seconds=max(delay, GATHER_SECONDS))
+            due = max(due, min(now + datetime.timedelta(seconds=delay), latest))  # never sooner
+            self._soon[(namespace, name)] = (due, first)
 
     def is_due(self, namespace: str, name: str) -> bool:
         """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""
         key = (namespace, name)
-        due = [moment for moment in (self._recheck.get(key), self._soon.get(key)) if moment is not None]
+        soon = self._soon.get(key)
+        due = [moment for moment in (self._recheck.get(key), soon[0] if soon else None) if moment is not None]
         return bool(due) and _moment() >= min(due)
 
     def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
@@ -195,54 +229,68 @@ class Reconciler:
 
     # -----------------------------------------------------------------------------------------------
 
-    def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup) -> None:
+    def _reconcile_once(self, namespace: str, name: str, routes: RoutesLookup, fresh: bool = False) -> None:
         key = (namespace, name)
         route_bodies = [self._freshest(namespace, body) for body in routes(namespace, name)]
-        bridge = self.kube.get(BRIDGES, namespace, name)
+        bridge = self.watched.get(BRIDGES, namespace, name, fresh=fresh)
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
             self.taken.forget_bridge(key)
+            self.taken_config.forget_bridge(key)
             metrics.bridge_ready(namespace, name, None)
             self.publish_orphans(namespace, name, route_bodies)
             return
-        config_map = self.kube.get(CONFIG_MAPS, namespace, naming.config_map_name(name))
-        labelled = self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name))
-        listed = {str(app["metadata"]["name"]) for app in labelled}
-        taken = self.taken.observed(key, listed, self._application_named(namespace), _moment())
+        now = _moment()
+        config_map_name = naming.config_map_name(name)
+        config_map = self.watched.get(CONFIG_MAPS, namespace, config_map_name, fresh=fresh)
+        listed = [config_map_name] if config_map is not None else []
+        held = self.taken_config.observed(key, listed, self._named(CONFIG_MAPS, namespace), now)
+        config_map = config_map or next(iter(held), None)
+        labelled = self._applications(namespace, name, fresh)
+        names = {str(app["metadata"]["name"]) for app in labelled}
+        taken = self.taken.observed(key, names, self._named(APPLICATIONS, namespace), now)
         applications: list[Mapping[str, Any]] = [*labelled, *taken]
         lease = claim = None
         if (elected := observed_lease(bridge, None)) is not None:
-            lease = self.watched.get(LEASES, namespace, elected.name, watched=made_by_a_job)
+            lease = self.watched.get(LEASES, namespace, elected.name, watched=made_by_a_job, fresh=fresh)
             claimed = (((bridge.get("spec") or {}).get("spark") or {}).get("checkpoint") or {}).get(
                 "persistentVolumeClaim"
             )
-            claim = self.watched.get(CLAIMS, namespace, str(claimed)) if claimed else None
+            claim = self.watched.get(CLAIMS, namespace, str(claimed), fresh=fresh) if claimed else None
         health = None
         states = [ApplicationState.observe("", "", app) for app in applications]
         if any(state.running or state.failed for state in states):  # JMS state, or why a job stopped
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health_name = health_config_map_name(bridge_id)
-            health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job)
+            health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
         decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as clash:
-            holder = self._application_named(namespace)(clash.name)
+            holder = self._named(clash.resource, namespace)(clash.name)
             if holder is None:  # deleted meanwhile: the name is free
-                raise kopf.TemporaryError(
-                    f"SparkApplication {clash.name} changed meanwhile", delay=1
-                ) from None
-            self.taken.found(key, clash.name, holder, _moment())
+                raise kopf.TemporaryError(f"{clash.kind} {clash.name} changed meanwhile", delay=1) from None
+            taken_names = self.taken_config if clash.kind == "ConfigMap" else self.taken
+            taken_names.found(key, clash.name, holder, _moment())
             self._reconcile_once(namespace, name, routes)  # now with the holder observed: no create
             return
-        due = [moment for moment in (decided.recheck_at, self.taken.next_look(key)) if moment is not None]
+        looks = [self.taken.next_look(key), self.taken_config.next_look(key)]
+        due = [moment for moment in (decided.recheck_at, *looks) if moment is not None]
         if due:
             self._recheck[key] = min(due)
         else:
             self._recheck.pop(key, None)
 
-    def _application_named(self, namespace: str) -> Callable[[str], Mapping[str, Any] | None]:
-        return lambda name: self.kube.get(APPLICATIONS, namespace, name)
+    def _applications(self, namespace: str, bridge: str, fresh: bool) -> list[Mapping[str, Any]]:
+        """The bridge's SparkApplications, found by our labels (from the watch, or listed)."""
+        if not fresh:
+            found = self.watched.select(APPLICATIONS, namespace, lambda app: labelled_as(app, bridge))
+            if found is not None:
+                return found
+        return list(self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(bridge)))
+
+    def _named(self, resource: Resource, namespace: str) -> Callable[[str], Mapping[str, Any] | None]:
+        return lambda name: self.kube.get(resource, namespace, name)
 
     def _freshest(self, namespace: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """The route with the status we last wrote, when the index has not caught up with it yet."""
@@ -261,11 +309,11 @@ class Reconciler:
                     self.events(bridge, "Warning", warning.reason, warning.message)
         if decided.clear_annotations:  # before the status says Done: a failure here is retried whole
             removal = {"metadata": {"annotations": dict.fromkeys(decided.clear_annotations)}}
-            self.kube.patch(BRIDGES, namespace, name, removal)
+            self.watched.wrote(BRIDGES, namespace, self.kube.patch(BRIDGES, namespace, name, removal))
             metrics.WRITES.labels(naming.BRIDGE_PLURAL, "patch").inc()
         patch = status_patch(decided.previous_status, decided.status)
         if patch is not None:
-            self.kube.patch_status(BRIDGES, namespace, name, patch)
+            self.watched.wrote(BRIDGES, namespace, self.kube.patch_status(BRIDGES, namespace, name, patch))
             metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
         metrics.bridge_ready(namespace, name, find_condition(decided.status, READY) or {})
         if decided.failover is not None:
@@ -294,13 +342,17 @@ class Reconciler:
                 self.kube.delete(resource, namespace, write.name)
                 stored = None
         except ApiError as error:
-            if error.conflict and write.verb == "create" and write.kind == naming.SPARK_KIND:
-                raise _NameTaken(write.name) from None  # not listed by label, yet the name is taken
+            if error.conflict and write.verb == "create":
+                raise _NameTaken(write.kind, write.name) from None  # not ours by label, yet taken
             if error.conflict:
                 # Someone (often our own earlier write, not yet seen) was faster: look again shortly.
                 raise kopf.TemporaryError(f"{write.kind} {write.name} changed meanwhile", delay=1) from None
             raise
         metrics.WRITES.labels(write.kind, write.verb).inc()
+        if stored is None:
+            self.watched.deleted(resource, namespace, write.name)
+        else:
+            self.watched.wrote(resource, namespace, stored)
         if (
             stored is not None
             and write.kind == naming.SPARK_KIND
@@ -321,7 +373,7 @@ class Reconciler:
         annotations[naming.ANNOTATION_STORED_SPEC_HASH] = stored_spec_hash(stored)
         body["metadata"]["annotations"] = annotations
         try:
-            self.kube.replace(APPLICATIONS, namespace, body)
+            self.watched.wrote(APPLICATIONS, namespace, self.kube.replace(APPLICATIONS, namespace, body))
         except ApiError as error:
             if not (error.conflict or error.not_found):
                 raise
@@ -396,10 +448,12 @@ class Reconciler:
         namespace = str(bridge["metadata"].get("namespace") or "")
         name = str(bridge["metadata"]["name"])
         metrics.bridge_ready(namespace, name, None)
-        for app in self.kube.list(APPLICATIONS, namespace, naming.bridge_selector(name)):
+        for app in self._applications(namespace, name, fresh=False):
             app_name = str(app["metadata"]["name"])
             if self.kube.delete(APPLICATIONS, namespace, app_name):
                 metrics.WRITES.labels(naming.SPARK_KIND, "delete").inc()
                 self.events(bridge, "Normal", "ApplicationDeleted", f"Deleted SparkApplication {app_name}")
+            self.watched.deleted(APPLICATIONS, namespace, app_name)
         if self.kube.delete(CONFIG_MAPS, namespace, naming.config_map_name(name)):
             metrics.WRITES.labels("ConfigMap", "delete").inc()
+        self.watched.deleted(CONFIG_MAPS, namespace, naming.config_map_name(name))

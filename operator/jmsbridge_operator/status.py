@@ -640,6 +640,7 @@ def route_status(
 def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> Transition | None:
     """An Event when the Ready condition changed its status or reason (not its message alone), or when
     the bridge stalled or stopped stalling with the same reason (`KafkaUnreachable` past its grace period).
+    A first Ready posts one only when it is a warning (an invalid spec, say).
     """
     old = find_condition(previous, READY)
     new = find_condition(current, READY)
@@ -654,6 +655,8 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
     ):
         return None
     warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", *RECONNECTING_REASONS)
+    if old is None and not warned:
+        return None  # a new bridge starting: its ConfigCreated and ApplicationCreated say so
     kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"
     return Transition(kind, str(new.get("reason")), str(new.get("message") or ""))
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(180)
 
 OPERATOR_NAMESPACE = "ops"
 LEASE_SECONDS = 3
-HANDLED = "Handler 'bridge_changed' succeeded"  # kopf's log line for a reconciled bridge
+HANDLED = "Handler 'bridge_created' succeeded"  # kopf's log line for a handled bridge
 
 
 @dataclass

@@ -178,8 +178,10 @@ def test_a_transient_hold_leaves_a_running_bridge_ready() -> None:
 
 def test_ready_transitions_make_events() -> None:
     starting = bridge_status(outcome(app("primary", "SUBMITTED")), None, T0)
-    first = ready_transition(None, starting)
-    assert first is not None and (first.type, first.reason) == ("Normal", "Starting")
+    assert ready_transition(None, starting) is None  # a new bridge: ConfigCreated, ApplicationCreated say it
+    invalid = bridge_status(outcome(spec_error="spec.kafka: no bootstrapServers"), None, T0)
+    first = ready_transition(None, invalid)
+    assert first is not None and (first.type, first.reason) == ("Warning", "InvalidSpec")
     assert ready_transition(starting, bridge_status(outcome(app("primary", "NEW")), starting, T1)) is None
     failed = bridge_status(outcome(app("primary", "FAILED")), starting, T1)
     event = ready_transition(starting, failed)

@@ -61,3 +61,45 @@ def test_a_deletion_seen_during_a_fetch_is_not_undone() -> None:
     server.during_get = None
     del server.objects["a"]
     assert watched.get(LEASES, "apps", "a") is None  # not kept: the deletion came after the GET began
+
+
+def versioned(name: str, version: int, uid: str = "u1", **spec: Any) -> dict[str, Any]:
+    metadata = {"name": name, "uid": uid, "resourceVersion": str(version)}
+    return {"metadata": metadata, "spec": spec}
+
+
+def test_our_own_write_is_read_until_the_watch_brings_it_or_a_newer_version() -> None:
+    server = Server()
+    watched = Watched(server.get)
+    watched.seen(LEASES, None, "apps", versioned("a", 5, holder="old"))
+    watched.wrote(LEASES, "apps", versioned("a", 7, holder="ours"))
+    watched.seen(LEASES, "MODIFIED", "apps", versioned("a", 6, holder="between"))  # the watch is behind
+    assert (watched.get(LEASES, "apps", "a") or {})["spec"] == {"holder": "ours"}
+    watched.seen(LEASES, "MODIFIED", "apps", versioned("a", 8, holder="theirs"))
+    assert (watched.get(LEASES, "apps", "a") or {})["spec"] == {"holder": "theirs"} and server.gets == 0
+
+
+def test_what_we_deleted_stays_gone_until_created_again() -> None:
+    server = Server()
+    watched = Watched(server.get)
+    watched.listed(LEASES)
+    watched.seen(LEASES, None, "apps", versioned("a", 5))
+    watched.deleted(LEASES, "apps", "a")
+    watched.seen(LEASES, "MODIFIED", "apps", versioned("a", 6))  # an event from before the deletion
+    assert watched.get(LEASES, "apps", "a") is None
+    watched.seen(LEASES, "DELETED", "apps", versioned("a", 6))
+    watched.seen(LEASES, "ADDED", "apps", versioned("a", 9, uid="u2"))  # a new object, same name
+    assert (watched.get(LEASES, "apps", "a") or {})["metadata"]["uid"] == "u2" and server.gets == 0
+
+
+def test_a_listed_kind_is_not_fetched_and_fresh_reads_always_are() -> None:
+    server = Server()
+    server.objects["a"] = lease("a", "primary")
+    watched = Watched(server.get)
+    watched.listed(LEASES)
+    assert watched.get(LEASES, "apps", "a") is None and server.gets == 0  # the watch saw none: none
+    assert watched.get(LEASES, "apps", "a", fresh=True) is not None and server.gets == 1
+    watched.seen(LEASES, None, "apps", lease("a", "primary"))
+    watched.seen(LEASES, None, "other", lease("b", "primary"))
+    assert [o["metadata"]["name"] for o in watched.select(LEASES, "apps", lambda _: True) or []] == ["a"]
+    assert Watched(server.get).select(LEASES, "apps", lambda _: True) is None  # not listed: list it

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jmsbridge_operator import naming
-from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
+from jmsbridge_operator.reconciler import APPLICATIONS, Reconciler, RoutesLookup
 
 
 def state_of(body: Mapping[str, Any]) -> str:
@@ -40,6 +40,8 @@ def event(
     memo: Any,
     routes: RoutesLookup,
 ) -> None:
+    if type == "DELETED":
+        reconciler.watched.seen(APPLICATIONS, type, namespace, body)  # the rest comes by `applications_seen`
     metadata = body.get("metadata") or {}
     key = (namespace, str(metadata.get("name")))
     labels = metadata.get("labels") or {}

@@ -16,6 +16,7 @@ from typing import Any
 
 import kopf
 
+from bridge_job.kube.api import CONFIG_MAPS
 from jmsbridge_operator import naming
 from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 from jmsbridge_operator.render import COMPONENT_CONFIG, config_hash_of, digest
@@ -39,6 +40,8 @@ def bridge_of(body: Mapping[str, Any]) -> str | None:
 def event(
     reconciler: Reconciler, type: str | None, namespace: str, body: Mapping[str, Any], routes: RoutesLookup
 ) -> None:
+    if type == "DELETED":
+        reconciler.watched.seen(CONFIG_MAPS, type, namespace, body)  # the rest comes by `config_maps_seen`
     bridge = bridge_of(body)
     if bridge and edited_or_gone(type, body):
         reconciler.reconcile(namespace, bridge, routes)

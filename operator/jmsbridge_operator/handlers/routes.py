@@ -72,4 +72,4 @@ def event(
         if known(bridge):
             reconciler.reconcile_soon(namespace, bridge)
         else:
-            reconciler.reconcile(namespace, bridge, routes)
+            reconciler.reconcile_orphans(namespace, bridge, routes)

@@ -62,6 +62,19 @@ def lease_changed(type: str | None, namespace: str, body: Mapping[str, Any], mem
     return key
 
 
+def slim_claim(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What the operator keeps of a claim: its identity and access modes (checkpoint_sharing.py)."""
+    metadata = body.get("metadata") or {}
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    return {
+        "metadata": {
+            key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata
+        },
+        "spec": {"accessModes": spec.get("accessModes") or []},
+        "status": {"accessModes": status.get("accessModes") or [], "phase": status.get("phase")},
+    }
+
+
 def claim_changed(type: str | None, namespace: str, body: Mapping[str, Any]) -> Key | None:
     if type is None:
         return None  # the initial listing: the bridges' own resumption reads their claims

@@ -9,9 +9,10 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.api import Kube
+from bridge_job.kube.api import LEASES, Kube
+from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
-from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage
+from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage, UnmarkedProgressStorage
 from jmsbridge_operator.handlers.kafka_checks import KafkaChecks
 from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.metrics import MetricsServer
@@ -25,9 +26,13 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # kopf's bookkeeping goes to annotations under our prefix, never into status (which is the user's
     # view), and our finalizer has our name.
     settings.persistence.finalizer = naming.FINALIZER
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=naming.ANNOTATION_PREFIX)
-    # Of a bridge, only a digest: no copy of a spec that may hold a waived credential (diffbase.py).
-    settings.persistence.diffbase_storage = BridgeDigestStorage()
+    settings.persistence.progress_storage = UnmarkedProgressStorage(prefix=naming.ANNOTATION_PREFIX)
+    # Of a bridge, only a digest, in memory: no copy of a spec that may hold a waived credential, and no
+    # patch of the bridge per handled change (diffbase.py).
+    memo.diffbase = settings.persistence.diffbase_storage = BridgeDigestStorage()
+    # Only the Leases the jobs label with their bridge id, selected by the API server: not every Lease
+    # of the cluster (the nodes' and controllers' renew every few seconds).
+    settings.watching.label_selectors[LEASES] = LABEL_BRIDGE_ID
     # Watches end server-side after a while and are restarted: a silently dead connection recovers.
     settings.watching.server_timeout = options.watch_timeout_seconds
     settings.watching.client_timeout = options.watch_timeout_seconds + 30

@@ -58,9 +58,10 @@ PERMISSIONS = "permissions violation"  # the server's error for a subject the us
 def refused(error: BaseException) -> bool:
     """The servers' no to the bridge's credentials, which waiting does not change."""
     # Authorization Violation; User Authentication Expired or Revoked; Account Authentication Expired.
+    # Not "Authentication Timeout": a slow client's, which trying again may mend.
     text = str(error).lower()
     authorization = isinstance(error, nats.errors.AuthorizationError) or "authorization violation" in text
-    return authorization or "authentication" in text
+    return authorization or "authentication expired" in text or "authentication revoked" in text
 
 
 def credentials_hint(spec: NatsSpec) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from bridge_job.config import ENV_NATS_CREDS, ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec
 from bridge_job.errors import BridgeStopped
-from bridge_job.nats.link import NatsLink
+from bridge_job.nats.link import NatsLink, refused
 from bridge_job.nats.message import NatsPublish
 from jmsbridge.local import wait_until
 from tests.brokers import NatsServer
@@ -172,3 +172,18 @@ def test_a_user_removed_while_connected_stops_the_bridge(
         wait_until(stopped, 30, "the bridge to stop on the server's refusal")
     finally:
         link.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "is_refusal"),
+    [
+        ("nats: 'Authorization Violation'", True),
+        ("nats: 'User Authentication Expired'", True),
+        ("nats: 'User Authentication Revoked'", True),
+        ("nats: 'Account Authentication Expired'", True),
+        ("nats: 'Authentication Timeout'", False),  # a slow client's: trying again may mend it
+        ("nats: no servers available for connection", False),
+    ],
+)
+def test_what_counts_as_a_refusal(error: str, is_refusal: bool) -> None:
+    assert refused(Exception(error)) is is_refusal

@@ -51,8 +51,13 @@ if [ ${#push[@]} -gt 0 ]; then
     helm push "$out/jms-bridge-operator-$version.tgz" "oci://${REGISTRY:-ghcr.io/jmsbridge}/charts"
 fi
 
-# pip builds it with the setuptools pyproject.toml asks for (from the index, or pip's cache).
-"${PYTHON:-python3}" -m pip wheel --quiet --no-deps --wheel-dir "$out" . >/dev/null
+# pip builds it with the setuptools pyproject.toml asks for (from the index, or pip's cache), from a copy
+# of what the wheel is made of: setuptools writes build/ and *.egg-info into the tree it builds, and two
+# releases at once (the suite's workers) in one tree took each other's files away.
+sources=$(mktemp -d)
+trap 'rm -rf "$sources"' EXIT
+tar -cf - --exclude=__pycache__ pyproject.toml README.md bridge_job jmsbridge operator | tar -xf - -C "$sources"
+"${PYTHON:-python3}" -m pip wheel --quiet --no-deps --wheel-dir "$(realpath "$out")" "$sources" >/dev/null
 echo "CLI:      $out/jms_bridge_operator-$version-py3-none-any.whl"
 
 {

@@ -14,13 +14,16 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.kafka.reading import read_range
-from tests.brokers import KafkaBroker
+from tests.brokers import KafkaBroker, wait_until
+from tests.support.topic_log import TopicLog
 
 
-def transaction(producer: Producer, topic: str, values: list[str], commit: bool = True) -> None:
+def transaction(
+    producer: Producer, topic: str, values: list[str], commit: bool = True, key: bool = False
+) -> None:
     producer.begin_transaction()
     for value in values:
-        producer.produce(topic, value.encode())
+        producer.produce(topic, value.encode(), value.encode() if key else None)
     if commit:
         producer.commit_transaction(30)
     else:
@@ -88,3 +91,33 @@ def test_a_range_that_begins_after_the_abort_reads_the_successors_committed_reco
     assert values(kafka, topic, first_of_successor) == {
         o: v for o, v in everything.items() if o >= first_of_successor
     }
+
+
+def test_the_scenarios_topic_log_reads_what_the_broker_hides_from_a_reader_that_goes_on(
+    kafka: KafkaBroker,
+) -> None:
+    """tests/support/topic_log.py, as the failover scenario reads its topics while instances are killed
+    and frozen: read after each step, a writer fenced with its transaction open in between."""
+    topic = f"log-{uuid.uuid4().hex[:8]}"
+    kafka.create_topics(topic)
+    log = TopicLog(kafka.bootstrap, topic)
+
+    def writer() -> Producer:
+        producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-writer"})
+        producer.init_transactions(30)
+        return producer
+
+    def read() -> list[str]:
+        log.catch_up()
+        return [bytes(r.key or b"").decode() for r in log.records]
+
+    former = writer()
+    transaction(former, topic, ["a0", "a1"], key=True)
+    assert read() == ["a0", "a1"]
+    transaction(former, topic, ["open0", "open1"], commit=False, key=True)
+    successor = writer()
+    transaction(successor, topic, ["b0", "b1"], key=True)
+    assert read() == ["a0", "a1", "b0", "b1"]
+    transaction(successor, topic, ["c0", "c1"], key=True)
+    wait_until(lambda: read() == ["a0", "a1", "b0", "b1", "c0", "c1"], 30, "the records after the abort")
+    log.close()

@@ -38,7 +38,7 @@ from jmsbridge_operator import naming
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
 from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
-from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, GATHER_SECONDS, RoutesLookup
+from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, RoutesLookup
 
 OPTIONS = OperatorOptions.from_env()
 BRIDGE = naming.BRIDGE_RESOURCE
@@ -150,10 +150,11 @@ async def bridges_by_claim(
 
 @kopf.on.create(*BRIDGE, backoff=RETRY)
 def bridge_created(namespace: str | None, name: str, memo: Any, **_: Any) -> None:
-    # Within 2 s (its rechecks loop): a `kubectl apply` of a bridge and its routes then makes one
-    # reconciliation that writes the ConfigMap once, with every route, and no ConfigUpdated after it,
-    # also when the operator is busy and the routes' events run behind the bridge's.
-    memo.reconciler.reconcile_soon(namespace or "", name, GATHER_SECONDS)
+    # After the gather time (2 s; its rechecks loop): a `kubectl apply` of a bridge and its routes then
+    # makes one reconciliation that writes the ConfigMap once, with every route, and no ConfigUpdated
+    # after it, also when the operator is busy and the routes' events run behind the bridge's.
+    reconciler = memo.reconciler
+    reconciler.reconcile_soon(namespace or "", name, reconciler.timing.gather_seconds)
 
 
 @kopf.on.resume(*BRIDGE, backoff=RETRY)

@@ -34,6 +34,8 @@ ENV_CONFLICT_BACKOFF = "JMSBRIDGE_CONFLICT_BACKOFF"
 ENV_CONFLICT_BACKOFF_MAX = "JMSBRIDGE_CONFLICT_BACKOFF_MAX"
 ENV_FAILURE_WINDOW = "JMSBRIDGE_FAILURE_WINDOW"
 ENV_ROLLOUT_DEADLINE = "JMSBRIDGE_ROLLOUT_DEADLINE"
+ENV_SETTLE_SECONDS = "JMSBRIDGE_SETTLE_SECONDS"
+ENV_GATHER_SECONDS = "JMSBRIDGE_GATHER_SECONDS"
 ENV_JOB_IMAGE = "JMSBRIDGE_JOB_IMAGE"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -112,5 +114,7 @@ class OperatorOptions:
                 rollout_deadline_seconds=number(
                     ENV_ROLLOUT_DEADLINE, defaults.timing.rollout_deadline_seconds
                 ),
+                settle_seconds=number(ENV_SETTLE_SECONDS, defaults.timing.settle_seconds),
+                gather_seconds=number(ENV_GATHER_SECONDS, defaults.timing.gather_seconds),
             ),
         )

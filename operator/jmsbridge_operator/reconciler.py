@@ -62,10 +62,6 @@ APPLICATIONS = Resource(naming.SPARK_GROUP, naming.SPARK_VERSION, naming.SPARK_P
 CLAIMS = Resource("", "v1", "persistentvolumeclaims")
 
 RoutesLookup = Callable[[str, str], Sequence[Mapping[str, Any]]]
-# How long route changes are gathered before their bridge is reconciled (`reconcile_soon`): each one
-# that comes meanwhile gives the others that long again, up to GATHER_SECONDS after the first.
-SETTLE_SECONDS = 0.5
-GATHER_SECONDS = 2.0
 
 
 class EventSink(Protocol):
@@ -203,15 +199,16 @@ class Reconciler:
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
             self.reconcile(namespace, name, routes)
 
-    def reconcile_soon(self, namespace: str, name: str, delay: float = SETTLE_SECONDS) -> None:
-        """Reconcile a bridge `delay` seconds after the last such request (its recheck loop does), at most
-        `GATHER_SECONDS` after the first: the routes of a `kubectl apply` arrive one by one (behind their
-        bridge, when the operator is busy), and one reconciliation then writes the ConfigMap and the
-        statuses once instead of once per route."""
+    def reconcile_soon(self, namespace: str, name: str, delay: float | None = None) -> None:
+        """Reconcile a bridge `delay` seconds (the timing's settle time) after the last such request (its
+        recheck loop does), at most the timing's gather time after the first: the routes of a `kubectl
+        apply` arrive one by one (behind their bridge, when the operator is busy), and one reconciliation
+        then writes the ConfigMap and the statuses once instead of once per route."""
+        delay = self.timing.settle_seconds if delay is None else delay
         now = _moment()
         with self._guard:
             due, first = self._soon.get((namespace, name), (now, now))
-            latest = first + datetime.timedelta(seconds=max(delay, GATHER_SECONDS))
+            latest = first + datetime.timedelta(seconds=max(delay, self.timing.gather_seconds))
             due = max(due, min(now + datetime.timedelta(seconds=delay), latest))  # never sooner
             self._soon[(namespace, name)] = (due, first)
 

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from jmsbridge_operator.options import ENV_GATHER_SECONDS, ENV_SETTLE_SECONDS
 from prometheus_client import REGISTRY
 
 from tests.kubeapi.client import KubeApi
@@ -22,6 +23,14 @@ OPERATOR_AGENTS = ("kopf", "OpenAPI-Generator")
 READS = ("get", "list")
 RECONCILES = "jmsbridge_operator_reconciles_total"
 CHILDREN_AND_BRIDGES = ("jmsbridges", "configmaps", "sparkapplications", "leases", "persistentvolumeclaims")
+
+
+@pytest.fixture(autouse=True)
+def brief_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deployed gathering, not the operator tests' brief one (tests/operator/conftest.py): these tests
+    count the writes of one apply."""
+    monkeypatch.delenv(ENV_SETTLE_SECONDS, raising=False)
+    monkeypatch.delenv(ENV_GATHER_SECONDS, raising=False)
 
 
 @pytest.fixture()

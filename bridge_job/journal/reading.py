@@ -48,18 +48,26 @@ def read_range(
 
 
 def find_earlier(
-    consumer: Consumer, topic: str, partition: int, before: int, ids: Collection[str], not_before_ms: int
+    consumer: Consumer,
+    topic: str,
+    partition: int,
+    before: int,
+    ids: Collection[str],
+    not_before_ms: int,
+    timeout: float = 30.0,
+    stall_seconds: float = kafka_reading.READ_STALL_SECONDS,
 ) -> set[str]:
     """Which of `ids` the partition holds before offset `before`, looking back no further than records
     written at `not_before_ms`. Reads backwards in growing chunks and stops once every id is found: the
-    original of a redelivered message is usually only a batch or two back."""
+    original of a redelivered message is usually only a batch or two back. `timeout` for the question of
+    where the partition begins, `stall_seconds` for each read."""
     wanted = set(ids)
     found: set[str] = set()
-    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)
     end, chunk = before, LOOKBACK_CHUNK
     while wanted and end > low:
         start = max(low, end - chunk)
-        entries = read_range(consumer, topic, partition, start, end)
+        entries = read_range(consumer, topic, partition, start, end, stall_seconds)
         hits = {e.message_id for e in entries if e.message_id in wanted and e.timestamp_ms >= not_before_ms}
         found |= hits
         wanted -= hits

@@ -203,7 +203,15 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     earlier: set[str] = set()
     if wanted:
         window_ms = config.bridge.spark.dedup_window_seconds * 1000
-        earlier = find_earlier(consumer, topic, partition, start, wanted, min(wanted.values()) - window_ms)
+        not_before, stall = min(wanted.values()) - window_ms, stall_for(patience)
+        earlier = patiently(
+            lambda timeout: find_earlier(
+                consumer, topic, partition, start, wanted, not_before, timeout, stall
+            ),
+            kafka,
+            patience,
+            "looking back for the originals of redelivered messages",
+        )
     kept = without_duplicates(entries, earlier)
     summary.duplicates = len(entries) - len(kept)
 
@@ -231,7 +239,14 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         except Superseded:
             # Nothing of the range counts: it was not written. It ends where the other writer got to,
             # which may be short of `end`: a real-time task carries on from there.
-            reached = consumer.committed([TopicPartition(topic, partition)], timeout=30)[0].offset
+            reached = patiently(
+                lambda timeout: (
+                    consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0].offset
+                ),
+                kafka,
+                patience,
+                "asking how far the other writer got",
+            )
             log.warning(
                 "journal %s/%d: another writer committed up to %d (the bridge's other instance took over): "
                 "not writing %d..%d",

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
 
-from bridge_job.config import KafkaSpec
+from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.clients import is_hard
 from bridge_job.outages import Outage, OutageListener
@@ -71,3 +71,10 @@ def patiently(
         return transient(error, kafka.bootstrap_servers)
 
     return patiently_with(call, outage, waitable, pause, ask_seconds)
+
+
+def asking(config: JobConfig, what: str, call: Callable[[], T]) -> T:
+    """`call()`, a step that talks to Kafka with timeouts of its own, asked again while Kafka does not
+    answer, for the bridge's patience."""
+    bridge = config.bridge
+    return patiently(lambda timeout: call(), bridge.kafka, bridge.outages.patience_seconds, what)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from bridge_job.config import (
     ConfigError,
@@ -31,6 +31,7 @@ from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import Epoch
+from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from bridge_job.supervision.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
     def check_checkpoint(may_reset: bool) -> None:
         prepare = functools.partial(prepare_checkpoint, config, checkpoint, report, may_reset=may_reset)
-        _asking_kafka(config, "checking the checkpoint", prepare)
+        asking(config, "checking the checkpoint", prepare)
 
     # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
     check_checkpoint(may_reset=leadership is None)
@@ -225,14 +225,6 @@ def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -
     return LagWatch(lambda: rendered.config, metrics.set_journal_lag, metrics.set_ingress_lag)
 
 
-def _asking_kafka(config: JobConfig, what: str, call: Callable[[], T]) -> T:
-    """A step that talks to Kafka, asked again while Kafka does not answer (bridge_job/outages.py)."""
-    from bridge_job.kafka.waiting import patiently
-
-    bridge = config.bridge
-    return patiently(lambda timeout: call(), bridge.kafka, bridge.outages.patience_seconds, what)
-
-
 def _kafka_at_start(config: JobConfig, listener: OutageListener) -> int:
     """Once Kafka answers and the bridge's topics (journal, pending requests) are there: the journal's
     partitions."""
@@ -240,9 +232,9 @@ def _kafka_at_start(config: JobConfig, listener: OutageListener) -> int:
     from bridge_job.kafka.startup import wait_for_kafka
 
     wait_for_kafka(config.bridge.kafka, config.bridge.outages.patience_seconds, listener)
-    _asking_kafka(config, "checking the topics", lambda: check_topics(config))
-    partitions = _asking_kafka(config, "checking the journal topic", lambda: ensure_journal_topic(config))
-    _asking_kafka(config, "checking the pending-request topic", lambda: ensure_pending_topic(config))
+    asking(config, "checking the topics", lambda: check_topics(config))
+    partitions = asking(config, "checking the journal topic", lambda: ensure_journal_topic(config))
+    asking(config, "checking the pending-request topic", lambda: ensure_pending_topic(config))
     return partitions
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from bridge_job.config import ConfigError, Direction, JobConfig
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import Leadership, LeadershipLost
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
@@ -181,8 +182,8 @@ class Supervision:
             log.error("config change rejected, keeping the routes in effect:\n%s", error)
             return
         if changed is not None:
-            check_topics(changed)
-            ensure_pending_topic(changed)
+            asking(changed, "checking the topics of the changed routes", lambda: check_topics(changed))
+            asking(changed, "checking the pending-request topic", lambda: ensure_pending_topic(changed))
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
             self._start_ingress_for(changed)
             self._start_nats_for(changed)

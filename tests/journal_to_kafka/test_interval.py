@@ -48,6 +48,7 @@ def committed(kafka: KafkaBroker, bridge_id: str, topic: str) -> int:
     return int(progress.offset)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
 def test_records_move_while_the_task_runs_and_a_route_change_applies_to_it(
     kafka: KafkaBroker, tmp_path: Path, delivery: str

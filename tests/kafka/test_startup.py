@@ -19,6 +19,7 @@ from tests.support.builders import bridge
 from tests.support.harness import bridge_document, write_yaml
 
 
+@pytest.mark.slow
 def test_kafka_down_at_start_stops_the_job_cleanly_after_the_patience(tmp_path: Path) -> None:
     # Neither broker is started: nothing listens on their ports (the job stops before it reaches JMS).
     closed, jms = KafkaBroker(port=free_port()), ActiveMqBroker(port=free_port())

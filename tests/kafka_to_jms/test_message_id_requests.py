@@ -228,6 +228,7 @@ def test_a_jms_requester_gets_its_message_id_back_from_a_kafka_service(
 ANSWERED = 100_000
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_answered_requests_leave_no_state(
     kafka: KafkaBroker, activemq: ActiveMqBroker, tmp_path: Path
 ) -> None:

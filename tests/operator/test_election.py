@@ -119,6 +119,7 @@ def leading(cluster: KubeApi, replica: Replica) -> bool:
     return holder(cluster) == replica.name and replica.probe() not in (None, "standby\n")
 
 
+@pytest.mark.slow
 def test_one_replica_reconciles_the_other_stands_by_then_takes_over(
     cluster: KubeApi, replicas: list[Replica], tmp_path: Path
 ) -> None:

@@ -53,6 +53,7 @@ def crash_loop(view: View) -> None:
     view.wait_conditions("JmsBridge", "simple", FAILED)
 
 
+@pytest.mark.slow
 def test_a_crash_loop_stays_stalled_until_the_instance_runs_again(view: View) -> None:
     crash_loop(view)
 

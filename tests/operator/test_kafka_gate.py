@@ -171,6 +171,7 @@ def test_topic_deleted_while_running_stops_the_bridge_within_an_interval(
     assert bridge.apps(view) == [bridge.primary]
 
 
+@pytest.mark.slow
 def test_unreachable_kafka_is_reconciling_then_stalled_after_the_grace_period(view: View) -> None:
     broker = KafkaBroker().start()
     try:
@@ -271,6 +272,7 @@ def secret(name: str, username: str, password: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_missing_permissions_stall_the_bridge_until_granted(
     view: View, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

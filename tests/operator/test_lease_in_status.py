@@ -46,6 +46,7 @@ def failover_events(view: View, bridge: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_nobody_holding_the_lease_past_its_duration_is_no_active_instance(view: View) -> None:
     view.create(simple_bridge(standby=True), claim())
     both_running(view, "simple")

@@ -457,6 +457,7 @@ def test_failover_to_the_standby(view: View) -> None:
     view.wait(lambda: ("simple", "Warning", "Failover") in view.events(), "a Failover Event")
 
 
+@pytest.mark.slow
 def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> None:
     broken = simple_bridge("broken")
     broken["spec"]["kafka"] = {"bootstrapServers": "kafka:9092", "securityProtocol": "SASL_SSL"}

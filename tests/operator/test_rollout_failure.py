@@ -90,6 +90,7 @@ def test_a_standby_failing_the_new_spec_fails_the_rollout_once(
         assert "Degraded" not in reasons  # the standby's crashes did not flap Ready
 
 
+@pytest.mark.slow
 def test_a_standby_not_running_the_new_spec_in_time_fails_the_rollout(
     cluster: KubeApi, no_kafka_checks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,6 +61,7 @@ def test_an_application_whose_labels_were_removed_is_adopted_again(view: View) -
     assert view.apps()["simple-primary"]["metadata"]["generation"] == 1  # its spec untouched: no restart
 
 
+@pytest.mark.slow
 def test_a_name_held_by_another_owner_is_a_conflict_looked_at_with_backoff(view: View) -> None:
     squatter = {
         "apiVersion": SPARK_VERSION,

@@ -30,6 +30,8 @@ from tests.support.builders import config
 from tests.support.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
 
+pytestmark = pytest.mark.slow  # a Spark session: the quick lane leaves it to the full one
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:

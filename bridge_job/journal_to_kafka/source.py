@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import TopicPartition
-from pyspark.sql.datasource import DataSource, InputPartition
+from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
-from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
@@ -28,7 +27,7 @@ from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
-from bridge_job.spark.range_source import RangeReader
+from bridge_job.spark.range_source import RangeReader, RangeSource
 
 
 @dataclass(frozen=True)
@@ -123,16 +122,9 @@ class EgressReader(RangeReader):
             yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
-class EgressSource(DataSource):
+class EgressSource(RangeSource):
     """`spark.readStream.format("jmsbridge-egress").option("config", PATH)`: one summary row per task."""
 
-    @classmethod
-    def name(cls) -> str:
-        return "jmsbridge-egress"
-
-    def schema(self) -> str:
-        return egress_task.SUMMARY_SCHEMA
-
-    def streamReader(self, schema: StructType) -> EgressReader:
-        options = self.options
-        return EgressReader(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))
+    FORMAT = "jmsbridge-egress"
+    SCHEMA = egress_task.SUMMARY_SCHEMA
+    READER = EgressReader

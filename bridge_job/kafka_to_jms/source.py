@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
-from pyspark.sql.datasource import DataSource, InputPartition
+from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
-from pyspark.sql.types import StructType
 
 from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
 from bridge_job.config.loading import WatchedConfig
@@ -35,7 +34,7 @@ from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.routing.routes import address_matches
 from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
-from bridge_job.spark.range_source import RangeReader
+from bridge_job.spark.range_source import RangeReader, RangeSource
 
 PATTERN_MARK = "/"
 
@@ -198,16 +197,9 @@ class IngressReader(RangeReader):
             yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
-class IngressSource(DataSource):
+class IngressSource(RangeSource):
     """`spark.readStream.format("jmsbridge-ingress").option("config", PATH)`: one summary row per task."""
 
-    @classmethod
-    def name(cls) -> str:
-        return "jmsbridge-ingress"
-
-    def schema(self) -> str:
-        return ingress_task.SUMMARY_SCHEMA
-
-    def streamReader(self, schema: StructType) -> IngressReader:
-        options = self.options
-        return IngressReader(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))
+    FORMAT = "jmsbridge-ingress"
+    SCHEMA = ingress_task.SUMMARY_SCHEMA
+    READER = IngressReader

@@ -15,10 +15,12 @@ import logging
 import time
 from abc import abstractmethod
 from pathlib import Path
+from typing import ClassVar
 
 from confluent_kafka import Consumer
-from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
@@ -189,3 +191,23 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+
+
+class RangeSource(DataSource):
+    """`spark.readStream.format(FORMAT).option("config", PATH)` (options `checkpoint`, `mode`): a source
+    whose tasks hand back one summary row each. A subclass names its format, row schema and reader."""
+
+    FORMAT: ClassVar[str]
+    SCHEMA: ClassVar[str]
+    READER: ClassVar[type[RangeReader]]
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.FORMAT
+
+    def schema(self) -> str:
+        return self.SCHEMA
+
+    def streamReader(self, schema: StructType) -> RangeReader:
+        options = self.options
+        return self.READER(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))

@@ -7,20 +7,31 @@
 #   scripts/build-images.sh                 # build with docker
 #   scripts/build-images.sh --push          # build, then push both
 #   scripts/build-images.sh --dry-run       # print the commands only
-# Environment: REGISTRY (default ghcr.io/jmsbridge), DOCKER (default docker; podman works too).
+#   scripts/build-images.sh --push --platforms linux/amd64,linux/arm64
+#                                           # one multi-platform image each (docker buildx), pushed: a
+#                                           # multi-platform image cannot be kept in the local image store
+# Environment: REGISTRY (default ghcr.io/jmsbridge), DOCKER (default docker; podman works too, not with
+# --platforms). Both Dockerfiles start from multi-platform images and download nothing of one architecture.
 # The job image's Spark is not a choice here: it is the pyspark the tests ran (images/bridge-job/Dockerfile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 push=false
 run=
-for arg in "$@"; do
-    case "$arg" in
+platforms=
+while [ $# -gt 0 ]; do
+    case "$1" in
         --push) push=true ;;
         --dry-run) run=echo ;;
-        *) echo "usage: $0 [--push] [--dry-run]" >&2; exit 2 ;;
+        --platforms) platforms="${2:?--platforms needs a list, e.g. linux/amd64,linux/arm64}"; shift ;;
+        *) echo "usage: $0 [--push] [--dry-run] [--platforms LIST]" >&2; exit 2 ;;
     esac
+    shift
 done
+if [ -n "$platforms" ] && ! $push; then
+    echo "--platforms builds a multi-platform image, which can only be pushed: add --push" >&2
+    exit 2
+fi
 
 registry="${REGISTRY:-ghcr.io/jmsbridge}"
 docker="${DOCKER:-docker}"
@@ -31,6 +42,11 @@ for image in jms-bridge-operator:operator bridge-job:bridge-job; do
     dockerfile="images/${image#*:}/Dockerfile"
     tag="$registry/$name:$version"
     # VERSION: the images' org.opencontainers.image.version label.
+    if [ -n "$platforms" ]; then
+        $run "$docker" buildx build --platform "$platforms" --file "$dockerfile" --tag "$tag" \
+            --build-arg "VERSION=$version" --push .
+        continue
+    fi
     $run "$docker" build --file "$dockerfile" --tag "$tag" --build-arg "VERSION=$version" .
     if $push; then
         $run "$docker" push "$tag"

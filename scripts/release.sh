@@ -7,6 +7,7 @@
 #
 #   scripts/release.sh                  # everything; the images only where docker can build them
 #   scripts/release.sh --push           # the same, and push the images and the chart (oci://<registry>/charts)
+#   scripts/release.sh --push --platforms linux/amd64,linux/arm64   # multi-platform images (docker buildx)
 #   scripts/release.sh --no-images      # the chart and install.yaml only
 #   scripts/release.sh --out DIR        # somewhere else than dist/ (gitignored)
 # Environment: REGISTRY and DOCKER as for scripts/build-images.sh; PYTHON (default python3, with pip: .venv/bin/python)
@@ -16,13 +17,15 @@ cd "$(dirname "$0")/.."
 
 images=true
 push=()
+platforms=()
 out=dist
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-images) images=false ;;
         --push) push=(--push) ;;
+        --platforms) platforms=(--platforms "${2:?--platforms needs a list}"); shift ;;
         --out) out="${2:?--out needs a directory}"; shift ;;
-        *) echo "usage: $0 [--no-images] [--push] [--out DIR]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--no-images] [--push [--platforms LIST]] [--out DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -75,8 +78,8 @@ if ! $images; then
 elif ! "${DOCKER:-docker}" info >/dev/null 2>&1; then
     # A release without its images is no release: say so loudly, but leave the rest usable.
     echo "images:   NOT BUILT: no docker daemon answers here (${DOCKER:-docker} info failed);" \
-        "build them where one does: scripts/build-images.sh ${push[*]:-}" >&2
+        "build them where one does: scripts/build-images.sh ${push[*]:-} ${platforms[*]:-}" >&2
 else
-    scripts/build-images.sh "${push[@]}"
+    scripts/build-images.sh "${push[@]}" "${platforms[@]}"
     echo "images:   ${REGISTRY:-ghcr.io/jmsbridge}/{jms-bridge-operator,bridge-job}:$version"
 fi

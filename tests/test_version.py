@@ -48,3 +48,30 @@ def test_the_build_script_tags_both_images_with_the_package_version() -> None:
         f"{image['registry']}/{image['repository']}:{__version__}",  # the chart's image, at its appVersion
         f"{JOB_IMAGE}:{__version__}",  # what every SparkApplication names by default
     ]
+
+
+def test_the_build_script_builds_multi_platform_images_and_pushes_them() -> None:
+    """With --platforms: docker buildx for both images, pushed (a multi-platform image cannot stay in the
+    local image store); without --push it refuses. The Dockerfiles name no architecture of their own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REGISTRY", "SPARK_VERSION")}
+    script = REPO / "scripts" / "build-images.sh"
+    platforms = "linux/amd64,linux/arm64"
+    printed = subprocess.run(
+        [script, "--dry-run", "--push", "--platforms", platforms],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    builds = printed.stdout.splitlines()
+    assert len(builds) == 2
+    assert all(
+        b.startswith(f"docker buildx build --platform {platforms} ") and b.endswith(" --push .")
+        for b in builds
+    )
+    refused = subprocess.run(
+        [script, "--dry-run", "--platforms", platforms], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "add --push" in refused.stderr
+    for dockerfile in (REPO / "images").glob("*/Dockerfile"):
+        assert not re.search(r"amd64|x86_64|aarch64|arm64", dockerfile.read_text()), dockerfile

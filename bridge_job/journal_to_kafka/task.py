@@ -29,7 +29,7 @@ from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
-from bridge_job.journal.reading import find_earlier, journal_consumer, read_range
+from bridge_job.journal.reading import find_earlier, holes, journal_consumer, read_range
 from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.journal_to_kafka import nats_out, pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
@@ -196,6 +196,16 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         start = max(start, done.offset)
 
     read = read_range(consumer, topic, partition, start, end, stall_for(patience))
+    for first, last in holes(start, end, [e.offset for e in read]):
+        log.warning(
+            "journal %s/%d offsets %d..%d hold no committed record: an aborted journal write (a failover or "
+            "a Kafka outage), or a broker that does not return committed records (docs/egress.md, What it "
+            "needs of Kafka)",
+            topic,
+            partition,
+            first,
+            last,
+        )
     entries = [e for e in read if not e.is_marker]
     summary.markers = len(read) - len(entries)
     summary.records = len(entries)

@@ -3,17 +3,19 @@ with its journal range, checked by reading the destination topics as a user woul
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.config import journal_reader_group
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal.entries import Epoch
+from bridge_job.journal.entries import Epoch, journal_record
+from bridge_job.journal.reading import holes
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.reading import close_consumers
@@ -125,3 +127,58 @@ def test_a_record_too_large_for_its_topic_is_a_soft_failure(kafka: KafkaBroker, 
     assert letter.header("jmsbridge.deadletter.reason") == b"MessageTooLarge"
     assert letter.header("jmsbridge.deadletter.bodySize") == b"5000"
     assert f"topic {topic}".encode() in (letter.header("jmsbridge.deadletter.error") or b"")
+
+
+def test_offsets_without_a_committed_record_are_named_in_a_warning(
+    kafka: KafkaBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failover aborts the former active's open journal write: the task moves past the offsets that
+    return no record, and says so, since a broker that hides committed records looks the same."""
+    job, path, topic = journalled_bridge(kafka, tmp_path)
+
+    def writer() -> Producer:
+        producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-journal"})
+        producer.init_transactions(30)
+        return producer
+
+    def write(producer: Producer, *seqs: int) -> None:
+        producer.begin_transaction()
+        for seq in seqs:
+            record = journal_record(order(seq))
+            producer.produce(job.journal_topic, record.value, record.key, headers=list(record.headers))
+        assert producer.flush(10) == 0
+
+    former = writer()
+    write(former, 0, 1)
+    former.commit_transaction(30)  # 0-1, its marker at 2
+    write(former, 2, 3)  # 3-4, left open: the former active froze
+    successor = writer()  # aborts it: the marker at 5
+    write(successor, 4)
+    successor.commit_transaction(30)  # 6, its marker at 7
+    with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):
+        summary = egress_task.run(
+            path, job.journal_topic, 0, 0, 8
+        )  # the run 2..5: two markers, two aborted
+    assert summary.published == 3
+    assert [r.key for r in read_topics(kafka, [topic], 3, settle=0.5)] == [b"0", b"1", b"4"]
+    assert [m for m in caplog.messages if "hold no committed record" in m] == [
+        f"journal {job.journal_topic}/0 offsets 2..5 hold no committed record: an aborted journal write (a "
+        "failover or a Kafka outage), or a broker that does not return committed records (docs/egress.md, "
+        "What it needs of Kafka)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "offsets", "found"),
+    [
+        (0, 8, [0, 1, 3, 6], [(4, 5)]),  # a committed marker alone (2, 7) is no hole
+        (0, 3, [], [(0, 2)]),
+        (5, 6, [], []),
+        (0, 6, [0, 1, 2, 3, 4], []),
+        (10, 20, [10, 13, 17], [(11, 12), (14, 16), (18, 19)]),
+    ],
+)
+def test_holes_are_runs_of_two_offsets_or_more_without_a_record(
+    start: int, end: int, offsets: list[int], found: list[tuple[int, int]]
+) -> None:
+    assert holes(start, end, offsets) == found

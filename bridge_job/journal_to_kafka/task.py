@@ -126,6 +126,28 @@ def current_egress(config_path: str) -> Egress:
     return _egresses.current(config_path)
 
 
+# When each journal partition's holes were last told of: a broker that hides records makes one per range.
+_holes_told: dict[tuple[str, int], float] = {}
+HOLES_LOG_SECONDS = 10.0
+
+
+def say_holes(topic: str, partition: int, found: Sequence[tuple[int, int]]) -> None:
+    """A line naming the runs of offsets a range's read returned no record for (journal/reading.py
+    `holes`), at most one per partition every HOLES_LOG_SECONDS."""
+    now = time.monotonic()
+    if not found or now - _holes_told.get((topic, partition), -HOLES_LOG_SECONDS) < HOLES_LOG_SECONDS:
+        return
+    _holes_told[(topic, partition)] = now
+    log.warning(
+        "journal %s/%d offsets %s hold no committed record: an aborted journal write (a failover or a Kafka "
+        "outage), or a broker that does not return committed records (docs/egress.md, What it needs of "
+        "Kafka)",
+        topic,
+        partition,
+        ", ".join(f"{first}..{last}" for first, last in found),
+    )
+
+
 def route_all(
     egress: Egress,
     entries: Sequence[JournalEntry],
@@ -196,16 +218,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         start = max(start, done.offset)
 
     read = read_range(consumer, topic, partition, start, end, stall_for(patience))
-    for first, last in holes(start, end, [e.offset for e in read]):
-        log.warning(
-            "journal %s/%d offsets %d..%d hold no committed record: an aborted journal write (a failover or "
-            "a Kafka outage), or a broker that does not return committed records (docs/egress.md, What it "
-            "needs of Kafka)",
-            topic,
-            partition,
-            first,
-            last,
-        )
+    say_holes(topic, partition, holes(start, end, [e.offset for e in read]))
     entries = [e for e in read if not e.is_marker]
     summary.markers = len(read) - len(entries)
     summary.records = len(entries)

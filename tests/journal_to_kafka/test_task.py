@@ -156,9 +156,7 @@ def test_offsets_without_a_committed_record_are_named_in_a_warning(
     write(successor, 4)
     successor.commit_transaction(30)  # 6, its marker at 7
     with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):
-        summary = egress_task.run(
-            path, job.journal_topic, 0, 0, 8
-        )  # the run 2..5: two markers, two aborted
+        summary = egress_task.run(path, job.journal_topic, 0, 0, 8)  # the run 2..5: two markers, two aborted
     assert summary.published == 3
     assert [r.key for r in read_topics(kafka, [topic], 3, settle=0.5)] == [b"0", b"1", b"4"]
     assert [m for m in caplog.messages if "hold no committed record" in m] == [
@@ -182,3 +180,16 @@ def test_holes_are_runs_of_two_offsets_or_more_without_a_record(
     start: int, end: int, offsets: list[int], found: list[tuple[int, int]]
 ) -> None:
     assert holes(start, end, offsets) == found
+
+
+def test_holes_are_told_once_per_partition_every_ten_seconds(caplog: pytest.LogCaptureFixture) -> None:
+    """A broker that hides records leaves a hole in every range: one line per partition, not per range."""
+    with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):
+        egress_task.say_holes("told", 0, [(2, 5), (9, 10)])
+        egress_task.say_holes("told", 0, [(12, 14)])  # within 10 s: not again
+        egress_task.say_holes("told", 1, [])  # none
+        egress_task.say_holes("told", 1, [(0, 1)])
+    assert [m.split(" hold ")[0] for m in caplog.messages] == [
+        "journal told/0 offsets 2..5, 9..10",
+        "journal told/1 offsets 0..1",
+    ]

@@ -21,6 +21,8 @@ from typing import cast
 
 from confluent_kafka import Consumer, TopicPartition
 
+from bridge_job.journal.reading import holes
+
 READ_PATIENCE = 2.0  # seconds without a record below the watermark: an open transaction holds them back
 REREAD_SECONDS = 2.0
 
@@ -68,7 +70,8 @@ class TopicLog:
             return []
         known = {r.offset for r in self.records}
         new: list[LoggedRecord] = []
-        end = reached = start  # after the last record read; how far the read got, markers included
+        read: list[int] = []  # the offsets of the records read
+        reached = start  # how far the read got, markers included
         self._consumer.assign([TopicPartition(self.topic, self.partition.partition, start)])
         give_up = time.monotonic() + READ_PATIENCE
         try:
@@ -80,8 +83,8 @@ class TopicLog:
                     offset = message.offset()
                     if message.error() is not None or offset is None:
                         continue
-                    self._hole(end, offset)
-                    end = reached = max(reached, offset + 1)
+                    read.append(offset)
+                    reached = max(reached, offset + 1)
                     if offset not in known:
                         headers = cast(list[tuple[str, bytes]], message.headers() or [])
                         _, timestamp = message.timestamp()
@@ -91,16 +94,13 @@ class TopicLog:
                         reached = max(reached, tp.offset)
         finally:
             self._consumer.unassign()
-        self._hole(end, reached)
+        found = holes(start, reached, read)  # the egress's own count of them
+        if found and (self.first_hole is None or found[0][0] < self.first_hole):
+            self.first_hole = found[0][0]
         self.position = max(self.position, reached)
         if new:
             self.records = sorted(self.records + new, key=lambda r: r.offset)
         return sorted(new, key=lambda r: r.offset)
-
-    def _hole(self, after: int, upto: int) -> None:
-        """Offsets `after`..`upto - 1` held no record: two or more are an aborted transaction."""
-        if upto - after >= 2 and (self.first_hole is None or after < self.first_hole):
-            self.first_hole = after
 
     def since(self, offset: int) -> list[LoggedRecord]:
         """The records read so far at or after `offset`."""

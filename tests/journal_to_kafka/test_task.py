@@ -23,7 +23,7 @@ from bridge_job.kafka.writing import close_producers
 from bridge_job.message import JmsMessage, Property
 from tests.brokers import KafkaBroker
 from tests.support.harness import read_topics
-from tests.support.journal import QUEUE, journal, journalled_bridge, order
+from tests.support.journal import QUEUE, journal, journalled_bridge, order, transactional_writer
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -136,11 +136,6 @@ def test_offsets_without_a_committed_record_are_named_in_a_warning(
     return no record, and says so, since a broker that hides committed records looks the same."""
     job, path, topic = journalled_bridge(kafka, tmp_path)
 
-    def writer() -> Producer:
-        producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-journal"})
-        producer.init_transactions(30)
-        return producer
-
     def write(producer: Producer, *seqs: int) -> None:
         producer.begin_transaction()
         for seq in seqs:
@@ -148,11 +143,11 @@ def test_offsets_without_a_committed_record_are_named_in_a_warning(
             producer.produce(job.journal_topic, record.value, record.key, headers=list(record.headers))
         assert producer.flush(10) == 0
 
-    former = writer()
+    former = transactional_writer(kafka, f"{topic}-journal")
     write(former, 0, 1)
     former.commit_transaction(30)  # 0-1, its marker at 2
     write(former, 2, 3)  # 3-4, left open: the former active froze
-    successor = writer()  # aborts it: the marker at 5
+    successor = transactional_writer(kafka, f"{topic}-journal")  # aborts it: the marker at 5
     write(successor, 4)
     successor.commit_transaction(30)  # 6, its marker at 7
     with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):

@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.kafka.reading import read_range
 from tests.brokers import KafkaBroker, wait_until
+from tests.support.journal import transactional_writer
 from tests.support.topic_log import TopicLog
 
 
@@ -35,16 +36,10 @@ def fenced_writer_journal(kafka: KafkaBroker) -> tuple[str, dict[int, str]]:
     former writer, then two of its successor (same id): (topic, {offset: value} of the committed records)."""
     topic = f"fenced-{uuid.uuid4().hex[:8]}"
     kafka.create_topics(topic)
-
-    def writer() -> Producer:
-        producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-writer"})
-        producer.init_transactions(30)
-        return producer
-
-    former = writer()
+    former = transactional_writer(kafka, f"{topic}-writer")
     transaction(former, topic, ["a0", "a1"])
     transaction(former, topic, ["open0", "open1"], commit=False)
-    successor = writer()  # fences the former writer and aborts its open transaction
+    successor = transactional_writer(kafka, f"{topic}-writer")  # aborts the former's open transaction
     transaction(successor, topic, ["b0", "b1"])
     transaction(successor, topic, ["c0", "c1"])
     everything = values(kafka, topic, 0)
@@ -102,20 +97,15 @@ def test_the_scenarios_topic_log_reads_what_the_broker_hides_from_a_reader_that_
     kafka.create_topics(topic)
     log = TopicLog(kafka.bootstrap, topic)
 
-    def writer() -> Producer:
-        producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"{topic}-writer"})
-        producer.init_transactions(30)
-        return producer
-
     def read() -> list[str]:
         log.catch_up()
         return [bytes(r.key or b"").decode() for r in log.records]
 
-    former = writer()
+    former = transactional_writer(kafka, f"{topic}-writer")
     transaction(former, topic, ["a0", "a1"], key=True)
     assert read() == ["a0", "a1"]
     transaction(former, topic, ["open0", "open1"], commit=False, key=True)
-    successor = writer()
+    successor = transactional_writer(kafka, f"{topic}-writer")
     transaction(successor, topic, ["b0", "b1"], key=True)
     assert read() == ["a0", "a1", "b0", "b1"]
     transaction(successor, topic, ["c0", "c1"], key=True)

@@ -55,6 +55,14 @@ def journal(
     assert producer.flush(10) == 0
 
 
+def transactional_writer(kafka: KafkaBroker, transactional_id: str) -> Producer:
+    """A producer of `transactional_id`, initialised: it fences any earlier one of that id and aborts its
+    open transaction, as the journal writer of a bridge's new active does."""
+    producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": transactional_id})
+    producer.init_transactions(30)
+    return producer
+
+
 def order(seq: int, redelivered: bool = False, kind: str = "order", queue: Destination = QUEUE) -> JmsMessage:
     properties = {"seq": Property.of(seq), "kind": Property.string(kind)}
     return JmsMessage(

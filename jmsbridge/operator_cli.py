@@ -81,6 +81,13 @@ def register(commands: Any) -> None:
         help="Kafka unreachable this long is a hard failure that stops the bridge (300)",
     )
     operator.add_argument(
+        "--secret-check-interval",
+        type=float,
+        metavar="S",
+        help="read the Secrets each bridge's pods use every S seconds, and roll the bridge when one "
+        "changed; 0: never (60)",
+    )
+    operator.add_argument(
         "--no-kafka-checks",
         action="store_true",
         help="start bridges without checking their Kafka side (when the operator cannot reach it)",
@@ -165,6 +172,8 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
         env[options.ENV_KAFKA_CHECK_INTERVAL] = str(args.kafka_check_interval)
     if args.kafka_grace_period is not None:
         env[options.ENV_KAFKA_GRACE_PERIOD] = str(args.kafka_grace_period)
+    if args.secret_check_interval is not None:
+        env[options.ENV_SECRET_CHECK_INTERVAL] = str(args.secret_check_interval)
     if args.no_kafka_checks:
         env[options.ENV_KAFKA_CHECKS] = "false"
     if args.job_image:

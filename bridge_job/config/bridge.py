@@ -709,5 +709,6 @@ class JmsBridgeSpec(CamelModel):
     restart_nonce: Annotated[str, Field(max_length=253)] | None = Field(
         default=None,
         description="Any new value restarts the bridge's instances, the standby first (as any change of "
-        "the spec does): e.g. a timestamp, after a Secret it reads changed.",
+        "the spec does): e.g. a timestamp. A Secret its pods use that changed rolls the bridge by itself "
+        "(the operator's Secret checks).",
     )

@@ -52,6 +52,9 @@ ANNOTATION_SPEC_HASH: Final = f"{API_GROUP}/spec-hash"
 ANNOTATION_CONFIG_HASH: Final = f"{API_GROUP}/config-hash"
 ANNOTATION_BRIDGE_CONFIG_HASH: Final = f"{API_GROUP}/bridge-config-hash"
 ANNOTATION_BRIDGE: Final = f"{API_GROUP}/bridge"
+# On the driver: the digest of the versions of the Secrets the pods read, so that a rotated Secret is a
+# change of the spec (secret_versions.py).
+ANNOTATION_SECRETS_VERSION: Final = f"{API_GROUP}/secrets-version"
 # The hash of a SparkApplication's spec as the API server stored it after our last write (defaults
 # included): any later difference is someone else's edit (drift.py).
 ANNOTATION_STORED_SPEC_HASH: Final = f"{API_GROUP}/stored-spec-hash"

@@ -30,6 +30,7 @@ ENV_RETRY_SECONDS = "JMSBRIDGE_RETRY_SECONDS"
 ENV_KAFKA_CHECKS = "JMSBRIDGE_KAFKA_CHECKS"
 ENV_KAFKA_CHECK_INTERVAL = "JMSBRIDGE_KAFKA_CHECK_INTERVAL"
 ENV_KAFKA_GRACE_PERIOD = "JMSBRIDGE_KAFKA_GRACE_PERIOD"
+ENV_SECRET_CHECK_INTERVAL = "JMSBRIDGE_SECRET_CHECK_INTERVAL"
 ENV_CONFLICT_BACKOFF = "JMSBRIDGE_CONFLICT_BACKOFF"
 ENV_CONFLICT_BACKOFF_MAX = "JMSBRIDGE_CONFLICT_BACKOFF_MAX"
 ENV_FAILURE_WINDOW = "JMSBRIDGE_FAILURE_WINDOW"
@@ -57,6 +58,9 @@ class OperatorOptions:
     kafka_checks: bool = True
     kafka_check_interval_seconds: float = 60.0  # between checks of a bridge
     kafka_grace_seconds: float = 300.0  # Kafka unreachable this long: a hard failure (Stalled)
+    # The Secrets a bridge's pods read are read again this often, and a new version rolls the bridge
+    # (secret_versions.py); 0: the operator does not follow Secrets (a rotation needs spec.restartNonce).
+    secret_check_interval_seconds: float = 60.0
     # A child's name held by an object not ours is looked at again after this, doubling up to the cap.
     conflict_backoff_seconds: float = 5.0
     conflict_backoff_max_seconds: float = 300.0
@@ -67,6 +71,9 @@ class OperatorOptions:
     def __post_init__(self) -> None:
         if self.kafka_check_interval_seconds <= 0:
             raise ValueError(f"Kafka check interval {self.kafka_check_interval_seconds}: must be positive")
+        if self.secret_check_interval_seconds < 0:
+            interval = self.secret_check_interval_seconds
+            raise ValueError(f"Secret check interval {interval}: must not be negative (0: off)")
         if self.kafka_grace_seconds < 0:
             raise ValueError(f"Kafka grace period {self.kafka_grace_seconds}: must not be negative")
 
@@ -104,6 +111,9 @@ class OperatorOptions:
                 ENV_KAFKA_CHECK_INTERVAL, defaults.kafka_check_interval_seconds
             ),
             kafka_grace_seconds=number(ENV_KAFKA_GRACE_PERIOD, defaults.kafka_grace_seconds),
+            secret_check_interval_seconds=number(
+                ENV_SECRET_CHECK_INTERVAL, defaults.secret_check_interval_seconds
+            ),
             conflict_backoff_seconds=number(ENV_CONFLICT_BACKOFF, defaults.conflict_backoff_seconds),
             conflict_backoff_max_seconds=number(
                 ENV_CONFLICT_BACKOFF_MAX, defaults.conflict_backoff_max_seconds

@@ -9,7 +9,8 @@ the promises of the operator are kept:
   or a repeated event writes nothing, and a route change rewrites the ConfigMap alone;
 - a child someone else edited is put back (`drift.py`);
 - a change of the bridge's spec reaches the standby first and the active instance only once the standby
-  runs it (`rollout.py`), its config file included (`config_files.py`);
+  runs it (`rollout.py`), its config file included (`config_files.py`); so does a new version of a
+  Secret its pods read (`secret_versions.py`), while an unknown version keeps what each one carries;
 - `suspend` and a gate closed by a hard failure delete the applications (the ConfigMap stays, so resuming
   is quick); a gate closed by a transient failure changes no application until it opens or turns hard;
 - an invalid spec changes nothing that runs and says what to fix;
@@ -18,12 +19,13 @@ the promises of the operator are kept:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from bridge_job.config import DEFAULT_JOB_IMAGE, JmsBridge, bridge_id_of
+from bridge_job.config import DEFAULT_JOB_IMAGE, JmsBridge, JobConfig, bridge_id_of
 from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_reset import decide
@@ -34,7 +36,18 @@ from jmsbridge_operator.drift import application_drift, config_map_drift, listed
 from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
-from jmsbridge_operator.render import Rendered, config_hash_of, config_map, render, spec_hash_of
+from jmsbridge_operator.render import (
+    Rendered,
+    config_hash_of,
+    config_map,
+    digest,
+    instances,
+    render,
+    secret_names,
+    secrets_version,
+    secrets_version_of,
+    spec_hash_of,
+)
 from jmsbridge_operator.spark_application import InvalidApplication
 from jmsbridge_operator.status import (
     ACCEPTED,
@@ -61,6 +74,9 @@ class Observed:
     lease: Mapping[str, Any] | None = None  # with a standby: the bridge's Lease (None: absent)
     claim: Mapping[str, Any] | None = None  # with a standby: its checkpoint's PersistentVolumeClaim
     health: Mapping[str, Any] | None = None  # the ConfigMap where the job reports its JMS state
+    # The versions of the Secrets the pods read, by name, as far as known (secret_versions.py); None:
+    # the operator does not follow Secrets.
+    secret_versions: Mapping[str, str] | None = None
 
 
 DRIFT_REPAIRED = "DriftRepaired"
@@ -109,6 +125,7 @@ class Plan:
     notices: tuple[Transition, ...] = ()  # a checkpoint reset requested or done, records lost
     clear_annotations: tuple[str, ...] = ()  # on the bridge: requests taken and done
     recheck_at: datetime.datetime | None = None  # the status may change by then with nothing observed
+    secrets: tuple[str, ...] = ()  # the Secrets the rendered pods read, whose versions the plan wants
 
 
 def _meta(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -245,6 +262,7 @@ def plan(
             rollout_recheck(outcome.rollout, timing.rollout_deadline_seconds),
         ]
         return Plan(
+            secrets=names,
             writes=writes,
             status=status,
             previous_status=previous,
@@ -259,6 +277,7 @@ def plan(
         )
 
     config_map_name = naming.config_map_name(name)
+    names: tuple[str, ...] = ()
     bridge, config = checked.bridge, checkpoint.applied(checked.config)  # a reset reaches the job
     if bridge is None or config is None:
         outcome = BridgeOutcome(
@@ -281,8 +300,9 @@ def plan(
         connection_reports=tuple(connection_reports(reports)),
         stop_reports=tuple(stop_reports(reports)),
     )
+    names = secret_names(bridge, config)
     try:
-        rendered: Rendered = render(bridge, config, job_image)
+        rendered: Rendered = render(bridge, config, job_image, _secrets(observed, config, names))
     except InvalidApplication as error:  # spark.pod's volumes reach the SparkApplication as written
         problem = Problem(INVALID_SPEC, "spec.spark", f"the SparkApplication: {error}")
         checked = dataclasses.replace(checked, problems=(*checked.problems, problem))  # for `finish`
@@ -350,6 +370,37 @@ def plan(
     return finish(outcome, writes, verdict)
 
 
+def _secrets(observed: Observed, config: JobConfig, names: tuple[str, ...]) -> dict[str, str]:
+    """Each instance's digest of its Secrets' versions: the one they have now when all are known, else
+    the one its application carries (a version not read yet, or Secrets not followed, restarts nothing)."""
+    if not names:
+        return {}
+    known = observed.secret_versions or {}
+    if all(name in known for name in names):
+        current = secrets_version({name: known[name] for name in names})
+        return {instance: current for instance in instances(config)}
+    carried = {}
+    for app in observed.applications:
+        instance = (_meta(app).get("labels") or {}).get(naming.LABEL_BRIDGE_INSTANCE)
+        if instance and is_ours(app, observed.bridge) and (version := secrets_version_of(app)) is not None:
+            carried[str(instance)] = version
+    return carried
+
+
+def _only_secrets_changed(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Whether `desired` is what `current` was rendered as, but for its Secrets' versions (the hash
+    `current` carries is of what we rendered, so the API server's defaults do not count)."""
+    carried = secrets_version_of(current)
+    if carried == secrets_version_of(desired):
+        return False
+    spec = copy.deepcopy(dict(desired.get("spec") or {}))
+    annotations = spec.setdefault("driver", {}).setdefault("annotations", {})
+    annotations.pop(naming.ANNOTATION_SECRETS_VERSION, None)
+    if carried is not None:
+        annotations[naming.ANNOTATION_SECRETS_VERSION] = carried
+    return digest(spec) == spec_hash_of(dict(current))
+
+
 def _config_map_writes(
     live: Mapping[str, Any] | None, desired: dict[str, Any], routes: list[str]
 ) -> list[Write]:
@@ -381,7 +432,9 @@ def _application_writes(
         body = replacement(current, desired)
         body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_SUBMISSION] = rollout.submission(current)
         body["metadata"]["annotations"][naming.ANNOTATION_REPLACED_AT] = now
-        message = f"Updated SparkApplication {name} (bridge spec changed; the spark-operator restarts it)"
+        secrets = _only_secrets_changed(current, desired)
+        why = "a Secret it reads changed" if secrets else "bridge spec changed"
+        message = f"Updated SparkApplication {name} ({why}; the spark-operator restarts it)"
         return [Write("replace", body, "ApplicationUpdated", message)]
     if spec_hash_of(dict(current)) != spec_hash_of(desired):
         return _label_repair(current, desired)  # outdated, waiting for its turn in the rollout

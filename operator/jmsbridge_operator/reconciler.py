@@ -42,6 +42,7 @@ from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
+from jmsbridge_operator.secret_versions import SecretVersions
 from jmsbridge_operator.status import (
     ACCEPTED,
     READY,
@@ -141,8 +142,11 @@ class Reconciler:
         backoff: Backoff | None = None,
         timing: Timing | None = None,
         job_image: str = DEFAULT_JOB_IMAGE,
+        secrets_max_age: float | None = None,
     ) -> None:
         self.kube = kube
+        # The versions of the Secrets the bridges' pods read (None: not followed; secret_versions.py).
+        self.secrets = SecretVersions(kube, secrets_max_age) if secrets_max_age else None
         self.gate = gate
         self.events = events
         self.clock = clock
@@ -259,8 +263,13 @@ class Reconciler:
             bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
             health_name = health_config_map_name(bridge_id)
             health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
-        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health)
+        versions = self.secrets.known(namespace) if self.secrets is not None else None
+        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health, versions)
         decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
+        if self.secrets is not None and (stale := self.secrets.stale(namespace, decided.secrets)):
+            self.secrets.refresh(namespace, stale)  # a GET each, at most every max_age per Secret
+            observed = dataclasses.replace(observed, secret_versions=self.secrets.known(namespace))
+            decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as clash:
@@ -272,6 +281,8 @@ class Reconciler:
             self._reconcile_once(namespace, name, routes)  # now with the holder observed: no create
             return
         looks = [self.taken.next_look(key), self.taken_config.next_look(key)]
+        if self.secrets is not None:
+            looks.append(self.secrets.next_look(namespace, decided.secrets))  # a rotation shows then
         due = [moment for moment in (decided.recheck_at, *looks) if moment is not None]
         if due:
             self._recheck[key] = min(due)

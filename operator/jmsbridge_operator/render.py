@@ -15,7 +15,9 @@
   `JMSBRIDGE_JOB_IMAGE`), decided here and not by a CRD default: the stored bridge keeps no image it did
   not ask for, so a new operator moves it to its job image, through the rollout of any spec change.
 - Secrets are only referenced: credentials reach the job as environment variables (the `ENV_*` names of
-  the config module) through `secretKeyRef`, never as values.
+  the config module) through `secretKeyRef`, never as values. The digest of the versions of the Secrets
+  the pods read (`secret_names`) is a driver annotation, so a rotated Secret restarts the instances
+  (`secret_versions.py`).
 - `jms.clientLibraries`: one init container per image copies its jars into an emptyDir mounted at
   `JMS_LIBRARY_DIR` (the job's default JMS classpath) in every driver and executor pod.
 - Every driver and executor pod, and each of its containers, meets the Pod Security Standard
@@ -266,10 +268,37 @@ def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
     return volumes
 
 
+def secret_names(bridge: JmsBridge, config: JobConfig) -> tuple[str, ...]:
+    """The Secrets the bridge's pods read when they start: their environment's `secretKeyRef`s and their
+    Secret volumes (projected ones included). Not `imagePullSecrets`: a pull reads them, the job not."""
+    names = {
+        ref["name"]
+        for env in _pods_share(config).get("env", [])
+        if (ref := ((env.get("valueFrom") or {}).get("secretKeyRef") or {})).get("name")
+    }
+    for volume in _volumes(bridge, config):
+        if name := (volume.get("secret") or {}).get("secretName"):
+            names.add(name)
+        for source in (volume.get("projected") or {}).get("sources") or []:
+            if name := (source.get("secret") or {}).get("name"):
+                names.add(name)
+    return tuple(sorted(names))
+
+
+def secrets_version(versions: Mapping[str, str]) -> str:
+    """The digest of the Secrets' versions (`secret_versions.version_of`), as the driver carries it."""
+    return digest(dict(versions))[:16]
+
+
 def application(
-    bridge: JmsBridge, config: JobConfig, instance: str, job_image: str = DEFAULT_JOB_IMAGE
+    bridge: JmsBridge,
+    config: JobConfig,
+    instance: str,
+    job_image: str = DEFAULT_JOB_IMAGE,
+    secrets: str | None = None,
 ) -> dict[str, Any]:
-    """One instance's SparkApplication; `job_image` is what runs when the bridge names no image."""
+    """One instance's SparkApplication; `job_image` is what runs when the bridge names no image;
+    `secrets` is the digest of its Secrets' versions (`secrets_version`), None where none is known."""
     spark = config.bridge.spark
     name = naming.application_name(bridge.metadata.name, instance)
     labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
@@ -282,6 +311,8 @@ def application(
     if owner := owner_env(bridge):  # what the job creates (its Lease, its health report) is the bridge's
         driver["env"] = [*driver.get("env", []), *owner]
     driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
+    if secrets is not None:
+        driver["annotations"][naming.ANNOTATION_SECRETS_VERSION] = secrets
     # The driver creates its executors and, with a standby, takes part in the election over a Lease.
     driver["serviceAccount"] = spark.service_account or naming.JOB_SERVICE_ACCOUNT
     if config.bridge.telemetry.port > 0:
@@ -329,14 +360,28 @@ class Rendered:
         return [self.config_map, *self.applications.values()]
 
 
-def render(bridge: JmsBridge, config: JobConfig, job_image: str = DEFAULT_JOB_IMAGE) -> Rendered:
-    """Every object the operator creates for a running bridge (`config` holds its accepted routes)."""
+def render(
+    bridge: JmsBridge,
+    config: JobConfig,
+    job_image: str = DEFAULT_JOB_IMAGE,
+    secrets: Mapping[str, str] | None = None,
+) -> Rendered:
+    """Every object the operator creates for a running bridge (`config` holds its accepted routes);
+    `secrets`: each instance's digest of its Secrets' versions, where known."""
     return Rendered(
         config_map=config_map(bridge, config),
         applications={
-            instance: application(bridge, config, instance, job_image) for instance in instances(config)
+            instance: application(bridge, config, instance, job_image, (secrets or {}).get(instance))
+            for instance in instances(config)
         },
     )
+
+
+def secrets_version_of(application: Mapping[str, Any]) -> str | None:
+    """The digest of its Secrets' versions a SparkApplication carries (None: none)."""
+    driver = (application.get("spec") or {}).get("driver") or {}
+    value = (driver.get("annotations") or {}).get(naming.ANNOTATION_SECRETS_VERSION)
+    return str(value) if value is not None else None
 
 
 def spec_hash_of(obj: dict[str, Any]) -> str | None:

@@ -240,9 +240,10 @@ def secret_grants(documents: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     }
 
 
-def test_the_kafka_checks_read_secrets_only_where_bridges_run() -> None:
-    """They read the Secrets each bridge names (its SASL credentials): get only, never list, and with
-    allNamespaces in the namespaces where bridges run (bridgeJob.namespaces), not everywhere."""
+def test_the_kafka_and_secret_checks_read_secrets_only_where_bridges_run() -> None:
+    """They read the Secrets each bridge names (its SASL credentials, the Secrets its pods use): get only,
+    never list, and with allNamespaces in the namespaces where bridges run (bridgeJob.namespaces), not
+    everywhere. With both checks off, no access to Secrets at all."""
     assert secret_grants(template()) == {("Role", "ops", "get")}
     assert secret_grants(template("watchNamespaces={apps,payments}")) == {
         ("Role", "apps", "get"),
@@ -261,19 +262,21 @@ def test_the_kafka_checks_read_secrets_only_where_bridges_run() -> None:
         ("payments", "bridge-jms-bridge-operator", "ops"),
     }
     # Service accounts of the platform team's, and nowhere listed to read Secrets in: said, not guessed.
-    assert "list them in bridgeJob.namespaces, or set operator.kafkaChecks.enabled=false" in refused(
-        "allNamespaces=true", "bridgeJob.rbac.create=false"
-    )
     assert (
-        secret_grants(
-            template(
-                "allNamespaces=true", "bridgeJob.rbac.create=false", "operator.kafkaChecks.enabled=false"
-            )
-        )
-        == set()
-    )
-    assert secret_grants(template(*ALL_NAMESPACES, "operator.kafkaChecks.enabled=false")) == set()
-    assert secret_grants(template("operator.kafkaChecks.enabled=false")) == set()
+        "list them in bridgeJob.namespaces, or set operator.kafkaChecks.enabled=false and "
+        "operator.secretChecks.intervalSeconds=0"
+    ) in refused("allNamespaces=true", "bridgeJob.rbac.create=false")
+    either_reads = ["operator.kafkaChecks.enabled=false", "operator.secretChecks.intervalSeconds=0"]
+    for one in either_reads:  # one of the two still needs them
+        assert secret_grants(template(one)) == {("Role", "ops", "get")}
+    none = ("operator.kafkaChecks.enabled=false", "operator.secretChecks.intervalSeconds=0")
+    assert secret_grants(template("allNamespaces=true", "bridgeJob.rbac.create=false", *none)) == set()
+    assert secret_grants(template(*ALL_NAMESPACES, *none)) == set()
+    assert secret_grants(template(*none)) == set()
+    operator_args = next(d for d in template() if d["kind"] == "Deployment")["spec"]["template"]["spec"][
+        "containers"
+    ][0]["args"]
+    assert "--secret-check-interval=60" in operator_args
 
 
 def test_rbac_lets_the_operator_watch_what_its_handlers_watch() -> None:

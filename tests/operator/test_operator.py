@@ -586,8 +586,10 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
     cluster: KubeApi, no_kafka_checks: None
 ) -> None:
     view = View(cluster)
+    bridge = simple_bridge(standby=True)
+    bridge["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq-credentials"}  # read again: the same
     with run_operator(cluster, OPERATOR_MODULE):
-        view.create(simple_bridge(standby=True), route("out"), route("extra", order=20))
+        view.create(AMQ_SECRET, bridge, route("out"), route("extra", order=20))
         view.wait(
             lambda: len(view.apps()) == 2 and view.routes_in_config("simple") == ["out", "extra"],
             "reconciled",
@@ -854,10 +856,18 @@ def _spec_hash(app: dict[str, Any]) -> str:
     return str(app["metadata"]["annotations"]["jmsbridge.dev/spec-hash"])
 
 
-# A change of the spec, and a restart asked for (`spec.restartNonce`): both roll out the same way.
+# A change of the spec, a restart asked for (`spec.restartNonce`) and a Secret the pods read rotated: all
+# roll out the same way.
 CHANGES = {
     "executor-instances": {"spark": {"executor": {"instances": 3}}},
     "restart-nonce": {"restartNonce": "2026-11-25T01:00:00Z"},
+    "secret-rotated": None,
+}
+AMQ_SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "amq-credentials", "namespace": NAMESPACE},
+    "stringData": {"username": "bridge", "password": "first"},
 }
 
 
@@ -865,7 +875,9 @@ CHANGES = {
 def test_a_spec_change_reaches_the_standby_first_then_the_active(
     view: View, change: str, tmp_path: Path
 ) -> None:
-    view.create(simple_bridge(standby=True), route("out"))
+    bridge = simple_bridge(standby=True)
+    bridge["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq-credentials"}
+    view.create(AMQ_SECRET, bridge, route("out"))
     view.wait(lambda: len(view.apps()) == 2, "two SparkApplications")
     view.play_spark("simple-primary", "RUNNING", attempts=1)
     view.play_lease("simple", PRIMARY)
@@ -877,7 +889,10 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(
     active_job = WatchedConfig(view.mount("simple", tmp_path / "primary"))
     assert active_job.current().bridge.spark.executor.instances == 1
 
-    view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": CHANGES[change]})
+    if (patch := CHANGES[change]) is not None:
+        view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": patch})
+    else:  # read again within JMSBRIDGE_SECRET_CHECK_INTERVAL (conftest.py)
+        view.kube.patch("v1", "Secret", "amq-credentials", NAMESPACE, {"stringData": {"password": "second"}})
     # The standby gets the new spec; as it still reports its old submission's RUNNING, which is not
     # running the new spec, the rollout waits for it.
     view.wait(
@@ -897,8 +912,8 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(
     assert apps["simple-primary"]["metadata"]["generation"] == 1
     assert bridge["status"]["activeInstance"] == "simple-primary"
     # ... and so does its job: its file in the rewritten ConfigMap holds the previous spec; a route
-    # change meanwhile reaches it all the same.
-    assert ("simple", "Normal", "ConfigUpdated") in view.events()
+    # change meanwhile reaches it all the same. (A rotated Secret changes no file: the same spec.)
+    assert (("simple", "Normal", "ConfigUpdated") in view.events()) == (change != "secret-rotated")
     assert view.mount("simple", tmp_path / "primary") == active_job.paths[0]
     assert active_job.changed() is None
     view.kube.patch(GROUP_VERSION, "JmsBridgeRoute", "out", NAMESPACE, {"spec": {"kafkaTopic": "out-v2"}})
@@ -938,6 +953,8 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(
     events = [(e["reason"], e["message"]) for e in view.kube.list("v1", "Event", NAMESPACE)]
     updates = [m for r, m in events if r == "ApplicationUpdated"]
     assert sorted(u.split()[2] for u in updates) == ["simple-primary", "simple-secondary"]  # once each
+    secret_said = ["a Secret it reads changed" in u for u in updates]
+    assert secret_said == [change == "secret-rotated"] * 2, updates
 
 
 def test_a_spec_change_without_standby_says_it_causes_a_gap(view: View) -> None:

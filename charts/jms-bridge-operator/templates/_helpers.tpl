@@ -76,9 +76,14 @@ The namespaces the operator serves, as JSON (`include ... | fromJsonArray`): [] 
 {{- end }}
 
 {{/*
-The Kafka checks connect as each bridge: they read the Secrets it names (only get). In the served
-namespaces' Roles; with allNamespaces in a Role of each namespace where bridges run, never cluster-wide.
+The Kafka checks connect as each bridge, and the Secret checks follow the versions of the Secrets its pods
+use: both read the Secrets a bridge names (only get). In the served namespaces' Roles; with allNamespaces
+in a Role of each namespace where bridges run, never cluster-wide.
 */}}
+{{- define "jms-bridge-operator.readsSecrets" -}}
+{{- if or .Values.operator.kafkaChecks.enabled (gt (float64 .Values.operator.secretChecks.intervalSeconds) 0.0) }}true{{ end }}
+{{- end }}
+
 {{- define "jms-bridge-operator.secretRules" -}}
 - apiGroups: [""]
   resources: [secrets]

@@ -59,8 +59,11 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
         backoff=options.conflict_backoff(),
         timing=options.timing,
         job_image=options.job_image,
+        secrets_max_age=options.secret_check_interval_seconds,
     )
     logger.info("Bridges that name no image run %s", options.job_image)
+    if options.secret_check_interval_seconds:
+        logger.info("Secrets the bridges read checked every %gs", options.secret_check_interval_seconds)
     if checks is not None:
         timing = checks.settings
         logger.info("Kafka checks every %gs, grace period %gs", timing.interval_seconds, timing.grace_seconds)

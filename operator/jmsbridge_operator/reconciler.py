@@ -161,6 +161,8 @@ class Reconciler:
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
         self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
+        # The Secrets each bridge's pods read, and when their versions are due to be read again.
+        self._secret_looks: dict[tuple[str, str], tuple[tuple[str, ...], datetime.datetime | None]] = {}
         # Set when the operator stops (its cleanup): the rechecks loops end, those kopf starts late too.
         self.stopping = threading.Event()
 
@@ -216,17 +218,28 @@ class Reconciler:
             due = max(due, min(now + datetime.timedelta(seconds=delay), latest))  # never sooner
             self._soon[(namespace, name)] = (due, first)
 
-    def is_due(self, namespace: str, name: str) -> bool:
-        """Whether a bridge is due (its status changes with time, or it was asked for `soon`)."""
+    def is_due(self, namespace: str, name: str, *, secrets: bool = True) -> bool:
+        """Whether a bridge is due (its status changes with time, it was asked for `soon`, or, with
+        `secrets`, the versions of its Secrets are to be read again)."""
         key = (namespace, name)
         soon = self._soon.get(key)
-        due = [moment for moment in (self._recheck.get(key), soon[0] if soon else None) if moment is not None]
+        look = self._secret_looks.get(key, ((), None))[1] if secrets else None
+        moments = (self._recheck.get(key), soon[0] if soon else None, look)
+        due = [moment for moment in moments if moment is not None]
         return bool(due) and _moment() >= min(due)
 
     def reconcile_if_due(self, namespace: str, name: str, routes: RoutesLookup) -> None:
-        """Reconcile a bridge whose status was due to change with time."""
-        if self.is_due(namespace, name):
-            self.reconcile(namespace, name, routes)
+        """Reconcile a bridge whose status was due to change with time. When only its Secrets were due,
+        they are read, and the bridge is reconciled only if one changed (at rest: a GET per Secret)."""
+        if not self.is_due(namespace, name):
+            return
+        key = (namespace, name)
+        if self.secrets is not None and not self.is_due(namespace, name, secrets=False):
+            names, _ = self._secret_looks.get(key, ((), None))
+            if not self.secrets.refresh(namespace, self.secrets.stale(namespace, names)):
+                self._secret_looks[key] = (names, self.secrets.next_look(namespace, names))
+                return
+        self.reconcile(namespace, name, routes)
 
     # -----------------------------------------------------------------------------------------------
 
@@ -237,6 +250,7 @@ class Reconciler:
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
             self.taken.forget_bridge(key)
             self.taken_config.forget_bridge(key)
+            self._secret_looks.pop(key, None)
             metrics.bridge_ready(namespace, name, None)
             self.publish_orphans(namespace, name, route_bodies)
             return
@@ -281,8 +295,8 @@ class Reconciler:
             self._reconcile_once(namespace, name, routes)  # now with the holder observed: no create
             return
         looks = [self.taken.next_look(key), self.taken_config.next_look(key)]
-        if self.secrets is not None:
-            looks.append(self.secrets.next_look(namespace, decided.secrets))  # a rotation shows then
+        if self.secrets is not None:  # a rotation shows then (`reconcile_if_due`)
+            self._secret_looks[key] = (decided.secrets, self.secrets.next_look(namespace, decided.secrets))
         due = [moment for moment in (decided.recheck_at, *looks) if moment is not None]
         if due:
             self._recheck[key] = min(due)

@@ -10,8 +10,9 @@ rolled out standby first like any other.
   SparkApplication, which more people read than the Secret, tells nothing about the values. A Secret
   created again under the same name counts as changed; an absent one has the version `absent`.
 - Only `get`, each Secret by name, in the bridge's namespace (the chart's RBAC grants exactly that): no
-  watch or list of the namespace's Secrets. A version is read again once it is `max_age_seconds` old, so a
-  rotation rolls the bridge within about that long (the reconciler is due then: `next_look`).
+  watch or list of the namespace's Secrets, and one read per Secret however many bridges use it. A
+  version is read again once it is `max_age_seconds` old (`next_look`), so a rotation rolls the bridge
+  within about that long; the bridge is reconciled only when a version changed.
 - A read that fails (other than 404) keeps the version last read; one never read stays unknown, and the
   plan then keeps what each application carries (`planning.py`): an API hiccup restarts nothing.
 - Versions do not depend on the operator's memory, so an operator restart reads the same ones and rolls
@@ -75,8 +76,10 @@ class SecretVersions:
                 if (read := self._read.get((namespace, name))) is None or now - read[1] >= self.max_age
             ]
 
-    def refresh(self, namespace: str, names: Iterable[str]) -> None:
-        """Read each Secret again; a failed read keeps the version before it (and is logged once)."""
+    def refresh(self, namespace: str, names: Iterable[str]) -> bool:
+        """Read each Secret again; a failed read keeps the version before it (and is logged once).
+        Whether a version read differs from the one before (a first read counts as a change)."""
+        changed = False
         for name in names:
             key = (namespace, name)
             try:
@@ -96,7 +99,10 @@ class SecretVersions:
                 continue
             with self._guard:
                 self._failing.pop(key, None)
+                before = self._read.get(key)
+                changed |= before is None or before[0] != version
                 self._read[key] = (version, self._clock())
+        return changed
 
     def next_look(self, namespace: str, names: Iterable[str]) -> datetime.datetime | None:
         """When the oldest of these versions is due to be read again (or a failed read tried again)."""

@@ -1,6 +1,6 @@
 """A rotated Secret rolls the bridge: which Secrets the pods read, and what the plan makes of their
-versions (pure). Through the kopf runtime: `test_operator.py`, the spec-change rollout's `secret-rotated`
-case."""
+versions (pure); what following them costs at rest, through the kopf runtime (the rollout itself:
+`test_operator.py`, the spec-change rollout's `secret-rotated` case)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.render import secret_names, secrets_version_of
 from jmsbridge_operator.secret_versions import ABSENT, version_of
 
-from tests.operator.helpers import STANDBY
+from tests.kubeapi.client import KubeApi
+from tests.operator.helpers import NAMESPACE, STANDBY, route, simple_bridge
+from tests.operator.test_api_economy import OPERATOR_AGENTS, asked, reads, reconciliations
+from tests.operator.test_operator import AMQ_SECRET, RUNNING, View
 from tests.operator.test_planning import NOW, as_stored, cluster_bridge, verbs
 
 
@@ -112,3 +115,27 @@ def test_a_bridge_that_reads_no_secret_carries_no_version() -> None:
     apps = [w.body for w in decided.writes if w.kind == naming.SPARK_KIND]
     assert apps and all(secrets_version_of(app) is None for app in apps)
     assert decided.secrets == ()
+
+
+def test_at_rest_a_secret_costs_one_get_per_interval_and_no_reconciliation(operator: KubeApi) -> None:
+    """Read every second here (tests/operator/conftest.py); deployed, every minute."""
+    view = View(operator)
+    bridge = simple_bridge()
+    bridge["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq-credentials"}
+    view.create(AMQ_SECRET, bridge, route("out"))
+    view.wait(lambda: "simple-primary" in view.apps(), "the application")
+    view.play_spark("simple-primary", "RUNNING")
+    view.wait_conditions("JmsBridge", "simple", RUNNING)
+    first = secrets_version_of(view.apps()["simple-primary"])
+    assert first is not None
+
+    before, done = view.kube.requests_by_resource(*OPERATOR_AGENTS), reconciliations()
+    view.wait(lambda: asked(view.kube, before).get("get secrets", 0) >= 3, "three looks at the Secret")
+    requests = asked(view.kube, before)
+    assert reconciliations() == done  # nothing changed: nothing planned
+    assert reads(requests) == {}
+    assert {what for what in requests if not what.startswith(("list ", "watch ", "get secrets"))} == set()
+
+    view.kube.patch("v1", "Secret", "amq-credentials", NAMESPACE, {"stringData": {"password": "second"}})
+    view.wait(lambda: secrets_version_of(view.apps()["simple-primary"]) not in (first, None), "the roll")
+    assert reconciliations() > done

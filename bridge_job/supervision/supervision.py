@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jmsbridge.job")
 
-POLL_SECONDS = 0.25  # shorter than a batch, so that progress reports are mostly read one at a time
+# The lease, an ingest failure, a route change: the job's own state, cheap to look at often.
+POLL_SECONDS = 0.25
+# The queries' state and progress reports: each read is a py4j call and, for a report, JSON made in the
+# JVM; four a second per query were a third of an idle job's CPU. A report missed meanwhile is read
+# with the next (`BatchReports`), a query that ended is seen within this.
+SPARK_POLL_SECONDS = 1.0
 WORKER_START_FAILURE = "Python worker failed to connect back"
 MAX_WORKER_RESTARTS = 3
 
@@ -54,15 +60,13 @@ class Supervision:
         self._start_ingress_for(self.rendered.config)
         self._start_nats_for(self.rendered.config)
         try:
+            spark_due = 0.0
             while not self.stopping.is_set():
-                active = [q.isActive for q in self.queries]
-                self.metrics.record_queries(self.kinds, active)
-                if not all(active) and not self._restart_after_worker_start():
-                    break
-                self.queries[0].awaitTermination(POLL_SECONDS)
-                for reports, record in self.reports:
-                    for progress in reports.new():
-                        record(progress)
+                if time.monotonic() >= spark_due:
+                    spark_due = time.monotonic() + SPARK_POLL_SECONDS
+                    if not self._queries_run():
+                        break
+                self.stopping.wait(POLL_SECONDS)
                 self._check_lease()
                 if self.ingest.failure is not None:
                     raise self.ingest.failure
@@ -88,6 +92,18 @@ class Supervision:
             if BridgeStopped.PREFIX not in str(error):
                 log.exception("unexpected failure")
             raise BridgeStopped(stop_reason(error)) from None
+
+    def _queries_run(self) -> bool:
+        """Whether every query runs (one whose worker was slow to start is started again); their new
+        progress reports recorded."""
+        active = [q.isActive for q in self.queries]
+        self.metrics.record_queries(self.kinds, active)
+        if not all(active) and not self._restart_after_worker_start():
+            return False
+        for reports, record in self.reports:
+            for progress in reports.new():
+                record(progress)
+        return True
 
     def _start_ingress_for(self, config: JobConfig) -> None:
         """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""

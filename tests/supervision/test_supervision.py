@@ -2,7 +2,7 @@
 
 Spark gives a Python worker 10 s to connect back, and a busy node can miss that: the query dies at start.
 That failure cannot be produced at will here, so the queries are stand-ins with StreamingQuery's surface
-(isActive, exception, awaitTermination, lastProgress); the rest of the loop is the job's own.
+(isActive, exception, lastProgress); the rest of the loop is the job's own.
 """
 
 from __future__ import annotations
@@ -36,9 +36,6 @@ class Query:
 
     def exception(self) -> Exception | None:
         return None if self.failure is None else Exception(self.failure)
-
-    def awaitTermination(self, timeout: float | None = None) -> None:
-        self.stopping.wait(timeout)
 
 
 def supervise(tmp_path: Path, failures: list[str | None]) -> tuple[Supervision, list[Query]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 import tomllib
 from importlib import metadata
@@ -25,7 +26,7 @@ from bridge_job.config import (
 )
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from jmsbridge.cli import parser
-from tests.support.images import JOB_DOCKERFILE, OPERATOR_DOCKERFILE, REPO, Image, image_path
+from tests.support.images import JOB_DOCKERFILE, OPERATOR_DOCKERFILE, REPO, Image, image_path, read_only_root
 
 ACTIVEMQ_JARS_DOCKERFILE = REPO / "images" / "jms-clients" / "activemq" / "Dockerfile"
 CHART = REPO / "charts" / "jms-bridge-operator"
@@ -169,3 +170,19 @@ def test_the_activemq_jar_image_holds_the_jars_the_job_runs_with() -> None:
     ]
     assert {destination for _, destination in added} == {"/jars/"}  # clientLibraries' default path
     assert {jar_family(name) for name, _ in added} == {jar_family(jar) for jar in ACTIVEMQ_CLIENT_JARS}
+
+
+def test_the_read_only_root_of_the_image_test_refuses_writes_but_to_tmp(tmp_path: Path) -> None:
+    """The wrapper tests/e2e/test_images.py runs the job in: the root and the image's files read-only,
+    /tmp (the pod's emptyDir) writable."""
+    image = tmp_path / "image"
+    image.mkdir()
+
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(read_only_root(["sh", "-c", script], [image]), capture_output=True, text=True)
+
+    assert run(f"touch {tmp_path / 'scratch'}").returncode == 0
+    for where in (image / "written", Path("/usr/local/jmsbridge-written")):
+        done = run(f"touch {where}")
+        assert done.returncode != 0 and "Read-only file system" in done.stderr, done
+        assert not where.exists()

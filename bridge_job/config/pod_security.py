@@ -77,8 +77,8 @@ class ContainerSecurityContext(CamelModel):
     )
     read_only_root_filesystem: bool | None = Field(
         default=None,
-        description="Mount the container's root filesystem read-only; unset by default (Spark writes its "
-        "work directory and /tmp there).",
+        description="Mount the container's root filesystem read-only; true by default (/tmp is an "
+        "emptyDir, Spark's local dirs are its own emptyDirs).",
     )
     run_as_user: Id | None = Field(default=None, description="The uid, instead of the pod's.")
     run_as_group: Id | None = Field(default=None, description="The primary gid, instead of the pod's.")

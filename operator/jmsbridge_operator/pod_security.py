@@ -36,6 +36,9 @@ POD_DEFAULTS: dict[str, Any] = {
 CONTAINER_DEFAULTS: dict[str, Any] = {
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
+    # What the job and Spark write goes to volumes: /tmp (an emptyDir, render.TMP_VOLUME; the Spark
+    # image's entrypoint writes there too), Spark's local dirs (emptyDirs of Spark's own), the checkpoints.
+    "readOnlyRootFilesystem": True,
 }
 
 

@@ -22,7 +22,7 @@
   `JMS_LIBRARY_DIR` (the job's default JMS classpath) in every driver and executor pod.
 - Every driver and executor pod, and each of its containers, meets the Pod Security Standard
   `restricted` (`pod_security.py`) unless `spark.pod.securityContext` or `containerSecurityContext`
-  replace a default.
+  replace a default. Their root filesystems are read-only: /tmp is an emptyDir (`TMP_VOLUME`).
 - `spark.pod` (volumes, mounts, env, nodeSelector, tolerations, imagePullSecrets) is added to what the
   operator sets, on the driver and the executors alike; `spark.sparkConf` is merged with the job's
   settings (`spark_settings.merged_settings`). The models reject names and keys that are the operator's.
@@ -73,6 +73,9 @@ from jmsbridge_operator.pod_security import container_security_context, pod_secu
 
 CONFIG_VOLUME = "jmsbridge-config"
 CHECKPOINT_VOLUME = "jmsbridge-checkpoints"
+# /tmp of the driver and the executors, where the root filesystem is read-only (pod_security.py).
+TMP_VOLUME = "jmsbridge-tmp"
+TMP_PATH = "/tmp"
 JMS_LIBRARY_VOLUME = "jmsbridge-jms-lib"
 COMPONENT_JOB = "bridge-job"
 COMPONENT_CONFIG = "config"
@@ -237,6 +240,8 @@ def _pods_share(config: JobConfig) -> dict[str, Any]:
     pod = spark.pod
     env = credentials_env(config) + [e.dump() for e in (pod.env if pod else [])]
     mounts: list[dict[str, Any]] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}]
+    if not _mounts_tmp(config):  # before any mount under it (a scratch checkpoint in /tmp/...)
+        mounts.append({"name": TMP_VOLUME, "mountPath": TMP_PATH})
     if _checkpoint_volume(config) is not None:
         mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": spark.checkpoint.path})
     if init := library_init_containers(config):
@@ -255,6 +260,12 @@ def _pods_share(config: JobConfig) -> dict[str, Any]:
     return shared
 
 
+def _mounts_tmp(config: JobConfig) -> bool:
+    """Whether `spark.pod` mounts a volume of its own at /tmp (then no emptyDir of ours there)."""
+    pod = config.bridge.spark.pod
+    return any(m.mount_path.rstrip("/") == TMP_PATH for m in (pod.volume_mounts if pod else []))
+
+
 def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
     volumes: list[dict[str, Any]] = [
         {"name": CONFIG_VOLUME, "configMap": {"name": naming.config_map_name(bridge.metadata.name)}}
@@ -263,6 +274,8 @@ def _volumes(bridge: JmsBridge, config: JobConfig) -> list[dict[str, Any]]:
         volumes.append(checkpoint)
     if config.bridge.jms.client_libraries:
         volumes.append({"name": JMS_LIBRARY_VOLUME, "emptyDir": {}})
+    if not _mounts_tmp(config):
+        volumes.append({"name": TMP_VOLUME, "emptyDir": {}})
     if (pod := config.bridge.spark.pod) is not None:
         volumes += [v.model_dump(mode="json", by_alias=True) for v in pod.volumes]
     return volumes

@@ -4,7 +4,8 @@ as the Dockerfile COPYs it (tests/support/images.py; cached in .venv-cache/ betw
 
 - The job image: the entry file every SparkApplication names, under that venv's spark-submit, with the
   config and arguments the operator renders for a standby pair in a namespace, on real brokers and the
-  Kubernetes API emulator: it moves messages and takes the Lease and writes the health ConfigMap.
+  Kubernetes API emulator: it moves messages and takes the Lease and writes the health ConfigMap. It runs
+  with a read-only root filesystem, as the rendered pods do (`read_only_root`).
 - The operator image: its ENTRYPOINT and CMD, against the API emulator: it reconciles a bridge.
 
 What stays different from the images: the base image's Python (here this machine's, the same minor
@@ -48,6 +49,7 @@ from tests.support.images import (
     assemble,
     image_path,
     image_venv,
+    read_only_root,
 )
 from tests.test_images import ACTIVEMQ_CLIENT_JARS
 
@@ -69,6 +71,7 @@ class SubmittedJob(BridgeJob):
     """The entry file under spark-submit, as a process group (BridgeJob's waits and stops)."""
 
     argv: list[str] = field(default_factory=list)
+    cwd: Path | None = None  # the image's WORKDIR; else the work dir
 
     def start(self) -> SubmittedJob:
         log_path = self.work_dir / f"driver-{len(self.logs)}.log"
@@ -76,7 +79,7 @@ class SubmittedJob(BridgeJob):
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(
                 self.argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env,
-                cwd=self.work_dir,
+                cwd=self.cwd or self.work_dir,
             )  # fmt: skip
         return self
 
@@ -132,7 +135,8 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     route["metadata"]["namespace"] = NAMESPACE
     application, config_file, config_text = rendered_application(bridge, route)
 
-    root = assemble(Image.parse(JOB_DOCKERFILE), tmp_path / "image")
+    image = Image.parse(JOB_DOCKERFILE)
+    root = assemble(image, tmp_path / "image")
 
     def inside(path: str) -> Path:
         return root / path.lstrip("/")
@@ -162,7 +166,14 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     argv += [arg for key, value in spec["sparkConf"].items() for arg in ("--conf", f"{key}={value}")]
     argv.append(str(inside(image_path(spec["mainApplicationFile"]))))
     argv += [str(inside(arg)) if arg.startswith("/") else arg for arg in spec["arguments"]]
-    job = SubmittedJob([], tmp_path, env=env, argv=argv).start()
+    # As the pod runs it (pod_security.py): the root filesystem read-only, /tmp an emptyDir, the
+    # checkpoints on their volume (here under tmp_path), in the image's WORKDIR.
+    assert spec["driver"]["securityContext"]["readOnlyRootFilesystem"] is True
+    assert "/tmp" in {m["mountPath"] for m in spec["driver"]["volumeMounts"]}
+    workdir = inside(image.values("WORKDIR")[-1][0])
+    workdir.mkdir(parents=True, exist_ok=True)
+    argv = read_only_root(argv, [root, job_venv.root])
+    job = SubmittedJob([], tmp_path, env=env, argv=argv, cwd=workdir).start()
     try:
         job.wait_running(timeout=180)
         sent = send(

@@ -53,6 +53,29 @@ def test_the_jar_copy_init_containers_run_as_the_spark_user() -> None:
             assert init["securityContext"] == part["securityContext"]
 
 
+def test_root_filesystems_are_read_only_and_tmp_is_an_empty_dir() -> None:
+    """What the job and Spark write goes to volumes (the Spark image's entrypoint writes /tmp too); a
+    bridge that mounts its own /tmp gets no second one. The job's writes: tests/e2e/test_images.py runs
+    it with a read-only root."""
+    own_tmp = bridge()
+    own_tmp["spec"]["spark"]["pod"] = {
+        "volumes": [{"name": "scratch", "emptyDir": {"medium": "Memory"}}],
+        "volumeMounts": [{"name": "scratch", "mountPath": "/tmp/"}],
+    }
+    for body, tmp_volume in ((bridge(), "jmsbridge-tmp"), (own_tmp, "scratch")):
+        for app in _applications(body):
+            volumes = {v["name"] for v in app["spec"]["volumes"]}
+            assert (tmp_volume in volumes, "jmsbridge-tmp" in volumes) == (
+                True,
+                tmp_volume == "jmsbridge-tmp",
+            )
+            for role in ("driver", "executor"):
+                part = app["spec"][role]
+                assert part["securityContext"]["readOnlyRootFilesystem"] is True
+                tmp = [m["name"] for m in part["volumeMounts"] if m["mountPath"].rstrip("/") == "/tmp"]
+                assert tmp == [tmp_volume]
+
+
 def test_the_checker_sees_what_the_profile_refuses() -> None:
     """The checker itself: each default taken away is named (so a pass above means something)."""
     pods = _pods(bridge())

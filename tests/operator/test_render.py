@@ -224,7 +224,7 @@ def test_checkpoint_without_claim_is_scratch_space_and_uri_mounts_nothing() -> N
     remote = bridge()
     remote["spec"]["spark"]["checkpoint"] = {"path": "s3a://bucket/cp"}
     names = [v["name"] for v in _rendered(remote).applications["primary"]["spec"]["volumes"]]
-    assert names == ["jmsbridge-config"]
+    assert names == ["jmsbridge-config", "jmsbridge-tmp"]  # /tmp, with a read-only root filesystem
 
 
 def test_offline_render_has_no_owner_reference() -> None:

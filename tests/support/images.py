@@ -19,6 +19,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -220,3 +221,19 @@ def image_venv(image: Image, work: Path) -> ImageVenv:
             _pip(venv, ["--no-deps", "--force-reinstall", "."], cwd=sources)
         stamp.write_text(project)
     return ImageVenv(venv, time.monotonic() - started)
+
+
+def read_only_root(argv: list[str], read_only: list[Path]) -> list[str]:
+    """`argv` as a container with `readOnlyRootFilesystem: true` runs it: in a mount namespace of its own
+    (`unshare`, as root) where `/` and each of `read_only` (the image's files, its venv, which live in
+    writable places here) are read-only, and /tmp, the pod's emptyDir, is not. It refuses to start when
+    a read-only place is writable (so a run proves something)."""
+    quoted = [shlex.quote(str(path)) for path in read_only]
+    steps = ["mount --bind /tmp /tmp"]  # its own mount, so that / goes read-only without it
+    steps += [f"mount --bind {path} {path}" for path in quoted]
+    steps += ["mount -o remount,bind,ro /"] + [f"mount -o remount,bind,ro {path}" for path in quoted]
+    probes = ["/jmsbridge-probe", *(str(path / "jmsbridge-probe") for path in read_only)]
+    steps += [f"! touch {shlex.quote(probe)} 2>/dev/null" for probe in probes]
+    steps.append('exec "$@"')
+    script = " && ".join(steps)
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "read-only-root", *argv]

@@ -213,10 +213,16 @@ def _route_updates(observed: Observed, judgement: Judgement, now: str) -> list[R
     return updates
 
 
+def _instance_of(app: Mapping[str, Any]) -> str | None:
+    """The instance (primary, secondary) an application of ours is, by its label."""
+    instance = (_meta(app).get("labels") or {}).get(naming.LABEL_BRIDGE_INSTANCE)
+    return str(instance) if instance else None
+
+
 def _observed_states(observed: Observed, bridge_name: str) -> tuple[ApplicationState, ...]:
     states = []
     for app in sorted(observed.applications, key=lambda a: str(_meta(a).get("name"))):
-        instance = (_meta(app).get("labels") or {}).get(naming.LABEL_BRIDGE_INSTANCE) or "?"
+        instance = _instance_of(app) or "?"
         states.append(ApplicationState.observe(instance, str(_meta(app).get("name")), app))
     return tuple(states)
 
@@ -381,9 +387,9 @@ def _secrets(observed: Observed, config: JobConfig, names: tuple[str, ...]) -> d
         return {instance: current for instance in instances(config)}
     carried = {}
     for app in observed.applications:
-        instance = (_meta(app).get("labels") or {}).get(naming.LABEL_BRIDGE_INSTANCE)
+        instance = _instance_of(app)
         if instance and is_ours(app, observed.bridge) and (version := secrets_version_of(app)) is not None:
-            carried[str(instance)] = version
+            carried[instance] = version
     return carried
 
 

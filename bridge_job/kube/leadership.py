@@ -7,8 +7,9 @@ renewing (crashed, stuck, cut off from the API server) or releases the lease (st
 
 The protocol, with D = `failover.leaseDurationSeconds`:
 
-- Acquire: every D/3, read the Lease. Absent: create it (409: another instance was faster). Free (no
-  holder) or expired: replace it with the resourceVersion just read (409: another instance won the race).
+- Acquire: every D/3, and every 2 s at most, read the Lease. Absent: create it (409: another instance
+  was faster). Free (no holder) or expired: replace it with the resourceVersion just read (409: another
+  instance won the race).
   A lease is expired when its record has not changed for D since this instance first saw that record,
   measured on this instance's own clock (as client-go does), so the clocks of different nodes never have
   to agree. A newcomer therefore waits one full D before taking over a lease it has never seen renewed,
@@ -83,6 +84,9 @@ class LeaseStore(Protocol):
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
 
+STANDBY_LOOK_SECONDS = 2.0  # client-go's leader election looks as often (its RetryPeriod)
+
+
 class KubernetesLeases:
     """The Lease on the API server."""
 
@@ -149,6 +153,9 @@ class Leadership:
         self.renew_period = duration_seconds / 3
         self.renew_deadline = duration_seconds - self.renew_period
         self.retry_period = self.renew_period / 3
+        # A standby sees a renewal up to one look late, and takes over D after it saw it: looking more
+        # often than D/3 brings a takeover closer to D after the last renewal, never before it.
+        self.look_period = min(self.renew_period, STANDBY_LOOK_SECONDS)
         self.lost = threading.Event()
         self.loss_reason: str | None = None
         self.holder: str | None = None  # the holder last seen
@@ -217,7 +224,7 @@ class Leadership:
                     self.holder or "nobody",
                     self.identity,
                 )
-            stopping.wait(self.renew_period)
+            stopping.wait(self.look_period)
         return False
 
     def try_acquire(self) -> bool:

@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.nats_to_jms import interval
 from bridge_job.redaction import redact_process_logs
+from bridge_job.spark import gate
 from bridge_job.spark.intervals import INTERVAL_KEY, next_interval
 from bridge_job.spark.offsets import Offsets
 
@@ -74,4 +75,5 @@ class NatsSource(DataSource):
         return interval.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> NatsReader:
+        gate.wait_at(self.options.get("gate"))  # a warm standby's query: held until it holds the lease
         return NatsReader(self.options["config"])

@@ -26,7 +26,7 @@ from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
 from bridge_job.redaction import redact_process_logs
-from bridge_job.spark import binding
+from bridge_job.spark import binding, gate
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME
 from bridge_job.spark.offsets import Offsets
 
@@ -194,8 +194,9 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 class RangeSource(DataSource):
-    """`spark.readStream.format(FORMAT).option("config", PATH)` (options `checkpoint`, `mode`): a source
-    whose tasks hand back one summary row each. A subclass names its format, row schema and reader."""
+    """`spark.readStream.format(FORMAT).option("config", PATH)` (options `checkpoint`, `mode`, `gate`):
+    a source whose tasks hand back one summary row each. A subclass names its format, row schema and
+    reader."""
 
     FORMAT: ClassVar[str]
     SCHEMA: ClassVar[str]
@@ -210,4 +211,5 @@ class RangeSource(DataSource):
 
     def streamReader(self, schema: StructType) -> RangeReader:
         options = self.options
+        gate.wait_at(options.get("gate"))  # a warm standby's query: held until it holds the lease
         return self.READER(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))

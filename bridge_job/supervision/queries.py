@@ -34,6 +34,7 @@ from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
 from bridge_job.nats_to_jms.source import NatsSource
+from bridge_job.spark.gate import Gate
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
 from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, NATS_OBSERVATION, OBSERVATION
 
@@ -52,12 +53,12 @@ def egress_query(
     config: JobConfig,
     checkpoint: str,
     available_now: bool = False,
+    gate: Gate | None = None,
 ) -> StreamingQuery:
-    slots = _task_slots(spark)
+    slots = task_slots(spark)
     mode = slotted_mode(config, available_now, config.bridge.kafka.journal_partitions, slots, "egress")
-    return _query(
-        spark, EgressSource.name(), OBSERVATION, config_path, config, checkpoint, mode, available_now
-    )
+    source = EgressSource.name()
+    return _query(spark, source, OBSERVATION, config_path, config, checkpoint, mode, available_now, gate)
 
 
 def ingress_query(
@@ -66,30 +67,32 @@ def ingress_query(
     config: JobConfig,
     checkpoint: str,
     available_now: bool = False,
+    gate: Gate | None = None,
 ) -> StreamingQuery:
     """Kafka -> JMS for the kafkaToJms routes, built as the egress query is; its checkpoint is its own."""
-    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
+    slots = task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
     mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
     source, observation = IngressSource.name(), INGRESS_OBSERVATION
-    return _query(spark, source, observation, config_path, config, checkpoint, mode, available_now)
+    return _query(spark, source, observation, config_path, config, checkpoint, mode, available_now, gate)
 
 
-def nats_query(spark: SparkSession, config_path: str, config: JobConfig, checkpoint: str) -> StreamingQuery:
+def nats_query(
+    spark: SparkSession, config_path: str, config: JobConfig, checkpoint: str, gate: Gate | None = None
+) -> StreamingQuery:
     """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
     Its checkpoint only counts intervals."""
     ingress = ingress_partitions(config) if config.routes_for(Direction.KAFKA_TO_JMS) else 0
-    slots = _task_slots(spark) - config.bridge.kafka.journal_partitions - ingress
+    slots = task_slots(spark) - config.bridge.kafka.journal_partitions - ingress
     if slots < 1:
         log.warning(
             "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "
             "executors more cores (spark.executor.cores x instances)"
         )
-    return _query(
-        spark, NatsSource.name(), NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False
-    )
+    source = NatsSource.name()
+    return _query(spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate)
 
 
-def _task_slots(spark: SparkSession) -> int:
+def task_slots(spark: SparkSession) -> int:
     """How many tasks the job runs at once: local[N]'s N, or its executors' cores as configured (their
     number is fixed: no dynamic allocation), whether or not they have registered yet."""
     context = spark.sparkContext
@@ -138,9 +141,12 @@ def _query(
     checkpoint: str,
     mode: str,
     available_now: bool,
+    gate: Gate | None,
 ) -> StreamingQuery:
     # The checkpoint too: the source checks that it still indexes the topics it reads (spark/binding.py).
     reader = spark.readStream.format(source).option("config", config_path).option("mode", mode)
+    if gate is not None:  # a warm standby's query, held until it holds the lease (spark/gate.py)
+        reader = reader.option("gate", str(gate.path))
     tasks = reader.option("checkpoint", checkpoint).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark
     # generated code per batch, which was a quarter of its CPU when ten of them summed these few rows.

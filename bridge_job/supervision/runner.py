@@ -15,7 +15,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -35,7 +35,8 @@ from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
-from bridge_job.supervision.stopping import stop_reason, stopped_with_us, unforeseen_reason
+from bridge_job.spark.gate import Gate
+from bridge_job.supervision.stopping import stopped_with_us, unforeseen_reason
 from bridge_job.supervision.supervision import Supervision, halt
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
@@ -95,7 +96,6 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.kafka.probe import KafkaProbe
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
-    from bridge_job.supervision.queries import egress_query, ingress_query
     from bridge_job.supervision.telemetry import Metrics
 
     config = rendered.config
@@ -125,55 +125,50 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
     # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
     check_checkpoint(may_reset=leadership is None)
-    spark = _session_when_active(config, options, leadership, ingest, stopping)
-    if spark is None:
-        return 0  # a standby asked to stop
-    if leadership is not None:  # a standby that took over: the checkpoint moved on while it waited
-        check_checkpoint(may_reset=True)
-
-    ingest.start(job_epoch(leadership, options.instance))
-    metrics.running()
-
-    def start_egress() -> Any:
-        current = rendered.config
-        return egress_query(spark, str(rendered.path), current, str(checkpoint), options.available_now)
-
-    queries = [start_egress()]
-
-    def start_ingress(current: JobConfig) -> Any:
-        # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
-        ingress_checkpoint = str(checkpoint / "ingress")
-        return ingress_query(spark, str(rendered.path), current, ingress_checkpoint, options.available_now)
-
-    if leadership is not None:
-        leadership.on_lost(lambda reason: halt(ingest, queries))
-    log.info(
-        "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; %d natsToJms routes",
-        config.bridge_id,
-        len(config.bridge.jms.sources),
-        config.journal_topic,
-        len(config.routes_for(Direction.JMS_TO_KAFKA)),
-        len(config.routes_for(Direction.KAFKA_TO_JMS)),
-        len(config.routes_for(Direction.NATS_TO_JMS)),
+    starts = _Starts(rendered, checkpoint, options.available_now, Gate.new(work_dir))
+    queries: list[Any] = []
+    losses = Losses(checkpoint, metrics.record_lost, report)
+    supervision = Supervision(
+        queries,
+        ingest,
+        leadership,
+        rendered,
+        stopping,
+        metrics,
+        starts.ingress,
+        starts.egress,
+        losses.sync,
+        start_nats=None if options.available_now else starts.nats,  # NATS keeps nothing to drain
     )
-    # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
-    _stop_on_signals(stopping)
-    nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
-    watches = [w for w in (probe, nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
+    watches: list[Any] = [probe] if probe is not None else []
     try:
-        losses = Losses(checkpoint, metrics.record_lost, report)
-        supervision = Supervision(
-            queries,
-            ingest,
-            leadership,
-            rendered,
-            stopping,
-            metrics,
-            start_ingress,
-            start_egress,
-            losses.sync,
-            start_nats=_nats_starter(spark, rendered, checkpoint / "nats", options.available_now),
+        if leadership is None:
+            starts.spark = _spark_session(config, options)
+        elif not _stand_by(options, starts, supervision, leadership, ingest, stopping):
+            return 0  # a standby asked to stop
+        else:
+            check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
+            supervision.replace_ended()  # a held query that ended never ran: started again
+        ingest.start(job_epoch(leadership, options.instance))
+        starts.gate.open()
+        supervision.start_queries()
+        metrics.running()
+        if leadership is not None:
+            leadership.on_lost(lambda reason: halt(ingest, queries))
+        log.info(
+            "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; "
+            "%d natsToJms routes",
+            config.bridge_id,
+            len(config.bridge.jms.sources),
+            config.journal_topic,
+            len(config.routes_for(Direction.JMS_TO_KAFKA)),
+            len(config.routes_for(Direction.KAFKA_TO_JMS)),
+            len(config.routes_for(Direction.NATS_TO_JMS)),
         )
+        # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
+        _stop_on_signals(stopping)
+        nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
+        watches += [w for w in (nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
         return supervision.run()
     finally:
         ingest.stop()
@@ -181,14 +176,95 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             for running in queries:
                 if running.isActive:
                     running.stop()
+        starts.gate.shut()  # the planning of a query stopped while held ends too
         if leadership is not None:
             leadership.stop()  # releases the lease (unless lost) now that nothing is processed
-        for watch in watches:
-            watch.stop()
-        if report is not None:
-            report.stop()
-        with _unless_stopping(stopping):
-            spark.stop()
+        for watch in [*watches, report]:
+            if watch is not None:
+                watch.stop()
+        if starts.spark is not None:
+            with _unless_stopping(stopping):
+                starts.spark.stop()
+        starts.gate.remove()
+
+
+@dataclass
+class _Starts:
+    """How the job starts its queries, each held at `gate` until it opens (spark/gate.py)."""
+
+    rendered: RenderedConfig
+    checkpoint: Path
+    available_now: bool
+    gate: Gate
+    spark: Any = None  # the session, once there is one
+
+    def egress(self) -> Any:
+        from bridge_job.supervision.queries import egress_query
+
+        path, current = str(self.rendered.path), self.rendered.config
+        return egress_query(self.spark, path, current, str(self.checkpoint), self.available_now, self.gate)
+
+    def ingress(self, current: JobConfig) -> Any:
+        from bridge_job.supervision.queries import ingress_query
+
+        # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
+        checkpoint, path = str(self.checkpoint / "ingress"), str(self.rendered.path)
+        return ingress_query(self.spark, path, current, checkpoint, self.available_now, self.gate)
+
+    def nats(self, current: JobConfig) -> Any:
+        from bridge_job.supervision.queries import nats_query
+
+        checkpoint, path = str(self.checkpoint / "nats"), str(self.rendered.path)
+        return nats_query(self.spark, path, current, checkpoint, self.gate)
+
+
+def _stand_by(
+    options: JobOptions,
+    starts: _Starts,
+    supervision: Supervision,
+    leadership: Leadership,
+    ingest: Ingest,
+    stopping: threading.Event,
+) -> bool:
+    """Stand by until this instance holds the lease (True), or is asked to stop (False).
+
+    A warm standby starts what it can before, consuming and writing nothing, so that taking over costs
+    the lease wait and little more: the Spark session, the JMS client (a probe connection), the journal
+    producer, Spark's Python workers, and the queries, held at the gate. A reset the operator asked for
+    moves the checkpoint aside when the instance takes over: its queries start after it."""
+    from bridge_job.supervision.checkpoints import reset_due
+    from bridge_job.supervision.workers import WarmWorkers
+
+    config = starts.rendered.config
+    warm: WarmWorkers | None = None
+    if not options.cold_standby:
+        starts.spark = _spark_session(config, options)
+        ingest.warm_up(options.instance)
+        _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
+        warm = WarmWorkers(starts.spark, _tasks_at_once(starts.spark, config))
+        warm.start()
+        if not reset_due(config.checkpoint_reset, starts.checkpoint):
+            supervision.start_queries()
+        log.info("standby: warm (Spark session and workers, queries, JMS client, journal producer)")
+    try:
+        if not leadership.acquire(stopping):
+            return False
+    finally:
+        if warm is not None:
+            warm.stop()
+    if starts.spark is None:
+        starts.spark = _spark_session(config, options)
+    return True
+
+
+def _tasks_at_once(spark: Any, config: JobConfig) -> int:
+    """How many tasks the bridge's queries run side by side, at most the job's task slots."""
+    from bridge_job.supervision.queries import ingress_partitions, task_slots
+
+    tasks = config.bridge.kafka.journal_partitions + int(config.uses_nats)
+    if config.routes_for(Direction.KAFKA_TO_JMS):
+        tasks += ingress_partitions(config)
+    return min(tasks, task_slots(spark))
 
 
 def _nats_probe(config: JobConfig, report: Any, patience: float, metrics: Metrics) -> Any:
@@ -201,17 +277,6 @@ def _nats_probe(config: JobConfig, report: Any, patience: float, metrics: Metric
         return None
     health = ConnectionHealth(report, patience, "nats", metrics.connection("nats"))
     return NatsProbe(config.bridge.nats, health)
-
-
-def _nats_starter(
-    spark: Any, rendered: RenderedConfig, checkpoint: Path, available_now: bool
-) -> Callable[[JobConfig], Any] | None:
-    """How the NATS query starts; none when draining (`availableNow`): NATS keeps nothing to drain."""
-    from bridge_job.supervision.queries import nats_query
-
-    if available_now:
-        return None
-    return lambda current: nats_query(spark, str(rendered.path), current, str(checkpoint))
 
 
 def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -> LagWatch | None:
@@ -256,47 +321,6 @@ def job_epoch(leadership: Leadership | None, instance: str) -> Epoch:
         return Epoch(lease_holder_identity(instance, pod_name()), instance)
     tenure_start, transitions = leadership.tenure()
     return Epoch(leadership.identity, instance, tenure_start, transitions)
-
-
-def _session_when_active(
-    config: JobConfig,
-    options: JobOptions,
-    leadership: Leadership | None,
-    ingest: Ingest,
-    stopping: threading.Event,
-) -> Any:
-    """The Spark session once this instance is the active one; None when stopped while standing by.
-
-    A warm standby starts everything it can before it holds the lease (consuming and writing nothing), so
-    that taking over costs the lease wait and starting the queries, not a cold start."""
-    spark: Any = None
-    if leadership is None or not options.cold_standby:
-        spark = _spark_session(config, options)
-        if leadership is not None:
-            ingest.warm_up(options.instance)
-            _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
-            _warm_python_workers(spark)
-            log.info("standby: warm (Spark session and workers, JMS client, journal producer)")
-    if leadership is not None and not leadership.acquire(stopping):
-        if spark is not None:
-            spark.stop()
-        return None
-    return spark if spark is not None else _spark_session(config, options)
-
-
-def _warm_python_workers(spark: Any) -> None:
-    """Start PySpark's worker daemon with the tasks' modules imported, so the first batch after a takeover
-    does not wait for them. Only a head start: a failure here is logged, the takeover starts them anyway."""
-    try:
-        spark.sparkContext.parallelize([0], 1).map(_import_task_modules).collect()
-    except Exception as error:
-        log.warning("standby: could not warm up Spark's Python workers: %s", stop_reason(error))
-
-
-def _import_task_modules(value: int) -> int:
-    import bridge_job.journal_to_kafka.interval  # noqa: F401  (the micro-batch task's module too)
-
-    return value
 
 
 def _spark_session(config: JobConfig, options: JobOptions) -> Any:

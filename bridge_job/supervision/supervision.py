@@ -48,17 +48,12 @@ class Supervision:
     after_batch: Callable[[], None] = lambda: None  # records lost to retention, counted by the planning
     start_nats: Callable[[JobConfig], Any] | None = None  # None: availableNow (NATS has nothing to drain)
     reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=lambda: ["egress"])  # of each query, in `queries` order
+    kinds: list[str] = field(default_factory=list)  # of each query, in `queries` order
     worker_restarts: int = 0
 
     def run(self) -> int:
         """0 once stopped; BridgeStopped for a hard failure, LeadershipLost when the lease went."""
-        from bridge_job.spark.progress import BatchReports
-
-        (egress,) = self.queries
-        self.reports.append((BatchReports(egress), self._record))
-        self._start_ingress_for(self.rendered.config)
-        self._start_nats_for(self.rendered.config)
+        self.start_queries()
         try:
             spark_due = 0.0
             while not self.stopping.is_set():
@@ -105,25 +100,42 @@ class Supervision:
                 record(progress)
         return True
 
-    def _start_ingress_for(self, config: JobConfig) -> None:
-        """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
+    def start_queries(self) -> None:
+        """The egress query, and those the routes ask for now; once (a warm standby starts them before it
+        holds the lease, held until then: spark/gate.py)."""
+        if "egress" not in self.kinds:
+            self._add("egress", self.start_egress())
+        self._start_ingress_for(self.rendered.config)
+        self._start_nats_for(self.rendered.config)
+
+    def replace_ended(self) -> None:
+        """Start again each query that ended while it was held at the gate: it never planned or ran."""
         from bridge_job.spark.progress import BatchReports
 
+        for index, query in enumerate(self.queries):
+            if not query.isActive:
+                log.warning("the %s query ended while held: %s", self.kinds[index], query.exception())
+                restarted = self._start(self.kinds[index])
+                self.queries[index] = restarted
+                self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+
+    def _add(self, kind: str, query: Any) -> None:
+        from bridge_job.spark.progress import BatchReports
+
+        record = {"egress": self._record, "ingress": self._record_ingress, "nats": self._record_nats}[kind]
+        self.queries.append(query)
+        self.kinds.append(kind)
+        self.reports.append((BatchReports(query), record))
+
+    def _start_ingress_for(self, config: JobConfig) -> None:
+        """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
         if "ingress" not in self.kinds and config.routes_for(Direction.KAFKA_TO_JMS):
-            ingress = self.start_ingress(config)
-            self.queries.append(ingress)
-            self.kinds.append("ingress")
-            self.reports.append((BatchReports(ingress), self._record_ingress))
+            self._add("ingress", self.start_ingress(config))
 
     def _start_nats_for(self, config: JobConfig) -> None:
         """The NATS query, started with the first NATS route (jmsToNats: its answers come there)."""
-        from bridge_job.spark.progress import BatchReports
-
         if self.start_nats is not None and "nats" not in self.kinds and config.uses_nats:
-            nats = self.start_nats(config)
-            self.queries.append(nats)
-            self.kinds.append("nats")
-            self.reports.append((BatchReports(nats), self._record_nats))
+            self._add("nats", self.start_nats(config))
 
     def _start(self, kind: str) -> Any:
         if kind == "egress":

@@ -22,9 +22,10 @@ from nats.errors import TimeoutError as NatsTimeout
 from bridge_job.config import lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
-from jmsbridge.local import BridgeJob
+from jmsbridge.local import BridgeJob, wait_until
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.kubeapi.client import KubeApi
+from tests.support.failover_scenario import group_gone
 from tests.support.harness import (
     ONE_AT_A_TIME,
     bridge_document,
@@ -105,6 +106,17 @@ def test_two_jobs_run_as_an_active_standby_pair(
             assert nats_request(nats.url, service, "after", 60) == b"re: after"
         send(activemq, messages(10))
         assert len(read_topics(kafka, [topic], 20)) == 20
+
+        # a, started again, stands by with its queries held; asked to stop, it stops cleanly, and nothing
+        # it started is left (a held query's planning process waits for the driver).
+        a.start().wait_log("standby: waiting for lease", 180)
+        assert "standby: warm (" in a.log() and " running: " not in a.log()
+        assert a.process is not None
+        group = a.process.pid
+        a.process.send_signal(signal.SIGTERM)
+        assert a.wait_exit(120) == 0
+        assert "jmsbridge stopped" not in a.log() and "Traceback" not in a.log(), a.log()[-3000:]
+        wait_until(lambda: group_gone(group), 60, "the stopped standby's processes to end", 0.2)
 
         kube_api.patch(
             LEASES, "Lease", lease_name(name), NAMESPACE, {"spec": {"holderIdentity": "thief/pod"}}

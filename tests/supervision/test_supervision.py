@@ -52,10 +52,9 @@ def supervise(tmp_path: Path, failures: list[str | None]) -> tuple[Supervision, 
             stopping.set()  # the restarted query runs: stop the loop as a SIGTERM would
         return started[-1]
 
-    first = start_egress()
     ingest: Any = SimpleNamespace(failure=None)
     supervision = Supervision(
-        [first],
+        [],
         ingest,
         None,
         RenderedConfig([path], tmp_path),

@@ -167,14 +167,18 @@ class Instance:
         self.job.stop()
 
     def group_gone(self) -> bool:
-        """No live process is left in its process group (Spark's JVM, Python workers)."""
-        for process in psutil.process_iter(["status"]):
-            try:
-                if os.getpgid(process.pid) == self.pid and process.info["status"] != psutil.STATUS_ZOMBIE:
-                    return False
-            except (ProcessLookupError, psutil.Error):
-                continue
-        return True
+        return group_gone(self.pid)
+
+
+def group_gone(group: int) -> bool:
+    """No live process is left in the process group (Spark's JVM, Python workers, planning processes)."""
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) == group and process.info["status"] != psutil.STATUS_ZOMBIE:
+                return False
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return True
 
 
 class Failover:

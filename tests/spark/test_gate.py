@@ -1,0 +1,53 @@
+"""A warm standby's queries wait at the gate until the driver opens it, and end when it is shut or when
+the driver is gone. With Spark: tests/e2e/test_leadership.py (the standby's held queries move nothing
+while the active runs, and move messages once it takes over)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bridge_job.errors import BridgeStopped
+from bridge_job.spark.gate import Gate, wait_at
+
+
+def test_no_gate_lets_the_planning_through_at_once() -> None:
+    wait_at(None, sleep=lambda seconds: pytest.fail("waited without a gate"))
+
+
+def test_a_new_gate_is_closed_even_over_an_open_one_of_an_earlier_run(tmp_path: Path) -> None:
+    earlier = Gate.new(tmp_path)
+    earlier.open()
+    gate = Gate.new(tmp_path)
+    assert gate.path != earlier.path
+    waits: list[float] = []
+
+    def open_after_three(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 3:
+            gate.open()
+
+    wait_at(str(gate.path), sleep=open_after_three)
+    assert len(waits) == 3
+
+
+def test_a_shut_gate_ends_the_query(tmp_path: Path) -> None:
+    gate = Gate.new(tmp_path)
+    with pytest.raises(BridgeStopped, match="standby stopped before it held the lease"):
+        wait_at(str(gate.path), sleep=lambda seconds: gate.shut())
+
+
+def test_a_gate_removed_with_its_driver_ends_the_wait_when_the_parent_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate.new(tmp_path)
+    gate.remove()
+    parent = os.getppid()
+
+    def parent_gone(seconds: float) -> None:
+        monkeypatch.setattr(os, "getppid", lambda: parent + 1)  # reparented: the driver JVM is gone
+
+    with pytest.raises(BridgeStopped):
+        wait_at(str(gate.path), sleep=parent_gone)

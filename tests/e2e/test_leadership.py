@@ -101,15 +101,16 @@ def test_two_jobs_run_as_an_active_standby_pair(
             held.answer()
         asking.join(60)
         assert len(in_flight) == 1 and isinstance(in_flight[0], NatsTimeout), in_flight
+        a.start()  # again: the new standby (it warms up while b works; stopped below)
         b.wait_log("subscribed to NATS subject")
         with serving(activemq, service):
             assert nats_request(nats.url, service, "after", 60) == b"re: after"
         send(activemq, messages(10))
         assert len(read_topics(kafka, [topic], 20)) == 20
 
-        # a, started again, stands by with its queries held; asked to stop, it stops cleanly, and nothing
-        # it started is left (a held query's planning process waits for the driver).
-        a.start().wait_log("standby: waiting for lease", 180)
+        # a stands by with its queries held; asked to stop, it stops cleanly, and nothing it started is
+        # left (a held query's planning process waits for the driver).
+        a.wait_log("standby: waiting for lease", 180)
         assert "standby: warm (" in a.log() and " running: " not in a.log()
         assert a.process is not None
         group = a.process.pid

@@ -110,14 +110,17 @@ class Supervision:
 
     def replace_ended(self) -> None:
         """Start again each query that ended while it was held at the gate: it never planned or ran."""
-        from bridge_job.spark.progress import BatchReports
-
         for index, query in enumerate(self.queries):
             if not query.isActive:
                 log.warning("the %s query ended while held: %s", self.kinds[index], query.exception())
-                restarted = self._start(self.kinds[index])
-                self.queries[index] = restarted
-                self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+                self._restart(index)
+
+    def _restart(self, index: int) -> None:
+        from bridge_job.spark.progress import BatchReports
+
+        restarted = self._start(self.kinds[index])
+        self.queries[index] = restarted
+        self.reports[index] = (BatchReports(restarted), self.reports[index][1])
 
     def _add(self, kind: str, query: Any) -> None:
         from bridge_job.spark.progress import BatchReports
@@ -148,7 +151,6 @@ class Supervision:
     def _restart_after_worker_start(self) -> bool:
         """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
         10 s, which a busy node can miss): from its checkpoint, so nothing is lost; a few times at most."""
-        from bridge_job.spark.progress import BatchReports
 
         for index, query in enumerate(self.queries):
             failure = None if query.isActive else query.exception()
@@ -163,9 +165,7 @@ class Supervision:
                 self.worker_restarts,
                 MAX_WORKER_RESTARTS,
             )
-            restarted = self._start(self.kinds[index])
-            self.queries[index] = restarted
-            self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+            self._restart(index)
             return True
         return False
 

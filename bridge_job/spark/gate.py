@@ -2,11 +2,12 @@
 
 Starting a query is most of what a takeover waited for after the lease: Spark's query thread, the
 source's planning process (a new Python process importing the job) and its Kafka client. A warm standby
-therefore starts its queries while it stands by, and each source's planning waits in the reader's
-constructor (`wait_at`), which Spark calls before it reads the query's checkpoint: nothing is planned,
+therefore starts its queries while it stands by, and each source's planning waits in the source's
+`streamReader` (`wait_at`), which Spark calls before it reads the query's checkpoint: nothing is planned,
 checkpointed or run, and the checkpoint the active instance writes is read as it stands when the gate
-opens. The driver opens the gate once it holds the lease and has fenced the journal, or shuts it when it
-stops as the standby; a shut gate fails the planning, and the query ends.
+opens. (Later would be too late: Spark runs a batch left uncommitted without asking the source.) The
+driver opens the gate once it holds the lease and has fenced the journal, or shuts it when it stops as
+the standby; a shut gate fails the planning, and the query ends.
 
 The gate is a file in the driver's work directory: planning processes are the driver JVM's children, on
 its machine. One whose parent is gone (the driver was killed) stops waiting.

@@ -151,7 +151,6 @@ class Supervision:
     def _restart_after_worker_start(self) -> bool:
         """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
         10 s, which a busy node can miss): from its checkpoint, so nothing is lost; a few times at most."""
-
         for index, query in enumerate(self.queries):
             failure = None if query.isActive else query.exception()
             if failure is None or WORKER_START_FAILURE not in str(failure):

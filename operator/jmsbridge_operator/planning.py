@@ -39,7 +39,6 @@ from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed
 from jmsbridge_operator.render import (
     Rendered,
     config_hash_of,
-    config_map,
     digest,
     instances,
     render,
@@ -307,8 +306,9 @@ def plan(
         stop_reports=tuple(stop_reports(reports)),
     )
     names = secret_names(bridge, config)
+    kept = kept_files(observed.config_map, observed.applications, config)  # a rollout's previous spec
     try:
-        rendered: Rendered = render(bridge, config, job_image, _secrets(observed, config, names))
+        rendered: Rendered = render(bridge, config, job_image, _secrets(observed, config, names), kept)
     except InvalidApplication as error:  # spark.pod's volumes reach the SparkApplication as written
         problem = Problem(INVALID_SPEC, "spec.spark", f"the SparkApplication: {error}")
         checked = dataclasses.replace(checked, problems=(*checked.problems, problem))  # for `finish`
@@ -331,9 +331,7 @@ def plan(
         outcome = dataclasses.replace(base, conflict=conflict, applications=_observed_states(observed, name))
         return finish(outcome, [])
 
-    kept = kept_files(observed.config_map, observed.applications, config)  # a rollout's previous spec
-    desired_config_map = config_map(bridge, config, kept)
-    writes = _config_map_writes(observed.config_map, desired_config_map, [r.name for r in config.routes])
+    writes = _config_map_writes(observed.config_map, rendered.config_map, [r.name for r in config.routes])
 
     verdict = gate(bridge, config)
     existing = {str(_meta(a).get("name")): a for a in observed.applications}

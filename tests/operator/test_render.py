@@ -186,6 +186,20 @@ def test_labels_owner_and_hash() -> None:
     assert len(meta["annotations"][naming.ANNOTATION_SPEC_HASH]) == 64
 
 
+def test_the_config_file_reads_as_pyyamls_own_text() -> None:
+    """The file is written with libyaml's emitter where PyYAML has it: its text must be what PyYAML's
+    pure-Python emitter writes, or an operator on another machine would rewrite every ConfigMap."""
+    routes = _routes()
+    routes[0]["spec"]["match"]["headers"] = {"JMSType": "a: b, 'c'\n  ünï \u2603 " + "x" * 1200}
+    routes[1]["spec"]["kafkaTopic"] = "null"  # a word YAML would read as another type unless quoted
+    text = next(iter(_rendered(routes=routes).config_map["data"].values()))
+    written = yaml.safe_load(text)
+    assert text == yaml.safe_dump(written, sort_keys=False, allow_unicode=True, width=1000)
+    specs = [r["spec"] for r in written["routes"]]
+    assert "null" in {spec.get("kafkaTopic") for spec in specs}
+    assert any(spec["match"]["headers"].get("JMSType", "").startswith("a: b") for spec in specs)
+
+
 def test_rendering_is_deterministic() -> None:
     first = json.dumps(_rendered().objects(), sort_keys=True)
     assert json.dumps(_rendered().objects(), sort_keys=True) == first

@@ -15,6 +15,8 @@ can, then measures:
   Ready and the operator quiet for 5 s: `settled_after_ready_s` after Ready), over `--idle-seconds`,
   beyond its watches (`idle_requests_by_resource` says what they were);
 - `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
+- `operator_cpu_s_until_reconciled`: the operator process's CPU seconds from the first create until
+  every bridge is reconciled (against `reconciled_s`: how much of that time the operator was busy);
 - `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
   client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
   `reconciled_vs_baseline`, how many times longer the operator took to reconcile everything.
@@ -113,6 +115,13 @@ def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[su
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user and system), from /proc."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def operator_requests(kube: KubeApi) -> int:
@@ -214,6 +223,7 @@ def main() -> int:
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         with operator_process(kube, Path(tmp) / "operator.log", args.operator_root) as process:
             before = operator_requests(kube)
+            cpu_before = cpu_seconds(process.pid)
             started = time.monotonic()
             for i in range(args.bridges):
                 name = f"bridge-{i:04d}"
@@ -228,6 +238,7 @@ def main() -> int:
                 interval=1.0,
             )
             reconciled_s = time.monotonic() - started
+            cpu_reconciled = cpu_seconds(process.pid) - cpu_before
             requests_reconciled = operator_requests(kube) - before
 
             # Play the spark-operator: every application starts running; with a standby, play the jobs
@@ -284,6 +295,7 @@ def main() -> int:
             "idle_requests_by_resource": idle,
             "settled_after_ready_s": round(settled_s, 1),
             "operator_peak_rss_mib": round(peak, 1),
+            "operator_cpu_s_until_reconciled": round(cpu_reconciled, 2),
             "baseline_direct_write_s": round(baseline_s, 2),
             "reconciled_vs_baseline": round(reconciled_s / baseline_s, 2),
         }

@@ -81,8 +81,7 @@ def nats_query(
 ) -> StreamingQuery:
     """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
     Its checkpoint only counts intervals."""
-    ingress = ingress_partitions(config) if config.routes_for(Direction.KAFKA_TO_JMS) else 0
-    slots = task_slots(spark) - config.bridge.kafka.journal_partitions - ingress
+    slots = task_slots(spark) - kafka_tasks(config)
     if slots < 1:
         log.warning(
             "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "
@@ -90,6 +89,18 @@ def nats_query(
         )
     source = NatsSource.name()
     return _query(spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate)
+
+
+def kafka_tasks(config: JobConfig) -> int:
+    """The tasks of the egress and ingress queries side by side: one per journal partition and one per
+    partition the kafkaToJms routes read."""
+    ingress = ingress_partitions(config) if config.routes_for(Direction.KAFKA_TO_JMS) else 0
+    return config.bridge.kafka.journal_partitions + ingress
+
+
+def tasks_at_once(spark: SparkSession, config: JobConfig) -> int:
+    """How many tasks the bridge's queries run side by side, at most the job's task slots."""
+    return min(kafka_tasks(config) + int(config.uses_nats), task_slots(spark))
 
 
 def task_slots(spark: SparkSession) -> int:

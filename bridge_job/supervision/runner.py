@@ -233,6 +233,7 @@ def _stand_by(
     producer, Spark's Python workers, and the queries, held at the gate. A reset the operator asked for
     moves the checkpoint aside when the instance takes over: its queries start after it."""
     from bridge_job.supervision.checkpoints import reset_due
+    from bridge_job.supervision.queries import tasks_at_once
     from bridge_job.supervision.workers import WarmWorkers
 
     config = starts.rendered.config
@@ -241,7 +242,7 @@ def _stand_by(
         starts.spark = _spark_session(config, options)
         ingest.warm_up(options.instance)
         _stop_on_signals(stopping)  # the JMS client's JVM installed its own handlers
-        warm = WarmWorkers(starts.spark, _tasks_at_once(starts.spark, config))
+        warm = WarmWorkers(starts.spark, tasks_at_once(starts.spark, config))
         warm.start()
         if not reset_due(config.checkpoint_reset, starts.checkpoint):
             supervision.start_queries()
@@ -255,16 +256,6 @@ def _stand_by(
     if starts.spark is None:
         starts.spark = _spark_session(config, options)
     return True
-
-
-def _tasks_at_once(spark: Any, config: JobConfig) -> int:
-    """How many tasks the bridge's queries run side by side, at most the job's task slots."""
-    from bridge_job.supervision.queries import ingress_partitions, task_slots
-
-    tasks = config.bridge.kafka.journal_partitions + int(config.uses_nats)
-    if config.routes_for(Direction.KAFKA_TO_JMS):
-        tasks += ingress_partitions(config)
-    return min(tasks, task_slots(spark))
 
 
 def _nats_probe(config: JobConfig, report: Any, patience: float, metrics: Metrics) -> Any:

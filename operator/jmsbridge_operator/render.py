@@ -136,7 +136,7 @@ def _metadata(
 
 # libyaml's emitter when PyYAML has it: the same text, about 7 times faster (a bridge's reconciliation
 # spent most of its time writing its config file in pure Python).
-_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_DUMPER: type[Any] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # CSafeDumper is no SafeDumper subclass
 
 
 def config_text(config: JobConfig) -> str:

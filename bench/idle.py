@@ -29,13 +29,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cpu import CpuSampler, Root
-from bench.local_run import bridge_document, local_brokers, notes
-from bridge_job.config import SparkSpec
+from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, local_brokers, notes
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
 from tests.support.harness import route_document, to_jms_route, write_yaml
 
 note = notes("idle")
-DEFAULT_TASK_INTERVAL_SECONDS = SparkSpec.model_fields["task_interval_seconds"].default
 
 
 def idle_job(
@@ -93,7 +91,7 @@ def main() -> None:
         "benchmark": "idle",
         "seconds": args.seconds,
         "settle_seconds": args.settle_seconds,
-        "task_interval_seconds": args.task_interval_seconds or DEFAULT_TASK_INTERVAL_SECONDS,
+        "task_interval_seconds": args.task_interval_seconds or TASK_INTERVAL_SECONDS,
         "cpu_count": os.cpu_count(),
         "real_time": real_time,
         "micro_batch": micro_batch,

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TextIO
 
 from bench.cpu import CpuSampler, GroupUse, Root
+from bridge_job.config import SparkSpec
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
 from tests.support import harness
 
@@ -43,6 +44,8 @@ ROOT = BENCH.parent
 LATENCY_FRACTION = 0.5  # the latency phase's rate, of the baseline's measured throughput
 PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
 BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
+# The bridge's own interval, which `bridge_document` leaves to the bridge (the tests set theirs).
+TASK_INTERVAL_SECONDS = SparkSpec.model_fields["task_interval_seconds"].default
 
 
 def notes(bench: str) -> Callable[[str], None]:

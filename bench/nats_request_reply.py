@@ -91,9 +91,8 @@ import yaml
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from bench.local_run import bridge_document, quantile, ratio
+from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, quantile, ratio
 from bench.raw_jms import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, connect
-from bridge_job.config import SparkSpec
 from bridge_job.nats_to_jms.service import BATCH_MESSAGES, FIRST_WAIT_SECONDS
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, NatsServer
 
@@ -107,7 +106,6 @@ MESSAGE_BYTES = 1024
 RECEIVE_MS = 100
 SESSION_TRANSACTED = 0  # javax.jms.Session.SESSION_TRANSACTED
 CALL_SECONDS = 30.0
-TASK_INTERVAL_SECONDS = SparkSpec.model_fields["task_interval_seconds"].default
 GOALS = {"at_rate_per_s": 100, "p50_ms_at_most": 100, "p99_ms_at_most": 400, "forwarding_ratio_at_least": 0.8}
 LOG_LEVEL = re.compile(r"\b(ERROR|WARN|WARNING)\b")
 NATS_INTERVAL_LINE = re.compile(r"\bnats interval (\{.*\})\s*$")

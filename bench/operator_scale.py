@@ -39,6 +39,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
@@ -118,10 +120,9 @@ def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[su
 
 
 def cpu_seconds(pid: int) -> float:
-    """A process's CPU time so far (user and system), from /proc."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """A process's CPU time so far (user and system)."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def operator_requests(kube: KubeApi) -> int:

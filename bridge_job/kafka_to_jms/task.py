@@ -73,7 +73,7 @@ class IngressSummary:
     dead_lettered: int = 0
     skipped: int = 0
     loops: int = 0  # records this bridge took from the destination they would go to
-    attempts: int = 0  # sends of the range; more than one after a JMS failure
+    retries: int = 0  # sends of a range again after a JMS failure
     latency_ms: int = 0  # record timestamp -> JMS commit, summed over the sent records
     max_latency_ms: int = 0
     started_ms: int = 0
@@ -91,12 +91,12 @@ class IngressSummary:
         self.latency_buckets = latency.added(self.latency_buckets, other.latency_buckets)
 
 
-ADDED = ("records", "sent", "dead_lettered", "skipped", "loops", "attempts", "latency_ms")
+ADDED = ("records", "sent", "dead_lettered", "skipped", "loops", "retries", "latency_ms")
 
 
 SUMMARY_SCHEMA = (
     "topic STRING, partition INT, start BIGINT, end BIGINT, records BIGINT, sent BIGINT, "
-    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, attempts BIGINT, latency_ms BIGINT, "
+    "dead_lettered BIGINT, skipped BIGINT, loops BIGINT, retries BIGINT, latency_ms BIGINT, "
     "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT, latency_buckets ARRAY<BIGINT>"
 )
 
@@ -197,7 +197,6 @@ def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> Non
     outage = Outage(f"JMS sends of {summary.topic}/{summary.partition}", patience, hint=JMS_HINT)
     committed = 0
     while committed < len(planned.sends):
-        summary.attempts += 1
         try:
             with link.connect().producer(transacted=True) as producer:
                 while committed < len(planned.sends):
@@ -208,6 +207,7 @@ def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> Non
             outage.failed(error)  # BridgeStopped once failing for longer than the window
             link.recover(None)
             time.sleep(outage.backoff())
+            summary.retries += 1
             continue
         outage.clear()
 

@@ -180,7 +180,7 @@ def ingress_figures(progress: Any) -> IngressFigures:
         duration_seconds=float((progress.batchDuration or 0) / 1000.0),
         lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
         tasks=len(tasks),
-        retries=sum(max(int(t["attempts"] or 0) - 1, 0) for t in tasks),
+        retries=total("retries"),
         latency_buckets=buckets_of(tasks, "latency_buckets"),
     )
 

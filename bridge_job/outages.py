@@ -16,7 +16,9 @@ refused, a missing topic) is not an outage: the caller stops at once.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -29,6 +31,17 @@ BACKOFF_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0, 15.0)
 LOG_EVERY_SECONDS = 10.0
 
 T = TypeVar("T")
+
+# This process's outages under way, for the live task reports (spark/live.py): an abandoned one (its call
+# failed for good) leaves with its object.
+_failing: weakref.WeakSet[Outage] = weakref.WeakSet()
+_failing_lock = threading.Lock()
+
+
+def failing() -> list[str]:
+    """What this process is waiting for now: the outages under way, each by its `what`."""
+    with _failing_lock:
+        return sorted(outage.what for outage in _failing if outage.since is not None)
 
 
 class OutageListener(Protocol):
@@ -69,6 +82,8 @@ class Outage:
         error = self.describe(error)
         if self.since is None:
             self.since, self.attempts = now, 0
+            with _failing_lock:
+                _failing.add(self)
             if self.listener is not None:
                 self.listener.failing(self.what, error)
         self.attempts += 1
@@ -110,6 +125,8 @@ class Outage:
                 self.attempts,
             )
             self.since, self._logged_at = None, None
+            with _failing_lock:
+                _failing.discard(self)
             if self.listener is not None:
                 self.listener.back(self.what)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import asdict
 
 from confluent_kafka import TopicPartition
 
@@ -27,10 +28,14 @@ from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.journal_to_kafka.task import TaskSummary
 from bridge_job.kafka.following import follow
+from bridge_job.spark.live import reporting
 
 
-def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> TaskSummary:
-    """Move the partition's records from `start` (or the committed offset) for `seconds`."""
+def run(
+    config_path: str, topic: str, partition: int, start: int, seconds: float, live: str = ""
+) -> TaskSummary:
+    """Move the partition's records from `start` (or the committed offset) for `seconds`, telling the
+    driver at `live` how far it got as it goes (spark/live.py)."""
     config = egress_task.current_egress(config_path).config
     if config.routes_for(Direction.KAFKA_TO_JMS):
         # Spark may hand this worker an ingress task at a later interval: its JMS client's JVM, which
@@ -49,7 +54,10 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
 
     where = TopicPartition(topic, partition)
     at_least_once = config.bridge.delivery is Delivery.AT_LEAST_ONCE  # exactlyOnce: with the records
-    followed = follow(journal_consumer(config), where, start, seconds, current, move, commit=at_least_once)
+    with reporting(live, "egress", summary.started_ms, lambda: {str(partition): asdict(summary)}):
+        followed = follow(
+            journal_consumer(config), where, start, seconds, current, move, commit=at_least_once
+        )
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -38,13 +38,16 @@ class JournalRange(InputPartition):
     end: int
     config_path: str
     seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
+    live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
 
 
 class EgressReader(RangeReader):
     """The journal's partitions, one range each."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
-        super().__init__(config_path, checkpoint, mode)
+    def __init__(
+        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
+    ) -> None:
+        super().__init__(config_path, checkpoint, mode, live)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -104,7 +107,7 @@ class EgressReader(RangeReader):
         if self.real_time:
             seconds = self.task_seconds
             return [
-                JournalRange(self.topic, int(p), end[p], end[p], self.config_path, seconds)
+                JournalRange(self.topic, int(p), end[p], end[p], self.config_path, seconds, self.live)
                 for p in sorted(filter(is_partition_key, end), key=int)
             ]
         return [
@@ -117,7 +120,7 @@ class EgressReader(RangeReader):
         assert isinstance(partition, JournalRange)
         p = partition
         if p.seconds:
-            yield egress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds).row()
+            yield egress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()
         else:
             yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 

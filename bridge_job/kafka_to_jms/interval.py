@@ -11,6 +11,7 @@ the interval, so that the next one reads them.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 from confluent_kafka import TopicPartition
 
@@ -19,10 +20,14 @@ from bridge_job.kafka.following import follow
 from bridge_job.kafka.reading import consumer_for
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.task import IngressSummary
+from bridge_job.spark.live import reporting
 
 
-def run(config_path: str, topic: str, partition: int, start: int, seconds: float) -> IngressSummary:
-    """Send the partition's records from `start` (or the committed offset) for `seconds`."""
+def run(
+    config_path: str, topic: str, partition: int, start: int, seconds: float, live: str = ""
+) -> IngressSummary:
+    """Send the partition's records from `start` (or the committed offset) for `seconds`, telling the
+    driver at `live` how far it got as it goes (spark/live.py)."""
     config = ingress_task.current_ingress(config_path).config
     topics = config.source_topics()
     summary = IngressSummary(topic, partition, start, start, started_ms=int(time.time() * 1000))
@@ -40,7 +45,9 @@ def run(config_path: str, topic: str, partition: int, start: int, seconds: float
 
     consumer = consumer_for(ingress_task.consumer_settings(config))
     where = TopicPartition(topic, partition)
-    followed = follow(consumer, where, start, seconds, current, move, commit=True, done=topics_changed)
+    name = f"{topic}:{partition}"
+    with reporting(live, "ingress", summary.started_ms, lambda: {name: asdict(summary)}):
+        followed = follow(consumer, where, start, seconds, current, move, commit=True, done=topics_changed)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -115,13 +115,16 @@ class TopicRange(InputPartition):
     end: int
     config_path: str
     seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
+    live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
 
 
 class IngressReader(RangeReader):
     """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
-        super().__init__(config_path, checkpoint, mode)
+    def __init__(
+        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
+    ) -> None:
+        super().__init__(config_path, checkpoint, mode, live)
         self._watched = WatchedConfig(Path(config_path))
 
     @property
@@ -176,7 +179,7 @@ class IngressReader(RangeReader):
             read_now = self._latest if self._latest is not None else self.latest()[1]
             seconds = self.task_seconds
             return [
-                TopicRange(*topic_partition(k), end[k], end[k], self.config_path, seconds)
+                TopicRange(*topic_partition(k), end[k], end[k], self.config_path, seconds, self.live)
                 for k in sorted(end)
                 if k in read_now
             ]
@@ -192,7 +195,7 @@ class IngressReader(RangeReader):
         assert isinstance(partition, TopicRange)
         p = partition
         if p.seconds:
-            yield ingress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds).row()
+            yield ingress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()
         else:
             yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 

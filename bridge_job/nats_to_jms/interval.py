@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import astuple, fields
+from dataclasses import asdict, astuple, fields
 
 from bridge_job.nats_to_jms.service import NatsCounts, NatsService
 from bridge_job.redaction import redact_process_logs
+from bridge_job.spark.live import Row as LiveRow
+from bridge_job.spark.live import reporting
 
 # One row per route: its counts (NatsCounts, in field order) over the task's interval.
 SUMMARY_SCHEMA = ", ".join(
@@ -43,16 +45,23 @@ def hosted_service(config_path: str) -> NatsService:
         return service
 
 
-def run(config_path: str, seconds: float) -> list[Row]:
+def run(config_path: str, seconds: float, live: str = "") -> list[Row]:
+    """Host the service for `seconds`, telling the driver at `live` what each route did as it goes
+    (spark/live.py)."""
     redact_process_logs()  # a Spark Python worker has no logging set up of its own
     started_ms = int(time.time() * 1000)
     service = hosted_service(config_path)
     deadline = time.monotonic() + seconds
+
+    def so_far() -> dict[str, LiveRow]:
+        return {route: {"route": route, **asdict(done)} for route, done in service.unreported(False).items()}
+
     try:
-        while (left := deadline - time.monotonic()) > 0:
-            service.raise_failure()
-            service.follow(service.config)
-            service.closed.wait(min(POLL_SECONDS, left))
+        with reporting(live, "nats", started_ms, so_far):
+            while (left := deadline - time.monotonic()) > 0:
+                service.raise_failure()
+                service.follow(service.config)
+                service.closed.wait(min(POLL_SECONDS, left))
         service.raise_failure()
     finally:
         service.release()

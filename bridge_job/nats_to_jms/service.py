@@ -202,12 +202,14 @@ class NatsService:
         with self._counts_lock:
             return {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
 
-    def unreported(self) -> dict[str, NatsCounts]:
-        """What each route did since a task last asked: counted between two intervals' tasks too, and
-        each message once, whichever task reports it."""
+    def unreported(self, take: bool = True) -> dict[str, NatsCounts]:
+        """What each route did since a task last took it: counted between two intervals' tasks too, and
+        each message once, whichever task reports it. `take=False` looks without taking (a live report)."""
         with self._counts_lock:
             now = {route: NatsCounts(**asdict(c)) for route, c in self._counts.items()}
-            reported, self._reported = self._reported, now
+            reported = self._reported
+            if take:
+                self._reported = now
         return {route: counts.since(reported.get(route, NatsCounts())) for route, counts in now.items()}
 
     def raise_failure(self) -> None:

@@ -29,19 +29,21 @@ from bridge_job.spark.offsets import Offsets
 class NatsInterval(InputPartition):
     config_path: str
     seconds: float
+    live: str = ""  # where the task reports as it runs (spark/live.py)
 
 
 class NatsReader(DataSourceStreamReader):
-    def __init__(self, config_path: str) -> None:
+    def __init__(self, config_path: str, live: str = "") -> None:
         redact_process_logs()
         self.config_path = config_path
+        self.live = live
         self._watched = WatchedConfig(Path(config_path))
 
-    def __getstate__(self) -> dict[str, str]:  # what a task needs: the config path
-        return {"config_path": self.config_path}
+    def __getstate__(self) -> dict[str, str]:  # what a task needs: the config path, where to report
+        return {"config_path": self.config_path, "live": self.live}
 
     def __setstate__(self, state: dict[str, str]) -> None:
-        type(self).__init__(self, state["config_path"])
+        type(self).__init__(self, state["config_path"], state["live"])
 
     def initialOffset(self) -> Offsets:
         return {INTERVAL_KEY: 0}
@@ -54,11 +56,11 @@ class NatsReader(DataSourceStreamReader):
 
     def partitions(self, start: Offsets, end: Offsets) -> list[NatsInterval]:
         seconds = float(self._watched.current().bridge.spark.task_interval_seconds)
-        return [NatsInterval(self.config_path, seconds)]
+        return [NatsInterval(self.config_path, seconds, self.live)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
         assert isinstance(partition, NatsInterval)
-        yield from interval.run(partition.config_path, partition.seconds)
+        yield from interval.run(partition.config_path, partition.seconds, partition.live)
 
     def commit(self, end: Offsets) -> None:
         """Nothing to do: there is no position to keep."""
@@ -76,4 +78,4 @@ class NatsSource(DataSource):
 
     def streamReader(self, schema: StructType) -> NatsReader:
         gate.wait_at(self.options.get("gate"))  # a warm standby's query: held until it holds the lease
-        return NatsReader(self.options["config"])
+        return NatsReader(self.options["config"], self.options.get("live", ""))

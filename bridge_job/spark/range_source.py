@@ -36,13 +36,16 @@ log = logging.getLogger("jmsbridge.checkpoint")
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks."""
 
-    def __init__(self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH) -> None:
+    def __init__(
+        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
+    ) -> None:
         # Spark plans in a Python process of its own, where nothing set logging up: the waits and
         # librdkafka's lines would reach stderr raw, unredacted and without a logger name.
         redact_process_logs()
         self.config_path = config_path
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.mode = mode
+        self.live = live  # where real-time tasks report as they run (spark/live.py)
         self._checked = False  # the checkpoint's binding, checked when the query starts
         self._fingerprinted = 0.0  # when the binding's records were last taken
         self._bound: set[tuple[str, int] | None] = set()  # the partitions with a record in the binding
@@ -52,10 +55,10 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: Offsets | None = None  # availableNow: where to stop
 
     def __getstate__(self) -> dict[str, str]:
-        return {"config_path": self.config_path}
+        return {"config_path": self.config_path, "live": self.live}
 
     def __setstate__(self, state: dict[str, str]) -> None:
-        type(self).__init__(self, state["config_path"])
+        type(self).__init__(self, state["config_path"], live=state["live"])
 
     @abstractmethod
     def locate(self, key: str) -> tuple[str, int] | None:
@@ -194,7 +197,8 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 class RangeSource(DataSource):
-    """`spark.readStream.format(FORMAT).option("config", PATH)` (options `checkpoint`, `mode`, `gate`):
+    """`spark.readStream.format(FORMAT).option("config", PATH)` (options `checkpoint`, `mode`, `gate`,
+    `live`):
     a source whose tasks hand back one summary row each. A subclass names its format, row schema and
     reader."""
 
@@ -212,4 +216,5 @@ class RangeSource(DataSource):
     def streamReader(self, schema: StructType) -> RangeReader:
         options = self.options
         gate.wait_at(options.get("gate"))  # a warm standby's query: held until it holds the lease
-        return self.READER(options["config"], options.get("checkpoint"), options.get("mode", MICRO_BATCH))
+        mode, live = options.get("mode", MICRO_BATCH), options.get("live", "")
+        return self.READER(options["config"], options.get("checkpoint"), mode, live)

@@ -54,11 +54,14 @@ def egress_query(
     checkpoint: str,
     available_now: bool = False,
     gate: Gate | None = None,
+    live: str = "",
 ) -> StreamingQuery:
     slots = task_slots(spark)
     mode = slotted_mode(config, available_now, config.bridge.kafka.journal_partitions, slots, "egress")
     source = EgressSource.name()
-    return _query(spark, source, OBSERVATION, config_path, config, checkpoint, mode, available_now, gate)
+    return _query(
+        spark, source, OBSERVATION, config_path, config, checkpoint, mode, available_now, gate, live
+    )
 
 
 def ingress_query(
@@ -68,16 +71,24 @@ def ingress_query(
     checkpoint: str,
     available_now: bool = False,
     gate: Gate | None = None,
+    live: str = "",
 ) -> StreamingQuery:
     """Kafka -> JMS for the kafkaToJms routes, built as the egress query is; its checkpoint is its own."""
     slots = task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
     mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
     source, observation = IngressSource.name(), INGRESS_OBSERVATION
-    return _query(spark, source, observation, config_path, config, checkpoint, mode, available_now, gate)
+    return _query(
+        spark, source, observation, config_path, config, checkpoint, mode, available_now, gate, live
+    )
 
 
 def nats_query(
-    spark: SparkSession, config_path: str, config: JobConfig, checkpoint: str, gate: Gate | None = None
+    spark: SparkSession,
+    config_path: str,
+    config: JobConfig,
+    checkpoint: str,
+    gate: Gate | None = None,
+    live: str = "",
 ) -> StreamingQuery:
     """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
     Its checkpoint only counts intervals."""
@@ -88,7 +99,9 @@ def nats_query(
             "executors more cores (spark.executor.cores x instances)"
         )
     source = NatsSource.name()
-    return _query(spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate)
+    return _query(
+        spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate, live
+    )
 
 
 def kafka_tasks(config: JobConfig) -> int:
@@ -153,11 +166,14 @@ def _query(
     mode: str,
     available_now: bool,
     gate: Gate | None,
+    live: str,
 ) -> StreamingQuery:
     # The checkpoint too: the source checks that it still indexes the topics it reads (spark/binding.py).
     reader = spark.readStream.format(source).option("config", config_path).option("mode", mode)
     if gate is not None:  # a warm standby's query, held until it holds the lease (spark/gate.py)
         reader = reader.option("gate", str(gate.path))
+    if live and mode == REAL_TIME:  # where the long-running tasks report as they run (spark/live.py)
+        reader = reader.option("live", live)
     tasks = reader.option("checkpoint", checkpoint).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark
     # generated code per batch, which was a quarter of its CPU when ten of them summed these few rows.

@@ -95,6 +95,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.probe import KafkaProbe
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
+    from bridge_job.spark.live import LiveReceiver
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
     from bridge_job.supervision.telemetry import Metrics
 
@@ -125,7 +126,11 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
     # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
     check_checkpoint(may_reset=leadership is None)
-    starts = _Starts(rendered, checkpoint, options.available_now, Gate.new(work_dir))
+    # The tasks' live figures (spark/live.py), for whoever reads the metrics.
+    live = LiveReceiver(metrics.record_live) if metrics.served else None
+    starts = _Starts(
+        rendered, checkpoint, options.available_now, Gate.new(work_dir), live.port if live else 0
+    )
     queries: list[Any] = []
     losses = Losses(checkpoint, metrics.record_lost, report)
     supervision = Supervision(
@@ -140,7 +145,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         losses.sync,
         start_nats=None if options.available_now else starts.nats,  # NATS keeps nothing to drain
     )
-    watches: list[Any] = [probe] if probe is not None else []
+    watches: list[Any] = [w for w in (probe, live) if w is not None]
     try:
         if leadership is None:
             starts.spark = _spark_session(config, options)
@@ -196,26 +201,35 @@ class _Starts:
     checkpoint: Path
     available_now: bool
     gate: Gate
+    live_port: int = 0  # the driver's port for the tasks' live reports (spark/live.py)
     spark: Any = None  # the session, once there is one
+
+    @property
+    def live(self) -> str:
+        """Where the tasks report: the driver's host as the executors reach it, and the port."""
+        host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+        return f"{host}:{self.live_port}" if self.live_port else ""
 
     def egress(self) -> Any:
         from bridge_job.supervision.queries import egress_query
 
-        path, current = str(self.rendered.path), self.rendered.config
-        return egress_query(self.spark, path, current, str(self.checkpoint), self.available_now, self.gate)
+        path, current, gate = str(self.rendered.path), self.rendered.config, self.gate
+        return egress_query(
+            self.spark, path, current, str(self.checkpoint), self.available_now, gate, self.live
+        )
 
     def ingress(self, current: JobConfig) -> Any:
         from bridge_job.supervision.queries import ingress_query
 
         # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
         checkpoint, path = str(self.checkpoint / "ingress"), str(self.rendered.path)
-        return ingress_query(self.spark, path, current, checkpoint, self.available_now, self.gate)
+        return ingress_query(self.spark, path, current, checkpoint, self.available_now, self.gate, self.live)
 
     def nats(self, current: JobConfig) -> Any:
         from bridge_job.supervision.queries import nats_query
 
         checkpoint, path = str(self.checkpoint / "nats"), str(self.rendered.path)
-        return nats_query(self.spark, path, current, checkpoint, self.gate)
+        return nats_query(self.spark, path, current, checkpoint, self.gate, self.live)
 
 
 def _stand_by(

@@ -7,13 +7,16 @@ are the dashboards' to compute (`rate()`, `histogram_quantile()`), over the inte
 
 Routing runs in Spark tasks; each task's counts reach the driver in its summary row, collected into the
 query's observed metrics (`observe`) and summed here from each micro-batch's progress; latencies travel as
-counts per bucket (spark/latency.py). The ingest counts in the driver directly. One JSON log line per batch
+counts per bucket (spark/latency.py). A real-time task also reports its row as it runs (spark/live.py):
+those counts are taken as they come, and the interval's row adds what they did not. The ingest counts in
+the driver directly. One JSON log line per batch
 carries the batch's figures, with how many tasks ran and how much they overlapped (`parallelism`: task
 time over the batch's task span; 2.0 means two tasks side by side all along).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -27,6 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from bridge_job.spark import latency
+from bridge_job.spark.live import STATES, LiveCounts
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Journalled
@@ -73,6 +77,7 @@ class BatchFigures:
     # Journal record written -> written to its topic, per routed record: counts per bucket, and their sum.
     latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)
     latency_seconds: float = field(default=0.0, compare=False)
+    rows: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
 
     @property
     def failures(self) -> int:
@@ -92,37 +97,51 @@ def journal_lag(end_offset: str | None, latest_offset: str | None) -> int:
     return sum(max(int(latest[p]) - int(end.get(p, 0)), 0) for p in latest)
 
 
-def figures_from_progress(progress: Any) -> BatchFigures:
-    observed = (progress.observedMetrics or {}).get(OBSERVATION)
-    # The tasks' summary rows, as PySpark parses them from the progress JSON: dicts.
-    tasks: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
+def task_rows(progress: Any, observation: str) -> list[dict[str, Any]]:
+    """The tasks' summary rows of a batch, as PySpark parses them from the progress JSON: dicts."""
+    observed = (progress.observedMetrics or {}).get(observation)
+    return (observed["tasks"] if observed is not None else None) or []
+
+
+def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
+    """The egress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
     def total(name: str) -> int:
-        return sum(int(task[name] or 0) for task in tasks)
+        return sum(int(task.get(name) or 0) for task in tasks)
 
     routed = total("published") + total("dead_lettered") + total("skipped")
     task_ms = total("ended_ms") - total("started_ms")
-    span_ms = max((t["ended_ms"] for t in tasks), default=0) - min(
-        (t["started_ms"] for t in tasks), default=0
+    span_ms = max((t.get("ended_ms") or 0 for t in tasks), default=0) - min(
+        (t.get("started_ms") or 0 for t in tasks), default=0
     )
-    source = progress.sources[0] if progress.sources else None
     return BatchFigures(
-        batch_id=int(progress.batchId),
+        batch_id=0,
         input_records=total("records"),
         published=total("published"),
         dead_lettered=total("dead_lettered"),
         skipped=total("skipped"),
         latency_avg_seconds=(total("routing_ns") / routed / 1e9) if routed else 0.0,
-        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
-        journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
+        duration_seconds=0.0,
+        journal_lag=0,
         duplicates=total("duplicates"),
         loops=total("loops"),
         markers=total("markers"),
         tasks=len(tasks),
         parallelism=round(task_ms / max(span_ms, 1), 2),
-        phases_ms=dict(progress.durationMs or {}),
         latency_buckets=buckets_of(tasks, "latency_buckets"),
-        latency_seconds=sum(int(task.get("latency_ms") or 0) for task in tasks) / 1000,
+        latency_seconds=total("latency_ms") / 1000,
+        rows=[dict(task) for task in tasks],
+    )
+
+
+def figures_from_progress(progress: Any) -> BatchFigures:
+    source = progress.sources[0] if progress.sources else None
+    return dataclasses.replace(
+        egress_figures(task_rows(progress, OBSERVATION)),
+        batch_id=int(progress.batchId),
+        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
+        phases_ms=dict(progress.durationMs or {}),
     )
 
 
@@ -149,6 +168,7 @@ class IngressFigures:
     tasks: int = 0
     retries: int = 0  # sends of a range after a JMS failure
     latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)  # per record
+    rows: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
 
 
 def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str, int]:
@@ -159,29 +179,37 @@ def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str
     return {p: max(int(latest[p]) - int(end.get(p, latest[p])), 0) for p in latest}
 
 
-def ingress_figures(progress: Any) -> IngressFigures:
-    observed = (progress.observedMetrics or {}).get(INGRESS_OBSERVATION)
-    tasks: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
+def ingress_task_figures(tasks: Sequence[Mapping[str, Any]]) -> IngressFigures:
+    """The ingress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
     def total(name: str) -> int:
-        return sum(int(task[name] or 0) for task in tasks)
+        return sum(int(task.get(name) or 0) for task in tasks)
 
     sent = total("sent")
-    source = progress.sources[0] if progress.sources else None
     return IngressFigures(
-        batch_id=int(progress.batchId),
+        batch_id=0,
         records=total("records"),
         sent=sent,
         dead_lettered=total("dead_lettered"),
         skipped=total("skipped"),
         loops=total("loops"),
         latency_avg_seconds=total("latency_ms") / sent / 1000 if sent else 0.0,
-        latency_max_seconds=max((int(t["max_latency_ms"] or 0) for t in tasks), default=0) / 1000,
-        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
-        lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
+        latency_max_seconds=max((int(t.get("max_latency_ms") or 0) for t in tasks), default=0) / 1000,
+        duration_seconds=0.0,
         tasks=len(tasks),
         retries=total("retries"),
         latency_buckets=buckets_of(tasks, "latency_buckets"),
+        rows=[dict(task) for task in tasks],
+    )
+
+
+def ingress_figures(progress: Any) -> IngressFigures:
+    source = progress.sources[0] if progress.sources else None
+    return dataclasses.replace(
+        ingress_task_figures(task_rows(progress, INGRESS_OBSERVATION)),
+        batch_id=int(progress.batchId),
+        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
     )
 
 
@@ -251,6 +279,31 @@ class Role:
             transitions.add_metric([self.bridge_id], float(leadership.transitions))
         yield active
         yield transitions
+
+
+class TaskStates:
+    """Each running real-time task's state as it last reported it (spark/live.py), read when Prometheus
+    asks: one series per state, 1 for the task's."""
+
+    def __init__(self, bridge_id: str, live: LiveCounts, registry: CollectorRegistry) -> None:
+        self.bridge_id = bridge_id
+        self.live = live
+        registry.register(self)
+
+    def describe(self) -> Iterator[Metric]:
+        return self.collect()
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "jmsbridge_task_state",
+            "A running real-time task's state: moving (records moved in its last second), idle (caught "
+            "up) or waiting (an outage); its task is its partition (topic:partition) or NATS route",
+            labels=["bridge", "query", "task", "state"],
+        )
+        for (query, task), now in sorted(self.live.states().items()):
+            for state in STATES:
+                family.add_metric([self.bridge_id, query, task, state], 1.0 if state == now else 0.0)
+        yield family
 
 
 class Metrics:
@@ -357,6 +410,8 @@ class Metrics:
             "When the query last finished a micro-batch or interval (Unix time)",
             ("query",),
         )
+        self.live = LiveCounts()  # what the running tasks' reports counted (spark/live.py)
+        self.task_state = TaskStates(bridge_id, self.live, registry)
 
     live_lag = False  # real-time mode: the lag gauges are read live (supervision/lag.py), not per batch
 
@@ -400,7 +455,21 @@ class Metrics:
         self.query_tasks.labels(self.bridge_id, query).set(tasks)
         self.query_progress.labels(self.bridge_id, query).set(time.time())
 
-    def record_batch(self, figures: BatchFigures) -> None:
+    def record_live(self, report: Mapping[str, Any]) -> None:
+        """A running task's row as it stands (spark/live.py): what it adds to what was counted of it."""
+        query = str(report["query"])
+        name, started_ms, state = str(report["name"]), int(report["started_ms"]), str(report["state"])
+        added = self.live.report(query, name, started_ms, report["row"], state)
+        if added is None:
+            return  # late: its interval's row came already
+        if query == "egress":
+            self._count_egress(egress_figures([added]))
+        elif query == "ingress":
+            self._count_ingress(ingress_task_figures([added]))
+        elif query == "nats":
+            self._count_nats([added])
+
+    def _count_egress(self, figures: BatchFigures) -> None:
         b = self.bridge_id
         self.journal_records.labels(b).inc(figures.input_records)
         for outcome, count in (
@@ -415,16 +484,21 @@ class Metrics:
         self.egress_latency.add([b], figures.latency_buckets, figures.latency_seconds)
         self.duplicates.labels(b).inc(figures.duplicates)
         self.epochs.labels(b).inc(figures.markers)
+
+    def record_batch(self, figures: BatchFigures) -> None:
+        """A finished batch (interval): its counts, less what its tasks' live reports counted."""
+        b = self.bridge_id
+        self._count_egress(egress_figures(self.live.finish("egress", figures.rows)))
         if not self.live_lag:
             self.journal_lag.labels(b).set(figures.journal_lag)
         self.batches.labels(b).inc()
         self._progressed("egress", figures.tasks)
         if figures.input_records:
             logged = asdict(figures) | {"throughput": round(figures.throughput, 1)}
-            del logged["latency_buckets"], logged["latency_seconds"]
+            del logged["latency_buckets"], logged["latency_seconds"], logged["rows"]
             log.info("batch %s", json.dumps(logged))
 
-    def record_ingress_batch(self, figures: IngressFigures) -> None:
+    def _count_ingress(self, figures: IngressFigures) -> None:
         b = self.bridge_id
         for outcome, count in (
             ("sent", figures.sent),
@@ -435,25 +509,34 @@ class Metrics:
             self.ingress.labels(b, outcome).inc(count)
         self.ingress_retries.labels(b).inc(figures.retries)
         self.ingress_latency.add([b], figures.latency_buckets, figures.latency_avg_seconds * figures.sent)
+
+    def record_ingress_batch(self, figures: IngressFigures) -> None:
+        """A finished batch (interval): its counts, less what its tasks' live reports counted."""
+        b = self.bridge_id
+        self._count_ingress(ingress_task_figures(self.live.finish("ingress", figures.rows)))
         for where, lag in figures.lag.items() if not self.live_lag else ():
             topic, _, partition = where.rpartition(":")
             self.ingress_lag.labels(b, topic, partition).set(lag)
         self._progressed("ingress", figures.tasks)
         if figures.records:
             logged = asdict(figures)
-            del logged["latency_buckets"]
+            del logged["latency_buckets"], logged["rows"]
             log.info("ingress batch %s", json.dumps(logged))
 
-    def record_nats_interval(self, progress: Any) -> None:
-        """The rows of a NATS task (one per route) of a finished interval."""
-        observed = (progress.observedMetrics or {}).get(NATS_OBSERVATION)
-        rows: list[dict[str, Any]] = (observed["tasks"] if observed is not None else None) or []
+    def _count_nats(self, rows: Sequence[Mapping[str, Any]]) -> None:
         for row in rows:
             route = str(row["route"])
             for outcome in NATS_OUTCOMES:
-                self.nats.labels(self.bridge_id, route, outcome).inc(int(row[outcome] or 0))
-            took = int(row["round_trip_ms"] or 0) / 1000
+                self.nats.labels(self.bridge_id, route, outcome).inc(int(row.get(outcome) or 0))
+            took = int(row.get("round_trip_ms") or 0) / 1000
             self.nats_round_trip.add([self.bridge_id, route], buckets_of([row], "round_trip_buckets"), took)
+
+    def record_nats_interval(self, progress: Any) -> None:
+        """The rows of a NATS task (one per route) of a finished interval, less what its live reports
+        counted."""
+        rows = task_rows(progress, NATS_OBSERVATION)
+        self._count_nats(self.live.finish("nats", rows))
+        for row in rows:
             if int(row["received"] or 0) or int(row["timeouts"] or 0) or int(row["unknown_replies"] or 0):
                 log.info("nats interval %s", json.dumps({k: row[k] for k in ("route", *NATS_OUTCOMES)}))
         self._progressed("nats", 1 if rows else 0)

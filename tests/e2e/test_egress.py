@@ -35,19 +35,23 @@ def queue(name: str) -> Destination:
     return Destination(DestinationKind.QUEUE, name)
 
 
-def metric(port: int, bridge: str, outcome: str) -> float | None:
-    """`jmsbridge_routed_messages_total` from the job's Prometheus endpoint, scraped over HTTP."""
+def metric(
+    port: int, bridge: str, outcome: str, name: str = "jmsbridge_routed_messages_total"
+) -> float | None:
+    """A sample of the job's Prometheus endpoint, scraped over HTTP: by default the messages routed with
+    `outcome`."""
+    return sample(port, name, {"bridge": bridge, "outcome": outcome})
+
+
+def sample(port: int, name: str, labels: dict[str, str]) -> float | None:
     from prometheus_client.parser import text_string_to_metric_families
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         text = response.read().decode()
     for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "jmsbridge_routed_messages_total" and sample.labels == {
-                "bridge": bridge,
-                "outcome": outcome,
-            }:
-                return float(sample.value)
+        for found in family.samples:
+            if found.name == name and found.labels == labels:
+                return float(found.value)
     return None
 
 
@@ -127,12 +131,14 @@ def test_routes_keys_and_typed_headers(activemq: ActiveMqBroker, kafka: KafkaBro
 def test_skip_and_dead_letter_policies_and_route_reload(
     activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
+    """Also: the metrics count while the task runs (its interval outlasts the test: spark/live.py)."""
     n = uuid.uuid4().hex[:8]
     source, topic, dlq, later = f"policy.{n}", f"keyed-{n}", f"dlq-{n}", f"later-{n}"
     kafka.create_topics(topic, dlq, later)
     bridge = bridge_document(
         f"pol-{n}", activemq, kafka, [{"queue": source}],
         routing={"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"},
+        spark={"taskIntervalSeconds": 3600},
     )  # fmt: skip
     routes_file = tmp_path / "routes.yaml"
     keyed = route_document(
@@ -175,6 +181,9 @@ def test_skip_and_dead_letter_policies_and_route_reload(
             30,
             "routing counts on the Prometheus endpoint",
         )
+        assert " batch {" not in job.log()  # no interval has ended: the counts came live
+        task = {"bridge": f"pol-{n}", "query": "egress", "task": "0", "state": "idle"}
+        wait_until(lambda: sample(job.metrics_port, "jmsbridge_task_state", task) == 1, 30, "an idle task")
 
         # A route added while the job runs takes effect without a restart.
         catch_all = route_document("later", f"pol-{n}", later, order=50)

@@ -12,6 +12,7 @@ from the environment the operator fills from `spec.nats.credsSecretRef`.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import urllib.request
 import uuid
@@ -193,6 +194,10 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
         what="1,000 round trips in jmsbridge_nats_round_trip_seconds",
     )
     assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
+    # Counted as the task ran (spark/live.py) and again by the rows of its intervals: once all the same.
+    wait_until(lambda: logged_replies(bridge.job) == 1000, 60, "the intervals' rows of the 1,000 replies")
+    assert served(port, "jmsbridge_nats_messages_total", requests | {"outcome": "replies"}) == 1000
+    assert served(port, "jmsbridge_nats_round_trip_seconds_count", requests) == 1000
     job = {"bridge": f"nats-{n}"}
     for system in ("jms", "kafka", "nats"):  # what its health report says, as gauges
         assert served(port, "jmsbridge_connected", job | {"system": system}) == 1, system
@@ -204,6 +209,14 @@ def test_nats_requesters_get_their_answers_from_a_jms_service(
         assert first["jms.count"] == str(who)  # a property, int on the JMS side and back
         assert "count=int" in first["jmsbridge.types"]
         assert first["jms.NatsSubject"] == f"svc.{n}.orders"
+
+
+def logged_replies(job: BridgeJob) -> int:
+    """The replies of the `requests` route in the job's `nats interval` lines (each interval's rows,
+    logged when it ends)."""
+    lines = [line.partition("nats interval ")[2] for line in job.log().splitlines()]
+    rows = [json.loads(line) for line in lines if line]
+    return sum(int(row["replies"]) for row in rows if row["route"] == "requests")
 
 
 def test_a_request_no_jms_service_answers_gets_a_timeout_status(bridge: NatsBridge) -> None:

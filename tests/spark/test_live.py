@@ -1,0 +1,112 @@
+"""Live figures of real-time tasks (spark/live.py): a task's reports over real UDP to the driver, counted
+once with its interval's row, and its state.
+
+The end to end view, a real job's metrics before its interval ends: tests/e2e/test_egress.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bridge_job.outages import Outage
+from bridge_job.spark.latency import count_latency, no_latencies
+from bridge_job.spark.live import STALE_SECONDS, LiveCounts, LiveReceiver, Row, difference, reporting
+from bridge_job.supervision.telemetry import Metrics, egress_figures
+from jmsbridge.local import wait_until
+
+
+def egress_row(started_ms: int, published: int, *latencies_ms: int) -> Row:
+    buckets = no_latencies()
+    for took in latencies_ms:
+        count_latency(buckets, took)
+    return {
+        "partition": 0,
+        "start": 10,
+        "end": 10 + published,
+        "records": published,
+        "published": published,
+        "started_ms": started_ms,
+        "replayed": False,
+        "latency_ms": sum(latencies_ms),
+        "latency_buckets": buckets,
+    }
+
+
+def test_a_difference_takes_counts_and_buckets_and_keeps_the_rest() -> None:
+    before, now = egress_row(5, 2, 3, 300), egress_row(5, 5, 3, 300, 4, 4, 9)
+    added = difference(now, before)
+    assert (added["published"], added["latency_ms"], added["started_ms"], added["end"]) == (3, 17, 5, 15)
+    assert added["replayed"] is False and sum(added["latency_buckets"]) == 3
+    assert difference(now, None) == now
+
+
+def test_reports_count_as_they_come_and_the_intervals_row_adds_only_the_rest() -> None:
+    book = LiveCounts()
+    assert book.report("egress", "0", 100, egress_row(100, 2), "moving") == egress_row(100, 2)
+    added = book.report("egress", "0", 100, egress_row(100, 7), "moving")
+    assert added is not None and added["published"] == 5
+    # The partition's next task (started later) reports before this one's row is in: counted apart.
+    assert book.report("egress", "0", 200, egress_row(200, 1), "moving") is not None
+    [rest] = book.finish("egress", [egress_row(100, 9)])
+    assert rest["published"] == 2  # 7 reported, 9 in the row
+    assert book.report("egress", "0", 100, egress_row(100, 9), "idle") is None  # late: not again
+    [rest] = book.finish("egress", [egress_row(200, 4)])
+    assert rest["published"] == 3
+
+
+def test_a_failed_attempts_reports_stay_counted_and_its_retry_counts_apart() -> None:
+    book = LiveCounts()
+    book.report("ingress", "orders:0", 100, {"topic": "orders", "partition": 0, "sent": 3}, "moving")
+    retried = {"topic": "orders", "partition": 0, "sent": 5, "started_ms": 150}
+    assert book.finish("ingress", [retried]) == [retried]  # the retry never reported: all of it
+    assert (
+        book.report("ingress", "orders:0", 100, {"topic": "orders", "partition": 0, "sent": 4}, "x") is None
+    )
+
+
+def test_a_task_not_heard_from_for_a_while_has_no_state() -> None:
+    now = [0.0]
+    book = LiveCounts(clock=lambda: now[0])
+    book.report("nats", "requests", 1, {"route": "requests"}, "waiting")
+    assert book.states() == {("nats", "requests"): "waiting"}
+    now[0] += STALE_SECONDS
+    assert book.states() == {}
+
+
+def test_a_task_reports_over_udp_while_it_runs_and_says_when_it_waits_out_an_outage() -> None:
+    received: list[Mapping[str, Any]] = []
+    receiver = LiveReceiver(received.append, host="127.0.0.1")
+    row = egress_row(100, 0)
+    try:
+        with reporting(f"localhost:{receiver.port}", "egress", 100, lambda: {"0": dict(row)}):
+            row["published"] = 3
+            wait_until(lambda: any(r["row"]["published"] == 3 for r in received), 30, "a report")
+            last = {k: v for k, v in received[-1].items() if k != "row"}
+            assert last == {"query": "egress", "name": "0", "started_ms": 100, "state": "moving"}
+            outage = Outage("Kafka: asking for the end of journal/0", 300)
+            outage.failed("connection refused")
+            row["published"] = 4
+            wait_until(lambda: received[-1]["state"] == "waiting", 30, "a report while waiting")
+            outage.clear()
+        count = len(received)
+    finally:
+        receiver.stop()
+    assert len(received) == count  # the task ended: no more reports
+
+
+def test_metrics_count_each_record_once_whether_it_came_live_or_with_the_row() -> None:
+    metrics = Metrics("orders")
+    value = metrics.registry.get_sample_value
+    published = {"bridge": "orders", "outcome": "published"}
+    metrics.record_live({"query": "egress", "name": "0", "started_ms": 100, "state": "moving",
+                         "row": egress_row(100, 2, 4, 4)})  # fmt: skip
+    assert value("jmsbridge_routed_messages_total", published) == 2
+    assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 2
+    task = {"bridge": "orders", "query": "egress", "task": "0"}
+    assert value("jmsbridge_task_state", task | {"state": "moving"}) == 1
+    assert value("jmsbridge_task_state", task | {"state": "idle"}) == 0
+    metrics.record_batch(egress_figures([egress_row(100, 3, 4, 4, 700)]))
+    assert value("jmsbridge_routed_messages_total", published) == 3
+    assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 3
+    assert value("jmsbridge_egress_latency_seconds_sum", {"bridge": "orders"}) == 0.708

@@ -226,17 +226,24 @@ class NatsService:
         with self._subscriptions_lock:
             if self.draining:
                 return
-            for subscribed in wanted - set(self._subscriptions):
+            added, removed = (
+                sorted(wanted - set(self._subscriptions)),
+                sorted(set(self._subscriptions) - wanted),
+            )
+            for subscribed in added:
                 subject, group = subscribed
                 self._subscriptions[subscribed] = self.nats.subscribe(subject, group, self._queue(subscribed))
-                log.info("subscribed to NATS subject %s (queue group %s)", subject, group)
-            for subscribed in set(self._subscriptions) - wanted:
+            for subscribed in removed:
                 self.nats.unsubscribe(self._subscriptions.pop(subscribed))
-                log.info("unsubscribed from NATS subject %s (queue group %s)", *subscribed)
             # The server has the subscriptions once a ping after them is answered; nats-py may send its
-            # flush's ping ahead of a subscription still queued, so twice.
+            # flush's ping ahead of a subscription still queued, so twice. Logged once true: a requester
+            # who read a line may ask.
             self.nats.flush()
             self.nats.flush()
+            for subscribed in added:
+                log.info("subscribed to NATS subject %s (queue group %s)", *subscribed)
+            for subscribed in removed:
+                log.info("unsubscribed from NATS subject %s (queue group %s)", *subscribed)
             self._followed = config
 
     def _queue(self, subscribed: Subscribed) -> Callable[[NatsMessage], None]:

@@ -137,7 +137,8 @@ def bridge(
         files, work, metrics_port=free_port(), env={ENV_NATS_CREDS: account.creds("bridge")}
     ).start()
     try:
-        job.wait_log("subscribed to NATS subject env.", timeout=180)
+        # Logged once the server has all of the service's subscriptions (nats_to_jms/service.py).
+        job.wait_log("subscribed to NATS subject", timeout=180)
         yield NatsBridge(job, server, n, account.creds("client"))
     finally:
         job.stop()

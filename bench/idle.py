@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cpu import CpuSampler, Root
 from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, local_brokers, notes
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, free_port
 from tests.support.harness import route_document, to_jms_route, write_yaml
 
 note = notes("idle")
@@ -52,7 +52,8 @@ def idle_job(
     ]
     work.mkdir(parents=True, exist_ok=True)
     files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", *routes)]
-    job = BridgeJob(files, work).start()
+    # `--metrics`: served as in a cluster (`telemetry.port`): the lag is read and the tasks report live.
+    job = BridgeJob(files, work, metrics_port=free_port() if args.metrics else 0).start()
     try:
         job.wait_running(timeout=300)
         time.sleep(args.settle_seconds)  # a benchmark's fixed warm-up, not a test's wait
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument(
         "--task-interval-seconds", type=int, help="realTime: spark.taskIntervalSeconds (the bridge's default)"
     )
+    parser.add_argument("--metrics", action="store_true", help="serve the job's metrics, as in a cluster")
     args = parser.parse_args()
     stdout, sys.stdout = sys.stdout, sys.stderr
     with local_brokers(note) as (activemq, kafka, work):
@@ -92,6 +94,7 @@ def main() -> None:
         "seconds": args.seconds,
         "settle_seconds": args.settle_seconds,
         "task_interval_seconds": args.task_interval_seconds or TASK_INTERVAL_SECONDS,
+        "metrics_served": args.metrics,
         "cpu_count": os.cpu_count(),
         "real_time": real_time,
         "micro_batch": micro_batch,

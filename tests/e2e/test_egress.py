@@ -35,15 +35,13 @@ def queue(name: str) -> Destination:
     return Destination(DestinationKind.QUEUE, name)
 
 
-def metric(
-    port: int, bridge: str, outcome: str, name: str = "jmsbridge_routed_messages_total"
-) -> float | None:
-    """A sample of the job's Prometheus endpoint, scraped over HTTP: by default the messages routed with
-    `outcome`."""
-    return sample(port, name, {"bridge": bridge, "outcome": outcome})
+def metric(port: int, bridge: str, outcome: str) -> float | None:
+    """`jmsbridge_routed_messages_total` from the job's Prometheus endpoint."""
+    return sample(port, "jmsbridge_routed_messages_total", {"bridge": bridge, "outcome": outcome})
 
 
 def sample(port: int, name: str, labels: dict[str, str]) -> float | None:
+    """A sample of the job's Prometheus endpoint, scraped over HTTP."""
     from prometheus_client.parser import text_string_to_metric_families
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:

@@ -109,13 +109,33 @@ class LiveCounts:
             return {task: state for task, (state, at) in self._states.items() if now - at < STALE_SECONDS}
 
 
+def bound(host: str) -> socket.socket:
+    """A UDP socket on a free port of `host`; for every address (""), IPv6 and IPv4 alike where the
+    host has IPv6 (one dual-stack socket), IPv4 only where it has not."""
+    if not host and socket.has_ipv6:
+        try:
+            dual = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        except OSError:  # IPv6 turned off in the kernel
+            pass
+        else:
+            try:
+                dual.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+                dual.bind(("::", 0))
+                return dual
+            except OSError:
+                dual.close()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    single = socket.socket(family, socket.SOCK_DGRAM)
+    single.bind((host or "0.0.0.0", 0))
+    return single
+
+
 class LiveReceiver:
     """The driver's end: reports in, handed to `on_report`, on a port of its own (any free one)."""
 
-    def __init__(self, on_report: Callable[[Row], None], host: str = "0.0.0.0") -> None:
+    def __init__(self, on_report: Callable[[Row], None], host: str = "") -> None:
         self._on_report = on_report
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.bind((host, 0))
+        self._socket = bound(host)
         self._socket.settimeout(0.5)  # how soon `stop` is seen
         self.port = int(self._socket.getsockname()[1])
         self._stopping = threading.Event()
@@ -149,9 +169,11 @@ class LiveReporter:
         self, address: str, query: str, started_ms: int, rows: Callable[[], Mapping[str, Row]]
     ) -> None:
         host, _, port = address.rpartition(":")
-        self._to = (socket.gethostbyname(host), int(port))
+        found = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_DGRAM)
+        family, _, _, _, to = found[0]  # the driver's host: a name, an IPv4 or an IPv6 address
+        self._to: tuple[Any, ...] = to
         self._query, self._started_ms, self._rows = query, started_ms, rows
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket = socket.socket(family, socket.SOCK_DGRAM)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="live-report", daemon=True)
         self._thread.start()

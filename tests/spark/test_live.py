@@ -6,9 +6,12 @@ The end to end view, a real job's metrics before its interval ends: tests/e2e/te
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Mapping
 from typing import Any
+
+import pytest
 
 from bridge_job.outages import Outage
 from bridge_job.spark.latency import count_latency, no_latencies
@@ -77,10 +80,10 @@ def test_a_task_not_heard_from_for_a_while_has_no_state() -> None:
 
 def test_a_task_reports_over_udp_while_it_runs_and_says_when_it_waits_out_an_outage() -> None:
     received: list[Mapping[str, Any]] = []
-    receiver = LiveReceiver(received.append, host="127.0.0.1")
+    receiver = LiveReceiver(received.append)  # every address, both families where there is IPv6
     row = egress_row(100, 0)
     try:
-        with reporting(f"localhost:{receiver.port}", "egress", 100, lambda: {"0": dict(row)}):
+        with reporting(f"127.0.0.1:{receiver.port}", "egress", 100, lambda: {"0": dict(row)}):
             row["published"] = 3
             wait_until(lambda: any(r["row"]["published"] == 3 for r in received), 30, "a report")
             last = {k: v for k, v in received[-1].items() if k != "row"}
@@ -110,3 +113,25 @@ def test_metrics_count_each_record_once_whether_it_came_live_or_with_the_row() -
     assert value("jmsbridge_routed_messages_total", published) == 3
     assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 3
     assert value("jmsbridge_egress_latency_seconds_sum", {"bridge": "orders"}) == 0.708
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def test_the_receiver_takes_reports_over_ipv6_where_the_host_has_it() -> None:
+    if not socket.has_ipv6 or not ipv6_loopback():
+        pytest.skip("no IPv6 loopback on this host")
+    received: list[Mapping[str, Any]] = []
+    receiver = LiveReceiver(received.append)
+    try:
+        with reporting(f"[::1]:{receiver.port}", "nats", 7, lambda: {"requests": {"route": "requests"}}):
+            wait_until(lambda: bool(received), 30, "a report over IPv6")
+    finally:
+        receiver.stop()
+    assert received[0]["name"] == "requests"

@@ -17,6 +17,7 @@ time over the batch's task span; 2.0 means two tasks side by side all along).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import logging
@@ -77,7 +78,7 @@ class BatchFigures:
     # Journal record written -> written to its topic, per routed record: counts per bucket, and their sum.
     latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)
     latency_seconds: float = field(default=0.0, compare=False)
-    rows: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
+    rows: list[Mapping[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
 
     @property
     def failures(self) -> int:
@@ -103,11 +104,15 @@ def task_rows(progress: Any, observation: str) -> list[dict[str, Any]]:
     return (observed["tasks"] if observed is not None else None) or []
 
 
+def summed(rows: Sequence[Mapping[str, Any]], name: str) -> int:
+    """A count over the tasks' rows (0 where a row has none)."""
+    return sum(int(row.get(name) or 0) for row in rows)
+
+
 def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
     """The egress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
-    def total(name: str) -> int:
-        return sum(int(task.get(name) or 0) for task in tasks)
+    total = functools.partial(summed, tasks)
 
     routed = total("published") + total("dead_lettered") + total("skipped")
     task_ms = total("ended_ms") - total("started_ms")
@@ -130,7 +135,7 @@ def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
         parallelism=round(task_ms / max(span_ms, 1), 2),
         latency_buckets=buckets_of(tasks, "latency_buckets"),
         latency_seconds=total("latency_ms") / 1000,
-        rows=[dict(task) for task in tasks],
+        rows=list(tasks),
     )
 
 
@@ -168,7 +173,7 @@ class IngressFigures:
     tasks: int = 0
     retries: int = 0  # sends of a range after a JMS failure
     latency_buckets: list[int] = field(default_factory=latency.no_latencies, compare=False)  # per record
-    rows: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
+    rows: list[Mapping[str, Any]] = field(default_factory=list, compare=False, repr=False)  # the tasks' rows
 
 
 def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str, int]:
@@ -182,8 +187,7 @@ def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str
 def ingress_task_figures(tasks: Sequence[Mapping[str, Any]]) -> IngressFigures:
     """The ingress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
-    def total(name: str) -> int:
-        return sum(int(task.get(name) or 0) for task in tasks)
+    total = functools.partial(summed, tasks)
 
     sent = total("sent")
     return IngressFigures(
@@ -199,7 +203,7 @@ def ingress_task_figures(tasks: Sequence[Mapping[str, Any]]) -> IngressFigures:
         tasks=len(tasks),
         retries=total("retries"),
         latency_buckets=buckets_of(tasks, "latency_buckets"),
-        rows=[dict(task) for task in tasks],
+        rows=list(tasks),
     )
 
 
@@ -494,7 +498,8 @@ class Metrics:
         self.batches.labels(b).inc()
         self._progressed("egress", figures.tasks)
         if figures.input_records:
-            logged = asdict(figures) | {"throughput": round(figures.throughput, 1)}
+            without_rows = dataclasses.replace(figures, rows=[])  # the rows are not copied to be dropped
+            logged = asdict(without_rows) | {"throughput": round(figures.throughput, 1)}
             del logged["latency_buckets"], logged["latency_seconds"], logged["rows"]
             log.info("batch %s", json.dumps(logged))
 
@@ -519,7 +524,7 @@ class Metrics:
             self.ingress_lag.labels(b, topic, partition).set(lag)
         self._progressed("ingress", figures.tasks)
         if figures.records:
-            logged = asdict(figures)
+            logged = asdict(dataclasses.replace(figures, rows=[]))  # the rows are not copied to be dropped
             del logged["latency_buckets"], logged["rows"]
             log.info("ingress batch %s", json.dumps(logged))
 

@@ -8,6 +8,7 @@ from which kmock's discovery endpoints (`/api/v1`, `/apis/{group}/{version}`) ar
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -34,7 +35,7 @@ class ResourceType:
     printer_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False)
     schema: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
 
-    @property
+    @functools.cached_property  # asked for on every request; kmock makes it slowly
     def key(self) -> kmock.resource:
         return kmock.resource(self.group, self.version, self.plural)
 

@@ -12,12 +12,12 @@ from bridge_job.config.schema import (
     JOB_IMAGE,
     NAME_PATTERN,
     NATS_URL_PATTERN,
+    BeanValue,
     CamelModel,
     Delivery,
     DestinationName,
     Rule,
     SaslMechanism,
-    ScalarValue,
     SecurityProtocol,
     SoftFailurePolicy,
     TopicName,
@@ -46,9 +46,9 @@ class ConnectionFactorySpec(CamelModel):
     class_name: Annotated[str, Field(pattern=r"^[A-Za-z_$][A-Za-z0-9_$.]*$")]
     """The provider's javax.jms.ConnectionFactory class, e.g.
     org.apache.activemq.ActiveMQConnectionFactory; its jars must be on the job's JMS classpath."""
-    properties: dict[str, ScalarValue] = Field(default_factory=dict)
+    properties: Annotated[dict[str, BeanValue], Field(max_length=128)] = Field(default_factory=dict)
     """Bean properties set on the factory through their setters (brokerURL, hostName, port,
-    queueManager...); credentials go in credentialsSecretRef."""
+    queueManager...), each an integer or a text ("true", "0.5"); credentials go in credentialsSecretRef."""
 
 
 class JndiSpec(CamelModel):
@@ -625,10 +625,20 @@ _ALLOWED = (
 _SWITCH = "or set spec.security.allowInlineCredentials"
 _NO_SECRET_KEY = f"!k.matches('{SECRET_KEY_RE2}')"
 _NO_USER_INFO = "!{}.matches('" + USER_INFO_RE2 + "')"
-# What the operator refuses as CredentialsInSpec (validation.py), where CEL can see it: the keys and values
-# of the Kafka properties and the JNDI environment, the bootstrap servers, the JNDI provider URL. The
-# connection factory's properties are not typed for CEL (any scalar), so the operator alone checks them.
+# What the operator refuses as CredentialsInSpec (validation.py), as CEL can see it: the keys and values of
+# the connection factory's properties, the Kafka properties and the JNDI environment, the bootstrap
+# servers, the JNDI provider URL. A factory property is an integer or a string (`dyn` to CEL): only a
+# string is matched.
+_FACTORY_PROPERTY = "self.jms.connectionFactory.properties[k]"
 CREDENTIAL_RULES = (
+    Rule(
+        f"{_ALLOWED} || !has(self.jms.connectionFactory) || !has(self.jms.connectionFactory.properties) || "
+        f"self.jms.connectionFactory.properties.all(k, {_NO_SECRET_KEY} && (type({_FACTORY_PROPERTY}) != "
+        f"string || {_NO_USER_INFO.format(f'string({_FACTORY_PROPERTY})')}))",
+        "a credential in spec.jms.connectionFactory.properties (a password-like key or user:password@ in a "
+        f"URL): put it in the Secret named by spec.jms.credentialsSecretRef, {_SWITCH}",
+        "jms",
+    ),
     Rule(
         f"{_ALLOWED} || !has(self.kafka.properties) || self.kafka.properties.all(k, {_NO_SECRET_KEY} && "
         f"{_NO_USER_INFO.format('self.kafka.properties[k]')})",

@@ -7,7 +7,7 @@ import enum
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from pydantic.alias_generators import to_camel
 
 from bridge_job import __version__
@@ -81,6 +81,22 @@ Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
 
 
 ScalarValue = str | int | float | bool
+
+
+def _integer_or_text(value: Any) -> Any:
+    if isinstance(value, bool | float):
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        raise ValueError(
+            f'an integer or a string: write {value!r} as "{text}" (the job converts the text to the type '
+            "the setter takes)"
+        )
+    return value
+
+
+# A connection factory's bean property: an integer or a text, which the job converts to the setter's type
+# (jms/factories.py). The CRD types it as `x-kubernetes-int-or-string`, the one union of scalars CEL sees
+# (so that its rules can refuse a password in a URL); a boolean or a decimal is written as text.
+BeanValue = Annotated[StrictInt | Annotated[str, Field(max_length=4096)], BeforeValidator(_integer_or_text)]
 
 
 def exactly_one(model: BaseModel, first: str, second: str) -> None:

@@ -4,7 +4,7 @@ Two ways, as `JmsSpec` allows:
 
 - `connectionFactory`: a class name and bean properties. The class is instantiated with its public no-arg
   constructor and each property is set through its JavaBean setter (`brokerURL` -> `setBrokerURL`). The
-  value from YAML (text, number or boolean) is coerced to the setter's parameter type: `"5000"` becomes
+  value (an integer or text) is coerced to the setter's parameter type: `"5000"` becomes
   an `int` for `setSendTimeout(int)`, `"true"` a `boolean`, a name an enum constant. A property without a
   setter, or a value that does not fit, is a `JmsError` naming the class, the property and the expected
   type; values of secret-looking properties (password, ...) never appear in messages.

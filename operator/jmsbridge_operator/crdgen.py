@@ -7,9 +7,10 @@ the status schemas from `jmsbridge_operator.status`. pydantic writes JSON Schema
 - `$ref`/`$defs` are inlined (CRDs allow no references);
 - `anyOf: [X, {type: null}]` (an optional field) becomes X, and a `null` default is dropped: absent means
   unset, and a `nullable` field would let `null` through where the models expect a value;
-- a union of scalars (a JMS property value: string, number or boolean) has no single type, so it becomes
-  `x-kubernetes-preserve-unknown-fields: true` (the one place we need it) and the operator's own
-  validation checks it;
+- an integer or a string (a connection factory's bean property) becomes `x-kubernetes-int-or-string`,
+  which CEL sees (as `dyn`); another union of scalars has no single type, so it would become
+  `x-kubernetes-preserve-unknown-fields: true`, which CEL does not see, and the operator's own
+  validation would check it;
 - `additionalProperties: false` is dropped (forbidden next to `properties`; the API server prunes unknown
   fields anyway), `patternProperties` becomes `additionalProperties` and `propertyNames` is dropped
   (neither exists in CRDs; the key rule moves to the description, and the operator checks it);
@@ -55,6 +56,7 @@ HEADER = (
     "# and operator/jmsbridge_operator/status.py. Do not edit: change the models and regenerate.\n"
 )
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
+INT_OR_STRING = "x-kubernetes-int-or-string"
 
 _LEADING = ("type", "description")
 _DROPPED = frozenset({"title", "propertyNames", "$defs", "discriminator"})
@@ -74,6 +76,9 @@ def _deref(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
             inner = _deref(options[0], defs)
             return {**inner, **result}
         types = sorted({str(o.get("type")) for o in options})
+        if types == ["integer", "string"]:
+            limits = {k: v for o in options for k, v in o.items() if k == "maxLength"}
+            return {**limits, **result, INT_OR_STRING: True}
         kinds = ", ".join(types)
         described = result.get("description", "")
         result["description"] = f"{described} ({kinds})".strip() if described else f"One of: {kinds}."

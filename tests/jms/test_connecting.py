@@ -15,7 +15,7 @@ from tests.brokers import ActiveMqBroker, free_port
 from tests.jms.helpers import ACTIVEMQ_FACTORY, factory_spec, jndi_spec, receive
 
 
-def spec_with(class_name: str, **properties: str | int | float | bool) -> JmsSpec:
+def spec_with(class_name: str, **properties: str | int) -> JmsSpec:
     return JmsSpec(
         connection_factory=ConnectionFactorySpec(class_name=class_name, properties=properties),
         sources=[JmsSource(queue="unused")],
@@ -29,7 +29,7 @@ def test_bean_properties_are_coerced_to_the_setter_types(activemq: ActiveMqBroke
             sendTimeout="5000",  # text -> int
             useAsyncSend="TRUE",  # text -> boolean
             optimizeAcknowledgeTimeOut=250,  # int -> long
-            watchTopicAdvisories=False,
+            watchTopicAdvisories="false",  # a boolean is written as text
             clientIDPrefix=42,  # number -> String
             brokerUrl=activemq.url,  # the setter's own capitalisation is not required
         )

@@ -145,7 +145,8 @@ def strict(schema: Any) -> Any:
 
     The API server silently drops unknown fields of a structural schema; a typo in what we render would
     vanish without an error. So every object with `properties` and no `additionalProperties` or
-    `x-kubernetes-preserve-unknown-fields` gets `additionalProperties: false` here.
+    `x-kubernetes-preserve-unknown-fields` gets `additionalProperties: false` here. A value marked
+    `x-kubernetes-int-or-string` gets the types the API server checks it for.
     """
     if isinstance(schema, list):
         return [strict(item) for item in schema]
@@ -158,6 +159,8 @@ def strict(schema: Any) -> Any:
         and not result.get("x-kubernetes-preserve-unknown-fields")
     ):
         result["additionalProperties"] = False
+    if result.get("x-kubernetes-int-or-string") and "type" not in result:
+        result["type"] = ["integer", "string"]
     return result
 
 

@@ -530,6 +530,18 @@ class CredentialCase:
 
 CREDENTIAL_CASES = [
     CredentialCase(
+        "factory-url-with-user-info",
+        _set("spec.jms.connectionFactory.properties", {"brokerURL": "failover:(tcp://u:p@amq:61616)"}),
+        "spec.jms.connectionFactory.properties.brokerURL",
+        "a credential in spec.jms.connectionFactory.properties",
+    ),
+    CredentialCase(
+        "factory-password-key",
+        _set("spec.jms.connectionFactory.properties", {"brokerURL": "tcp://a:1", "trustStorePassword": "x"}),
+        "spec.jms.connectionFactory.properties.trustStorePassword",
+        "a credential in spec.jms.connectionFactory.properties",
+    ),
+    CredentialCase(
         "kafka-password-key",
         _set("spec.kafka.properties", {"ssl.key.password": "x"}),
         "spec.kafka.properties.ssl.key.password",
@@ -604,12 +616,18 @@ def test_credentials_in_the_spec_are_refused_at_admission_as_by_the_operator(cas
     )
 
 
-def test_what_cel_cannot_see_of_credentials_the_operator_still_refuses() -> None:
-    """The connection factory's properties take any scalar: untyped for CEL, checked by the operator."""
+@pytest.mark.parametrize("value", [True, 0.5])
+def test_a_factory_property_is_an_integer_or_a_string(value: Any) -> None:
+    """The one union of scalars CEL sees (`x-kubernetes-int-or-string`): a boolean or a decimal is text."""
     body = simple_bridge()
-    body["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"] = "tcp://u:p@amq:61616"
-    assert cel_rejections(BRIDGE_CRD, body) == []
-    assert "spec.jms.connectionFactory.properties.brokerURL" in _refused_by_the_operator(body)
+    body["spec"]["jms"]["connectionFactory"]["properties"]["useAsyncSend"] = value
+    where = "spec.jms.connectionFactory.properties.useAsyncSend"
+    assert [e for e in schema_errors(BRIDGE_CRD, body) if e.startswith(where)], "the API server takes it"
+    with pytest.raises(pydantic.ValidationError, match=r"an integer or a string: write .* as \"(true|0\.5)"):
+        JmsBridge.model_validate(body)
+    body["spec"]["jms"]["connectionFactory"]["properties"]["useAsyncSend"] = str(value).lower()
+    assert schema_errors(BRIDGE_CRD, body) == []
+    JmsBridge.model_validate(body)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -164,10 +164,19 @@ def test_defaults_fill_what_the_models_default() -> None:
     assert spec["spark"]["default"] == {}  # so that the nested defaults apply
     assert spec["spark"]["properties"]["executor"]["properties"]["instances"]["default"] == 1
     assert "default" not in spec["kafka"]["properties"]["sasl"]  # optional: absent means unset
-    scalar = spec["jms"]["properties"]["connectionFactory"]["properties"]["properties"][
-        "additionalProperties"
-    ]
-    assert scalar["x-kubernetes-preserve-unknown-fields"] is True
+    bean = spec["jms"]["properties"]["connectionFactory"]["properties"]["properties"]["additionalProperties"]
+    assert bean == {"maxLength": 4096, "x-kubernetes-int-or-string": True}  # no type: CEL sees it as dyn
+
+
+def test_a_union_of_scalars_is_int_or_string_or_kept_untyped() -> None:
+    union = {"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 8}], "description": "d"}
+    int_or_string = {"description": "d", "maxLength": 8, "x-kubernetes-int-or-string": True}
+    assert crdgen.structural(union, {}) == int_or_string
+    wider = {"anyOf": [{"type": "boolean"}, {"type": "string"}]}
+    assert crdgen.structural(wider, {}) == {
+        "description": "One of: boolean, string.",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
 
 
 def test_generator_writes_and_checks(tmp_path: Any) -> None:

@@ -28,7 +28,7 @@ from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.kube.api import Kube
 from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
-from tests.kubeapi.client import KubeApi
+from tests.kubeapi.client import KubeApi, KubeApiError
 from tests.kubeapi.operator_runner import run_operator
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
 from tests.operator.helpers import (
@@ -707,14 +707,18 @@ def test_allowed_inline_credentials_are_a_warning_event(view: View) -> None:
 
 
 def test_credentials_in_the_connection_factory_are_refused_by_the_operator(view: View) -> None:
-    """The CRD's CEL rules cannot type the connection factory's properties (any scalar), so the API
-    server stores them: the operator refuses them, naming each field, never the value."""
+    """The API server refuses them (a CEL rule, tests/operator/test_admission.py); where it did not (no
+    CEL: before Kubernetes 1.25, or a CRD older than the rule), the operator refuses them, naming each
+    field, never the value."""
     inline = simple_bridge("inline")
     inline["spec"]["jms"]["connectionFactory"]["properties"] |= {
         "brokerURL": "tcp://bridge:Zq7-inline-x6@amq:61616",
         "password": "Zq7-inline-x7",
     }
-    view.create(inline, route("inline-out", "inline"))  # admitted: no CEL rule sees these
+    with pytest.raises(KubeApiError, match=r"a credential in spec\.jms\.connectionFactory\.properties"):
+        view.kube.create(inline)
+    with view.kube.without_validation_rules():
+        view.create(inline, route("inline-out", "inline"))
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "inline", invalid)
     message = view.message(bridge)

@@ -9,6 +9,7 @@ Readiness is a condition (the port answers, the broker says it started), never a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -71,6 +72,7 @@ class _Process:
     """A server process in its own session, so that stop() takes its children with it."""
 
     name = "server"
+    release_seconds = 30.0  # how long stop() lets the server take to let go of its port after SIGTERM
 
     def __init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"jmsbridge-{self.name}-"))
@@ -114,8 +116,18 @@ class _Process:
         self.thaw()  # a frozen process cannot handle SIGTERM
         stop_group(self.process, 20)
         port = getattr(self, "port", None)
-        if port is not None:  # a launcher may exit before its server has let go of the port
-            wait_until(lambda: not port_open(port), 20, f"{self.name} to release port {port}")
+        if port is None or self.process is None:
+            return
+        # A launcher may exit before its server has let go of the port: noida-db's server goes on
+        # writing its data out after its Python launcher exits (about 2.5 s per 100,000 records), so it gets
+        # its time, and is killed when it has not let go of the port by then.
+        released = f"{self.name} to release port {port}"
+        try:
+            wait_until(lambda: not port_open(port), self.release_seconds, released)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            wait_until(lambda: not port_open(port), 10, f"{released} after SIGKILL")
 
     def cleanup(self) -> None:
         self.stop()

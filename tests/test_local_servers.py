@@ -34,11 +34,11 @@ LAUNCHER = textwrap.dedent(
 
 class StandIn(_Process):
     name = "stand-in"
-    release_seconds = 3.0
 
-    def __init__(self, flushed: Path, ignore_term: bool) -> None:
+    def __init__(self, flushed: Path, ignore_term: bool, release_seconds: float) -> None:
         super().__init__()
         self.port = free_port()
+        self.release_seconds = release_seconds
         self.argv = [sys.executable, "-c", LAUNCHER, str(self.port), str(flushed)]
         self.argv.append("ignore" if ignore_term else "flush")
 
@@ -49,14 +49,14 @@ class StandIn(_Process):
 
 
 def test_a_server_that_outlives_its_launcher_is_given_time_to_finish(tmp_path: Path) -> None:
-    server = StandIn(tmp_path / "flushed", ignore_term=False).start()
-    server.stop()
+    server = StandIn(tmp_path / "flushed", ignore_term=False, release_seconds=30).start()
+    server.cleanup()
     assert not port_open(server.port)
     assert (tmp_path / "flushed").exists()  # it ended by itself, its data written
 
 
 def test_a_server_that_does_not_let_go_of_its_port_is_killed(tmp_path: Path) -> None:
-    server = StandIn(tmp_path / "flushed", ignore_term=True).start()
-    server.stop()  # no TimeoutError: the benchmark or test that stops it goes on
+    server = StandIn(tmp_path / "flushed", ignore_term=True, release_seconds=2).start()
+    server.cleanup()  # no TimeoutError: the benchmark or test that stops it goes on
     assert not port_open(server.port)
     assert not (tmp_path / "flushed").exists()

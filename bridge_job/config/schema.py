@@ -80,12 +80,9 @@ DestinationName = Annotated[str, Field(pattern=DESTINATION_PATTERN)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
 
 
-ScalarValue = str | int | float | bool
-
-
 def _integer_or_text(value: Any) -> Any:
     if isinstance(value, bool | float):
-        text = str(value).lower() if isinstance(value, bool) else str(value)
+        text = str(value).lower()
         raise ValueError(
             f'an integer or a string: write {value!r} as "{text}" (the job converts the text to the type '
             "the setter takes)"

@@ -24,8 +24,10 @@ from typing import Any
 
 import jpype
 
-from bridge_job.config import ConnectionFactorySpec, JmsSpec, JndiSpec, ScalarValue
+from bridge_job.config import ConnectionFactorySpec, JmsSpec, JndiSpec
 from bridge_job.jms.errors import JavaException, JmsError, jms_error, reason
+
+BeanScalar = int | str  # a bean property's value as the spec gives it (config/schema.py `BeanValue`)
 
 _SECRET_WORDS = ("password", "secret", "credential", "token", "passphrase")
 
@@ -98,7 +100,7 @@ def _setters(java_class: Any) -> dict[str, list[Any]]:
 
 
 def _set_bean_property(
-    factory: Any, setters: dict[str, list[Any]], class_name: str, name: str, value: ScalarValue
+    factory: Any, setters: dict[str, list[Any]], class_name: str, name: str, value: BeanScalar
 ) -> None:
     methods = setters.get(name[:1].lower() + name[1:])
     if methods is None:
@@ -128,7 +130,7 @@ def _set_bean_property(
     raise JmsError(f"cannot set {class_name}.{name} = {shown}: {'; '.join(problems)}")
 
 
-def _by_preference(methods: list[Any], value: ScalarValue) -> list[Any]:
+def _by_preference(methods: list[Any], value: BeanScalar) -> list[Any]:
     """Overloaded setters: try the one taking the value's own kind first, String last."""
 
     def rank(method: Any) -> int:
@@ -140,28 +142,18 @@ def _by_preference(methods: list[Any], value: ScalarValue) -> list[Any]:
     return sorted(methods, key=rank)
 
 
-def _text(value: ScalarValue) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _boolean(value: ScalarValue) -> bool:
-    if isinstance(value, bool):
-        return value
+def _boolean(value: BeanScalar) -> bool:
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     raise ValueError(f"expected a boolean (true or false), got {value!r}")
 
 
-def _integer(bits: int) -> Callable[[ScalarValue], int]:
-    def convert(value: ScalarValue) -> int:
+def _integer(bits: int) -> Callable[[BeanScalar], int]:
+    def convert(value: BeanScalar) -> int:
         number: int | None = None
-        if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, int):
             number = value
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        elif isinstance(value, str):
+        else:
             try:
                 number = int(value.strip())
             except ValueError:
@@ -173,9 +165,7 @@ def _integer(bits: int) -> Callable[[ScalarValue], int]:
     return convert
 
 
-def _floating(value: ScalarValue) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, got {value!r}")
+def _floating(value: BeanScalar) -> float:
     try:
         number = float(value)
     except ValueError:
@@ -186,9 +176,9 @@ def _floating(value: ScalarValue) -> float:
 
 
 # Java parameter type -> (boxed class for reflection, coercion of the YAML value).
-_COERCIONS: dict[str, tuple[str, Callable[[ScalarValue], Any]]] = {
-    "java.lang.String": ("java.lang.String", _text),
-    "java.lang.Object": ("java.lang.String", _text),
+_COERCIONS: dict[str, tuple[str, Callable[[BeanScalar], Any]]] = {
+    "java.lang.String": ("java.lang.String", str),
+    "java.lang.Object": ("java.lang.String", str),
     "boolean": ("java.lang.Boolean", _boolean),
     "java.lang.Boolean": ("java.lang.Boolean", _boolean),
     "byte": ("java.lang.Byte", _integer(8)),
@@ -206,12 +196,12 @@ _COERCIONS: dict[str, tuple[str, Callable[[ScalarValue], Any]]] = {
 }
 
 
-def coerce(value: ScalarValue, parameter_type: Any) -> Any:
+def coerce(value: BeanScalar, parameter_type: Any) -> Any:
     """The YAML value as a Java object of the setter's parameter type; ValueError if it does not fit."""
     type_name = str(parameter_type.getName())
     if parameter_type.isEnum():
         constants = [str(c.name()) for c in parameter_type.getEnumConstants()]
-        text = _text(value)
+        text = str(value)
         matches = [c for c in constants if c == text] or [c for c in constants if c.lower() == text.lower()]
         if not matches:
             raise ValueError(f"expected one of {', '.join(constants)}, got {value!r}")

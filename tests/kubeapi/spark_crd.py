@@ -13,10 +13,10 @@ own check (`jmsbridge_operator.spark_application`).
 
 from __future__ import annotations
 
-import atexit
 import functools
+import hashlib
 import json
-import shutil
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -89,9 +89,14 @@ def crd() -> dict[str, Any]:
 
 @functools.cache
 def spark_crd_file() -> Path:
-    """The CRD as a file (what `KubeApi.install_crds` takes), written once per process."""
-    directory = Path(tempfile.mkdtemp(prefix="spark-crd-"))
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    path = directory / "sparkoperator.k8s.io_sparkapplications.json"
-    path.write_text(json.dumps(crd()))
+    """The CRD as a file (what `KubeApi.install_crds` takes), named by its content in the temporary
+    directory: one file per version of the models, shared by every process, whose end need not remove
+    it (pytest-xdist's workers end without running `atexit`, and left one directory each per run)."""
+    text = json.dumps(crd())
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"jmsbridge-spark-crd-{digest}.json"
+    if not path.exists():
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".partial", delete=False) as partial:
+            partial.write(text)
+        os.replace(partial.name, path)  # whole, whoever writes it at the same time
     return path

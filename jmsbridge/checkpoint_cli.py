@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from jmsbridge.job_cli import local_checkpoints
 
     try:
-        config = RenderedConfig(args.files, Path(tempfile.mkdtemp(prefix="jmsbridge-reset-"))).config
+        with tempfile.TemporaryDirectory(prefix="jmsbridge-reset-") as work_dir:
+            config = RenderedConfig(args.files, Path(work_dir)).config
     except ConfigError as error:
         print(f"invalid configuration:\n{error}")
         return 1

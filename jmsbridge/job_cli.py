@@ -26,7 +26,11 @@ def register(commands: Any) -> None:
         help="checkpoint directory (default: under spark-submit, spark.checkpoint.path/<bridgeId>; run "
         "locally, checkpoints/<bridgeId> in --work-dir, else next to the first config file)",
     )  # fmt: skip
-    job.add_argument("--work-dir", type=Path, help="where the rendered config is kept (default: a temp dir)")
+    job.add_argument(
+        "--work-dir",
+        type=Path,
+        help="where the rendered config is kept (default: a temp dir, removed when the job ends)",
+    )
     job.add_argument("--instance", default="a", help="instance name (active/standby pair member)")
     job.add_argument("--metrics-port", type=int, help="Prometheus port (default: telemetry.port; 0: off)")
     job.add_argument("--available-now", action="store_true", help="process what the journal holds, then stop")

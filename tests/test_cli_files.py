@@ -7,6 +7,7 @@ import argparse
 import io
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,10 @@ def test_standard_input_once_and_an_empty_directory_are_refused(tmp_path: Path) 
 
 @pytest.mark.parametrize("command", ["job", "reset-checkpoint"])
 def test_commands_that_follow_their_files_get_standard_input_as_one(
-    command: str, monkeypatch: pytest.MonkeyPatch
+    command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"kind: JmsBridge\n")))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # its atexit removal needs a process's end
     args = parser().parse_args([command, "-f", "-", *REQUIRED.get(command, [])])
     (path,) = args.files
     assert path.read_bytes() == b"kind: JmsBridge\n"  # a file: the job re-reads it when it changes

@@ -69,8 +69,15 @@ def run(options: JobOptions) -> int:
     )
     logging.getLogger("py4j").setLevel(logging.WARNING)
     redact_logs()  # no credential in any line the job logs, its `jmsbridge stopped:` line included
-    work_dir = options.work_dir or Path(tempfile.mkdtemp(prefix="jmsbridge-job-"))
-    work_dir.mkdir(parents=True, exist_ok=True)
+    if options.work_dir is not None:
+        options.work_dir.mkdir(parents=True, exist_ok=True)
+        return _run_in(options, options.work_dir)
+    # One of its own, removed when the job ends: it holds the rendered config.
+    with tempfile.TemporaryDirectory(prefix="jmsbridge-job-", ignore_cleanup_errors=True) as work_dir:
+        return _run_in(options, Path(work_dir))
+
+
+def _run_in(options: JobOptions, work_dir: Path) -> int:
     try:
         rendered = RenderedConfig(options.config_paths, work_dir)
     except ConfigError as error:

@@ -86,15 +86,22 @@ def run_job(*files: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
-def test_the_command_exits_1_and_prints_the_problem(tmp_path: Path) -> None:
+def test_the_command_exits_1_and_prints_the_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bad = write(
         tmp_path,
         "bridge.yaml",
         BRIDGE.replace("className: org.apache.activemq.ActiveMQConnectionFactory", ""),
     )
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     result = run_job(bad)
     assert result.returncode == 1
     assert f"{bad}: spec.jms.connectionFactory.className: Field required" in result.stderr
+    reset = [sys.executable, "-m", "jmsbridge", "reset-checkpoint", "-f", str(bad), "--to", "latest"]
+    refused = subprocess.run(reset, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "connectionFactory.className: Field required" in refused.stdout
+    assert list(temporary.iterdir()) == [], "the work directories the commands made are left behind"
 
 
 def route_yaml(name: str, order: int, extra: str = "") -> str:

@@ -23,6 +23,8 @@ from tests.support.harness import bridge_document, write_yaml
 def test_kafka_down_at_start_stops_the_job_cleanly_after_the_patience(tmp_path: Path) -> None:
     # Neither broker is started: nothing listens on their ports (the job stops before it reaches JMS).
     closed, jms = KafkaBroker(port=free_port()), ActiveMqBroker(port=free_port())
+    for broker in (closed, jms):
+        broker.cleanup()  # its work directory: nothing else of it is needed
     document = bridge_document("startup", jms, closed, [{"queue": "startup.in"}])
     document["spec"]["outages"] = {"patienceSeconds": 6}
     job = BridgeJob([write_yaml(tmp_path / "bridge.yaml", document)], tmp_path).start()

@@ -150,7 +150,7 @@ def _boolean(value: BeanScalar) -> bool:
 
 def _integer(bits: int) -> Callable[[BeanScalar], int]:
     def convert(value: BeanScalar) -> int:
-        number: int | None = None
+        number: int | None
         if isinstance(value, int):
             number = value
         else:

@@ -65,7 +65,7 @@ def register(commands: Any) -> None:
         "--resync-seconds", type=float, metavar="S", help="full pass over every bridge (300)"
     )
     operator.add_argument(
-        "--watch-timeout", type=float, metavar="S", help="restart watches after S seconds (300)"
+        "--watch-timeout", type=int, metavar="S", help="restart watches after S seconds (300)"
     )
     operator.add_argument("--workers", type=int, metavar="N", help="handler threads (8)")
     operator.add_argument(

@@ -49,8 +49,9 @@ class OperatorOptions:
     # A full pass over every bridge now and then repairs drift nobody told us about (a deleted ConfigMap).
     resync_seconds: float = 300.0
     # A watch request ends after this long on the server side and is started again, so a stuck watch
-    # (a silently dropped connection) recovers; the client gives up a little later.
-    watch_timeout_seconds: float = 300.0
+    # (a silently dropped connection) recovers; the client gives up a little later. Whole seconds: kopf
+    # sends it as `timeoutSeconds`, which the API server parses as an integer ("300.0" is a 400).
+    watch_timeout_seconds: int = 300
     workers: int = 8  # threads for the (synchronous) handlers
     retry_seconds: float = 5.0  # back-off before kopf retries a failed handler
     # The Kafka checks of every bridge (docs/kafka-checks.md): on unless switched off, e.g. where the
@@ -74,6 +75,8 @@ class OperatorOptions:
         if self.secret_check_interval_seconds < 0:
             interval = self.secret_check_interval_seconds
             raise ValueError(f"Secret check interval {interval}: must not be negative (0: off)")
+        if self.watch_timeout_seconds <= 0:
+            raise ValueError(f"Watch timeout {self.watch_timeout_seconds}: must be a positive whole number")
         if self.kafka_grace_seconds < 0:
             raise ValueError(f"Kafka grace period {self.kafka_grace_seconds}: must not be negative")
 
@@ -98,12 +101,19 @@ class OperatorOptions:
             raw = env.get(name, "").strip()
             return float(raw) if raw else default
 
+        def whole(name: str, default: int) -> int:
+            raw = env.get(name, "").strip()
+            try:
+                return int(raw) if raw else default
+            except ValueError:
+                raise ValueError(f"{name}={raw!r}: must be a whole number of seconds") from None
+
         port = env.get(ENV_METRICS_PORT, "").strip()
         return cls(
             metrics_port=int(port) if port else None,
             metrics_address=env.get(ENV_METRICS_ADDRESS, "").strip() or defaults.metrics_address,
             resync_seconds=number(ENV_RESYNC_SECONDS, defaults.resync_seconds),
-            watch_timeout_seconds=number(ENV_WATCH_TIMEOUT, defaults.watch_timeout_seconds),
+            watch_timeout_seconds=whole(ENV_WATCH_TIMEOUT, defaults.watch_timeout_seconds),
             workers=int(number(ENV_WORKERS, defaults.workers)),
             retry_seconds=number(ENV_RETRY_SECONDS, defaults.retry_seconds),
             kafka_checks=env.get(ENV_KAFKA_CHECKS, "").strip().lower() not in _FALSE,

@@ -20,7 +20,7 @@ def test_options_from_environment() -> None:
     custom = OperatorOptions.from_env(
         {"JMSBRIDGE_METRICS_PORT": "9100", "JMSBRIDGE_RESYNC_SECONDS": "30", "JMSBRIDGE_WATCH_TIMEOUT": "60"}
     )
-    assert (custom.metrics_port, custom.resync_seconds, custom.watch_timeout_seconds) == (9100, 30.0, 60.0)
+    assert (custom.metrics_port, custom.resync_seconds, custom.watch_timeout_seconds) == (9100, 30.0, 60)
     assert custom.kafka_checks is True
     assert custom.kafka_check_settings() == CheckSettings(interval_seconds=60.0, grace_seconds=300.0)
     checks = OperatorOptions.from_env(
@@ -31,6 +31,9 @@ def test_options_from_environment() -> None:
         assert OperatorOptions.from_env({"JMSBRIDGE_KAFKA_CHECKS": off}).kafka_checks is False
     with pytest.raises(ValueError, match="interval"):
         OperatorOptions.from_env({"JMSBRIDGE_KAFKA_CHECK_INTERVAL": "0"})
+    # The API server parses a watch's `timeoutSeconds` as an integer: "300.0" is refused with a 400.
+    with pytest.raises(ValueError, match=r"JMSBRIDGE_WATCH_TIMEOUT='300\.0': must be a whole number"):
+        OperatorOptions.from_env({"JMSBRIDGE_WATCH_TIMEOUT": "300.0"})
 
 
 def free_port() -> int:

@@ -32,7 +32,7 @@ from bridge_job.redaction import SECRET_KEY_RE2, USER_INFO_RE2
 class SecretRef(CamelModel):
     """A Secret holding a username and a password; the values never leave the Secret."""
 
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
     """The Secret's name, in the bridge's namespace."""
     username_key: str = "username"
     """The Secret's key holding the username."""
@@ -270,7 +270,7 @@ class KafkaSpec(CamelModel):
 class SecretKeyRef(CamelModel):
     """One key of a Secret; the value never leaves the Secret."""
 
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
     """The Secret's name, in the bridge's namespace."""
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
     """The Secret's key holding the value."""
@@ -381,7 +381,7 @@ class ExecutorSpec(ResourcesSpec):
 class CheckpointSpec(CamelModel):
     path: str = "/var/lib/jmsbridge/checkpoints"
     """The directory of the Spark checkpoints in the pods, where persistentVolumeClaim is mounted."""
-    persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    persistent_volume_claim: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)] | None = None
     """A claim mounted at path, so that checkpoints survive pod restarts; a standby pair shares it
     (ReadWriteMany)."""
 
@@ -389,7 +389,7 @@ class CheckpointSpec(CamelModel):
 KUBE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 
 
-KubeName = Annotated[str, Field(pattern=KUBE_NAME_PATTERN)]
+KubeName = Annotated[str, Field(pattern=KUBE_NAME_PATTERN, max_length=63)]
 
 
 # Volume and environment names of the operator's own (the config, the checkpoints, the JMS jars, the
@@ -687,7 +687,7 @@ BRIDGE_ID_RULES = (
 class JmsBridgeSpec(CamelModel):
     model_config = ConfigDict(json_schema_extra=cel_rules(*CREDENTIAL_RULES, *BRIDGE_ID_RULES))
 
-    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)] | None = Field(
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN, max_length=40)] | None = Field(
         default=None,
         description="Names the journal topic, consumer groups, transactional ids and Lease; defaults to "
         "metadata.name. Fixed at creation.",

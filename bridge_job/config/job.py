@@ -24,7 +24,7 @@ from bridge_job.config.schema import (
 
 class ObjectMeta(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
     namespace: str | None = None
 
 
@@ -67,7 +67,7 @@ class CheckpointReset(CamelModel):
 class JobConfig(CamelModel):
     """What the operator renders into the bridge's ConfigMap and the job reads: one bridge, its routes."""
 
-    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN)]
+    bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN, max_length=40)]
     namespace: str | None = None
     bridge: JmsBridgeSpec
     routes: list[Route] = Field(default_factory=list)

@@ -28,14 +28,14 @@ from bridge_job.config.schema import (
 
 
 class BridgeRef(CamelModel):
-    name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
     """The JmsBridge in the route's namespace that the route belongs to."""
 
 
 class RouteMatch(CamelModel):
     """Which messages a route takes. Every given condition must hold; an empty match takes everything."""
 
-    address: Annotated[str, Field(pattern=ADDRESS_PATTERN)] | None = Field(
+    address: Annotated[str, Field(pattern=ADDRESS_PATTERN, max_length=255)] | None = Field(
         default=None,
         description="JMS destination name (jmsToKafka) or Kafka topic (kafkaToJms); `*` matches one "
         "dot-separated segment, `>` the rest.",
@@ -254,7 +254,7 @@ class JmsBridgeRouteSpec(CamelModel):
         default_factory=RouteMatch,
         description="jmsToKafka, jmsToNats, kafkaToJms: which messages the route takes.",
     )
-    kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN)] | None = Field(
+    kafka_topic: Annotated[str, Field(pattern=TOPICS_PATTERN, max_length=249)] | None = Field(
         default=None,
         description="Destination (jmsToKafka) or source (kafkaToJms) topic; a kafkaToJms route may read "
         "every topic a pattern matches (`*` one dot-separated segment, `>` the rest).",

@@ -71,10 +71,10 @@ NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
 BRIDGE_ID_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$"
 
 
-TopicName = Annotated[str, Field(pattern=TOPIC_PATTERN)]
+TopicName = Annotated[str, Field(pattern=TOPIC_PATTERN, max_length=249)]
 
 
-DestinationName = Annotated[str, Field(pattern=DESTINATION_PATTERN)]
+DestinationName = Annotated[str, Field(pattern=DESTINATION_PATTERN, max_length=255)]
 
 
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]

@@ -118,8 +118,30 @@ def structural(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, An
         out[key] = copy.deepcopy(value)
     if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
         out[PRESERVE] = True
+    _state_bounds(out)
     first = [key for key in _LEADING if key in out]
     return {**{key: out[key] for key in first}, **{k: v for k, v in out.items() if k not in first}}
+
+
+def _bounds(node: Mapping[str, Any]) -> list[str]:
+    """What a node's size bounds say, in words: `maxItems` 32 -> "at most 32 items"."""
+    said = []
+    for key, noun in (("maxItems", "items"), ("maxProperties", "entries"), ("maxLength", "characters")):
+        if key in node:
+            said.append(f"at most {node[key]} {noun}")
+    inner = node.get("items") if isinstance(node.get("items"), Mapping) else node.get("additionalProperties")
+    if isinstance(inner, Mapping) and "maxLength" in inner:
+        said.append(f"each at most {inner['maxLength']} characters")
+    return said
+
+
+def _state_bounds(node: dict[str, Any]) -> None:
+    """Say a described field's bounds in its description, where `kubectl explain` shows them: the API
+    server needs them to estimate the cost of the CEL rules (docs/operator.md, Limits)."""
+    said = _bounds(node)
+    description = node.get("description")
+    if said and description and "at most" not in description:
+        node["description"] = f"{description.rstrip()} ({', '.join(said)})"
 
 
 def _property(prop: Mapping[str, Any], required: bool, defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,7 +202,6 @@ _KIND = (
     "Kind is a string value representing the REST resource this object represents. Servers may infer this "
     "from the endpoint the client submits requests to. In CamelCase."
 )
-_METADATA = "Standard object's metadata: name, namespace, labels, annotations..."
 
 
 def _crd(
@@ -225,7 +246,8 @@ def _crd(
                             "properties": {
                                 "apiVersion": {"type": "string", "description": _API_VERSION},
                                 "kind": {"type": "string", "description": _KIND},
-                                "metadata": {"type": "object", "description": _METADATA},
+                                # The API server takes nothing but the type here: it knows ObjectMeta.
+                                "metadata": {"type": "object"},
                                 "spec": spec,
                                 "status": _condition_lists(status),
                             },

@@ -9,8 +9,9 @@ Prints exactly one JSON line on stdout; progress goes to stderr. Takes about 5 m
 
 The scenario is the chaos test's (tests/support/failover_scenario.py, its docstring says every step): two
 instances of one bridge (local Spark, a shared checkpoint directory) compete for the bridge's Lease on
-the Kubernetes API emulator (tests/kubeapi), against ActiveMQ Classic (persistent) and noida-db started
-here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages` at least.
+a real Kubernetes API server (jmsbridge/control_plane.py), against ActiveMQ Classic (persistent) and
+noida-db started here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages`
+at least.
 The active is killed `--kills` times (SIGKILL of its process group, then started again as the next
 standby, as Kubernetes restarts a pod), then frozen once (SIGSTOP until the standby took over, then
 SIGCONT: a zombie).
@@ -50,7 +51,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from bench.local_run import local_brokers, ratio  # noqa: E402
-from tests.kubeapi.client import serve_kube_api  # noqa: E402
+from jmsbridge.control_plane import ControlPlane  # noqa: E402
+from tests.apiserver.client import KubeApi  # noqa: E402
 from tests.support.failover_scenario import Failover, FailoverPlan  # noqa: E402
 
 KINDS = {"both": ("cold", "warm"), "cold": ("cold",), "warm": ("warm",)}
@@ -76,7 +78,8 @@ def main() -> None:
     stdout, sys.stdout = sys.stdout, sys.stderr  # stdout carries the one JSON line only
     began = time.monotonic()
     runs: dict[str, dict[str, Any]] = {}
-    with local_brokers(note) as (activemq, kafka, work), serve_kube_api(work) as kube:
+    with local_brokers(note) as (activemq, kafka, work), ControlPlane() as plane:
+        kube = KubeApi(plane)  # the jobs' Lease on a real API server, as the chart's job ServiceAccount
         for kind in KINDS[args.standby]:
             plan = FailoverPlan(
                 delivery=args.delivery,

@@ -1,10 +1,12 @@
-"""How the operator copes with many bridges: 300 bridges x 3 routes against the Kubernetes API emulator.
+"""How the operator copes with many bridges: 300 bridges x 3 routes against a real Kubernetes API server.
 
     python bench/operator_scale.py [--bridges 300] [--routes 3] [--standby] [--idle-seconds 60]
 
-The emulator (tests/kubeapi) runs in this process; the operator runs as `jmsbridge operator` in a child
-process, so that its memory is its own. The benchmark creates the bridges and their routes as fast as it
-can, then measures:
+The control plane (etcd, kube-apiserver, kube-controller-manager: jmsbridge/control_plane.py, built by
+scripts/install-control-plane.sh) runs beside it; the operator runs as `jmsbridge operator` in a child
+process, as the chart's ServiceAccount with the chart's RBAC for every namespace, so that its memory is its
+own. Requests are counted from the API server's audit log. The benchmark creates the bridges and their
+routes as fast as it can, then measures:
 
 - `reconciled_s`: from the first create until every bridge is reconciled: status for the current
   generation, its routes in effect, its ConfigMap and SparkApplication(s) there, every route Accepted;
@@ -17,7 +19,7 @@ can, then measures:
 - `operator_peak_rss_mib`: the operator process's peak resident memory (VmHWM);
 - `operator_cpu_s_until_reconciled`: the operator process's CPU seconds from the first create until
   every bridge is reconciled (against `reconciled_s`: how much of that time the operator was busy);
-- `baseline_direct_write_s`: the baseline, measured in the same run on the same emulator: the time this
+- `baseline_direct_write_s`: the baseline, measured in the same run on the same server: the time this
   client takes to write the operator's ConfigMaps and SparkApplications itself, with no operator, and
   `reconciled_vs_baseline`, how many times longer the operator took to reconcile everything.
 
@@ -44,9 +46,12 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
+from jmsbridge.control_plane import ControlPlane  # noqa: E402
 from jmsbridge.local import free_port, wait_until  # noqa: E402
-from tests.kubeapi.client import KubeApi, serve_kube_api  # noqa: E402
-from tests.operator.helpers import held_lease, simple_bridge, spark_crd_file  # noqa: E402
+from tests.apiserver.chart import install_identity  # noqa: E402
+from tests.apiserver.client import KubeApi  # noqa: E402
+from tests.apiserver.spark_crd import installed_file  # noqa: E402
+from tests.operator.helpers import held_lease, simple_bridge  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"
@@ -86,9 +91,11 @@ def peak_rss_mib(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def operator_process(kube: KubeApi, log: Path, root: Path = REPO) -> Iterator[subprocess.Popen[bytes]]:
+def operator_process(
+    kube: KubeApi, kubeconfig: Path, log: Path, root: Path = REPO
+) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "PYTHONPATH": f"{root}:{root / 'operator'}"}
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": f"{root}:{root / 'operator'}"}
     env["JMSBRIDGE_KAFKA_CHECKS"] = "false"  # the bridges name no real Kafka; this measures reconciling
     env.pop("KUBERNETES_SERVICE_HOST", None)
     command = [sys.executable, "-m", "jmsbridge", "operator", "--all-namespaces", *EXTRA]
@@ -182,7 +189,7 @@ def settle(kube: KubeApi, timeout: float) -> float:
 
 def write_directly(kube: KubeApi, applications: int) -> float:
     """Baseline: the seconds this client takes to write the objects the operator wrote (its ConfigMaps
-    and SparkApplications, copied into a fresh namespace) straight to the same emulator, no operator."""
+    and SparkApplications, copied into a fresh namespace) straight to the same API server, no operator."""
     objects = kube.list("v1", "ConfigMap", NAMESPACE) + kube.list(
         SPARK_VERSION, "SparkApplication", NAMESPACE
     )
@@ -216,13 +223,15 @@ def main() -> int:
     args = parser.parse_args()
     apps_per_bridge = 2 if args.standby else 1
 
-    with (
-        tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp,
-        serve_kube_api(Path(tmp), record_requests=False) as kube,
-    ):
-        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), spark_crd_file())
+    with tempfile.TemporaryDirectory(prefix="operator-scale-") as tmp, ControlPlane() as plane:
+        kube = KubeApi(plane)
+        kube.install_crds(*sorted((REPO / "crds").glob("*.yaml")), installed_file())
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-        with operator_process(kube, Path(tmp) / "operator.log", args.operator_root) as process:
+        every_namespace = ("allNamespaces=true", f"bridgeJob.namespaces={{{NAMESPACE}}}")
+        identity = install_identity(kube, "jmsbridge-system", *every_namespace)
+        kube.begin()
+        log = Path(tmp) / "operator.log"
+        with operator_process(kube, identity.kubeconfig, log, args.operator_root) as process:
             before = operator_requests(kube)
             cpu_before = cpu_seconds(process.pid)
             started = time.monotonic()
@@ -246,7 +255,7 @@ def main() -> int:
             # too: the primary of each bridge holds its Lease.
             running_started = time.monotonic()
             for app in kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE):
-                status = {"applicationState": {"state": "RUNNING"}}
+                status = {"applicationState": {"state": "RUNNING"}, "driverInfo": {}}
                 kube.patch_status(
                     SPARK_VERSION, "SparkApplication", app["metadata"]["name"], NAMESPACE, status
                 )

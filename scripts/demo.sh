@@ -4,6 +4,6 @@
 # JMS request (from a Kafka service) and to a NATS request (from a JMS service) (from the project's .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --no-control-plane  # the demo needs no Kubernetes
 export PATH="$PWD/.venv/bin:$PATH"
 exec .venv/bin/python -m jmsbridge demo "$@"

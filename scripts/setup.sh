@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
 # ActiveMQ Classic and nats-server from Debian, a virtual environment of the project's own (.venv, made
-# with the python3 that runs this script) holding the project with its Python dependencies from PyPI, and
-# helm. Each step is skipped when what it installs is there already, so running it again costs a few
-# seconds.
+# with the python3 that runs this script) holding the project with its Python dependencies from PyPI,
+# helm and kubectl, and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built
+# from the Go module proxy into ~/.cache for the tests (not with --no-control-plane, as the demo runs it).
+# Each step is skipped when what it installs is there already, so running it again costs a few seconds;
+# the control plane's first build takes 6-10 minutes.
 #
 # A virtual environment because Debian's own Python refuses pip installs (PEP 668), and so that pip
 # never sees, nor complains about, packages that are not ours. Afterwards: `. .venv/bin/activate`.
@@ -45,3 +47,6 @@ else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
 fi
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
+if [ "${1:-}" != "--no-control-plane" ]; then
+    scripts/install-control-plane.sh
+fi

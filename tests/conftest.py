@@ -10,7 +10,7 @@ import pytest
 
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 
-pytest_plugins = ["tests.kubeapi.fixtures", "tests.operator.fixtures"]
+pytest_plugins = ["tests.apiserver.fixtures", "tests.operator.fixtures"]
 
 
 @pytest.fixture(scope="session")

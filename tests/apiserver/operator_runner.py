@@ -1,5 +1,6 @@
 """
-Running a real kopf operator against the emulator, in its own thread with its own event loop.
+Running a real kopf operator against the API server, in its own thread with its own event loop, under
+the identity its kubeconfig gives (the product's operator: the chart's ServiceAccount, chart.py here).
 
 kopf is not run in pytest-asyncio's loop: kopf assumes it owns its loop (at exit it cancels every
 task it did not see at start), and tests stay synchronous and simple this way.
@@ -10,8 +11,8 @@ in the same pytest process (a toy one, the product's) would run the handlers of 
 module that was already imported elsewhere keeps the registry it registered into back then.
 
 kopf logs in through its usual fallback: the kubernetes client's kubeconfig loader. The client fixes
-its default kubeconfig location when it is imported, so it is pointed at the emulator's kubeconfig
-for the duration of the run (as the `kube_api` fixture also does).
+its default kubeconfig location when it is imported, so it is pointed at the operator's kubeconfig
+for the duration of the run (as the `kube_api` fixture does at the admin's).
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import kopf
 from kopf._cogs.aiokits import aiotasks
 from kopf._core.intents.registries import SmartOperatorRegistry  # as kopf's default: with login fallbacks
 
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 
 STARTUP_TIMEOUT = 60.0
 SHUTDOWN_TIMEOUT = 60.0
@@ -60,14 +62,14 @@ def registry_of(module: str) -> kopf.OperatorRegistry:
 
 
 @contextlib.contextmanager
-def _clients_pointed_at(kube: KubeApi) -> Iterator[None]:
+def _clients_pointed_at(kubeconfig: Path) -> Iterator[None]:
     import kubernetes.config.kube_config as kube_config
 
     saved_env = {name: os.environ.get(name) for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
     saved_default = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
-    os.environ["KUBECONFIG"] = str(kube.kubeconfig)
+    os.environ["KUBECONFIG"] = str(kubeconfig)
     os.environ.pop("KUBERNETES_SERVICE_HOST", None)
-    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(kube.kubeconfig)
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = str(kubeconfig)
     try:
         yield
     finally:
@@ -145,9 +147,11 @@ def run_operator(
     *,
     namespaces: Sequence[str] = (),
     clusterwide: bool = True,
+    kubeconfig: Path | None = None,
 ) -> Iterator[None]:
     """
-    Run the kopf operator defined by `module` against `kube` until the block exits.
+    Run the kopf operator defined by `module` against `kube` until the block exits, as the identity of
+    `kubeconfig` (the admin's without one).
 
     Returns once the operator is ready (its startup handlers have finished). On exit, the operator
     is stopped and its thread joined; if the operator crashed, its exception is re-raised.
@@ -172,7 +176,7 @@ def run_operator(
             with contextlib.suppress(RuntimeError):  # the loop is closed: the operator is gone already
                 loop.call_soon_threadsafe(request_stop)
 
-    with _clients_pointed_at(kube):
+    with _clients_pointed_at(kubeconfig or kube.kubeconfig):
         thread = threading.Thread(target=run, name=f"kopf-{module}", daemon=True)
         thread.start()
         try:

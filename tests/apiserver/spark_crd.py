@@ -1,9 +1,9 @@
-"""The SparkApplication CRD the emulator serves, derived from the spark-operator's own models.
+"""The SparkApplication CRD where the spark-operator's own file is not beside the checkout, from its models.
 
 `kubeflow-spark-api` (a dependency of the operator) holds the models of the spark-operator release we
 pin, with its field names, types, required fields and descriptions; their JSON Schema becomes the CRD's
-structural OpenAPI v3 schema here, so that a clone needs nothing beside it. The spark-operator's own CRD
-file stays a cross-check where it exists (`tests/operator/helpers.py`, `require_reference`).
+structural OpenAPI v3 schema here, so that a clone needs nothing beside it. Where the spark-operator's own
+CRD file is beside the checkout (CI), the tests install that one instead (`installed_file`).
 
 JSON Schema to a CRD schema: references are inlined (a CRD has no `$ref`), `Optional[...]` loses its
 null, the Quantity and IntOrString wrappers become `x-kubernetes-int-or-string`, `metadata` is left to
@@ -23,6 +23,10 @@ from typing import Any
 
 from kubeflow_spark_api.models import SparkV1beta2SparkApplication
 
+# The spark-operator's own CRD file, beside the checkout (shared/ref) in CI: what the tests install when
+# it is there, so that the real API server validates our SparkApplications against the real schema.
+REF_DIR = Path(__file__).resolve().parents[3] / "shared" / "ref"
+UPSTREAM = REF_DIR / "sparkoperator.k8s.io_sparkapplications.yaml"
 GROUP = "sparkoperator.k8s.io"
 VERSION = "v1beta2"
 NAMES = {
@@ -69,7 +73,13 @@ def crd() -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{NAMES['plural']}.{GROUP}"},
+        # A CRD of a `*.k8s.io` group needs this annotation (the spark-operator's own names its approval).
+        "metadata": {
+            "name": f"{NAMES['plural']}.{GROUP}",
+            "annotations": {
+                "api-approved.kubernetes.io": "unapproved, the tests' copy of the spark-operator's"
+            },
+        },
         "spec": {
             "group": GROUP,
             "names": NAMES,
@@ -100,3 +110,8 @@ def spark_crd_file() -> Path:
             partial.write(text)
         os.replace(partial.name, path)  # whole, whoever writes it at the same time
     return path
+
+
+def installed_file() -> Path:
+    """The CRD the tests install: the spark-operator's own where it is beside the checkout, else ours."""
+    return UPSTREAM if UPSTREAM.exists() else spark_crd_file()

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
+from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.kubeapi.client import KubeApi
 from tests.support.failover_scenario import Failover, FailoverPlan
 from tests.support.harness import ONE_AT_A_TIME, deliveries
 

@@ -4,9 +4,9 @@ as the Dockerfile COPYs it (tests/support/images.py; cached in .venv-cache/ betw
 
 - The job image: the entry file every SparkApplication names, under that venv's spark-submit, with the
   config and arguments the operator renders for a standby pair in a namespace, on real brokers and the
-  Kubernetes API emulator: it moves messages and takes the Lease and writes the health ConfigMap. It runs
+  Kubernetes real API server: it moves messages and takes the Lease and writes the health ConfigMap. It runs
   with a read-only root filesystem, as the rendered pods do (`read_only_root`).
-- The operator image: its ENTRYPOINT and CMD, against the API emulator: it reconciles a bridge.
+- The operator image: its ENTRYPOINT and CMD, against a real API server: it reconciles a bridge.
 
 What stays different from the images: the base image's Python (here this machine's, the same minor
 version) and Spark (here the pyspark of the venv, the same version: tests/test_images.py); pip reads this
@@ -37,8 +37,9 @@ from bridge_job.config import (
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob, stop_group
+from tests.apiserver.chart import ALL_NAMESPACES, install_identity
+from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.kubeapi.client import KubeApi
 from tests.operator.helpers import NAMESPACE
 from tests.support.harness import bridge_document, read_topics, route_document, send
 from tests.support.images import (
@@ -119,6 +120,7 @@ def imported_from(venv: ImageVenv, cwd: Path, *modules: str) -> list[Path]:
 def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     job_venv: ImageVenv,
     cluster: KubeApi,
+    as_bridge_job: Path,
     activemq: ActiveMqBroker,
     kafka: KafkaBroker,
     tmp_path: Path,
@@ -161,7 +163,7 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
         PYSPARK_DRIVER_PYTHON=str(job_venv.bin("python")),
         JMSBRIDGE_CLASSPATH=str(jms_lib / "*.jar"),  # DEFAULT_CLASSPATH, re-rooted
         HOSTNAME=f"{name}-driver",  # the pod's name: the Lease holder
-    )  # $KUBECONFIG: the emulator (the `cluster` fixture)
+    )  # $KUBECONFIG: the job's identity (as_bridge_job)
     argv = [str(job_venv.bin("spark-submit")), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
     argv += [arg for key, value in spec["sparkConf"].items() for arg in ("--conf", f"{key}={value}")]
     argv.append(str(inside(image_path(spec["mainApplicationFile"]))))
@@ -201,12 +203,14 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
 def operator_process(
     operator_venv: ImageVenv, cluster: KubeApi, no_kafka_checks: None, tmp_path: Path
 ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """The operator image's ENTRYPOINT and CMD, from its venv, with its ENV HOME (a writable /tmp)."""
+    """The operator image's ENTRYPOINT and CMD, from its venv, with its ENV HOME (a writable /tmp), as the
+    chart's ServiceAccount of a release serving every namespace (the image's CMD serves them all)."""
+    identity = install_identity(cluster, "jmsbridge", *ALL_NAMESPACES)
     image = Image.parse(OPERATOR_DOCKERFILE)
     ((entrypoint, *arguments),) = image.values("ENTRYPOINT")
     (command,) = image.values("CMD")
     log_path = tmp_path / "operator.log"
-    env = operator_venv.env(HOME=str(tmp_path), PYTHONUNBUFFERED="1")  # $KUBECONFIG: the emulator
+    env = operator_venv.env(HOME=str(tmp_path), PYTHONUNBUFFERED="1", KUBECONFIG=str(identity.kubeconfig))
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [str(operator_venv.bin(entrypoint)), *arguments, *command],
@@ -216,6 +220,8 @@ def operator_process(
         yield process, log_path
     finally:
         stop_group(process, 30)
+    refused = cluster.refused(identity.user)
+    assert not refused, f"the chart's RBAC refused {len(refused)} request(s): {refused[:5]}"
 
 
 def test_the_operator_image_runs_its_command_from_a_clean_venv(

@@ -1,6 +1,7 @@
 """The Kubernetes API unreachable for longer than the Lease, with an active and a standby running.
 
-Both jobs reach the API emulator through the tests' fault proxy (tests/support/fault_proxy.py), which
+Both jobs reach the real API server, as the chart's job ServiceAccount, through the tests' fault proxy
+(tests/support/fault_proxy.py), which
 blackholes it (a partition: requests time out) for three lease durations. The active cannot renew its
 Lease and gives its role up (exit `EXIT_LEADERSHIP_LOST`; Kubernetes would start it again as the
 standby); the standby cannot take a Lease it cannot write, so it never moves a record meanwhile. Once the
@@ -24,8 +25,9 @@ import pytest
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob
+from tests.apiserver.chart import job_kubeconfig
+from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.kubeapi.client import KubeApi, write_kubeconfig
 from tests.support.fault_proxy import FaultProxy
 from tests.support.harness import (
     ONE_AT_A_TIME,
@@ -45,7 +47,7 @@ STANDING_BY = "standby: waiting for lease"
 
 
 def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_loses_nothing(
-    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    kube_api: KubeApi, as_bridge_job: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
     n = uuid.uuid4().hex[:8]
     name, source, topic = f"kube-{n}", f"kube.{n}", f"kube-{n}"
@@ -58,7 +60,7 @@ def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_los
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
     api = urlparse(kube_api.url)
     proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
-    proxied = write_kubeconfig(tmp_path / "proxied-kubeconfig", f"http://{proxy.address}")
+    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}")
     destination = Destination(DestinationKind.QUEUE, source)
 
     def messages(first: int, count: int) -> list[JmsMessage]:

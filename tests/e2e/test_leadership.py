@@ -1,4 +1,4 @@
-"""Two bridge jobs as an active/standby pair over a Kubernetes Lease on the API emulator, with real
+"""Two bridge jobs as an active/standby pair over a Kubernetes Lease on a real API server, with real
 brokers: the standby takes over when the active stops cleanly, and a job that lost the lease exits.
 Only the active subscribes to NATS; a NATS request in flight at the takeover gets no answer (its
 requester times out, as docs/nats.md says), and the next one is answered by the new active. The real
@@ -29,10 +29,9 @@ from bridge_job.config import lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob, wait_until
+from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import OPERATOR_MODULE
+from tests.operator.fixtures import chart_operator
 from tests.operator.helpers import NAMESPACE, STANDBY, claim
 from tests.operator.test_lease_in_status import NO_ACTIVE, both_running, failover_events
 from tests.operator.test_operator import View
@@ -55,6 +54,7 @@ LEASES = "coordination.k8s.io/v1"
 @pytest.mark.timeout(900)
 def test_two_jobs_run_as_an_active_standby_pair(
     cluster: KubeApi,
+    as_bridge_job: Path,  # the jobs' identity; the operator's is the chart's own
     no_kafka_checks: None,
     activemq: ActiveMqBroker,
     kafka: KafkaBroker,
@@ -95,9 +95,10 @@ def test_two_jobs_run_as_an_active_standby_pair(
         return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
 
     def instance(name: str) -> BridgeJob:  # a task slot for the egress, one for the NATS service
-        return BridgeJob(files, tmp_path, instance=name, master="local[2]", env={"HOSTNAME": f"pod-{name}"})
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(as_bridge_job)}  # not the operator's, beside it
+        return BridgeJob(files, tmp_path, instance=name, master="local[2]", env=env)
 
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         view.create(resource, claim())
         both_running(view, name)  # the spark-operator's part: both drivers run
         a = instance("primary").start()

@@ -21,7 +21,6 @@ from confluent_kafka import Consumer, Producer
 
 from jmsbridge.local import BridgeJob, JmsRequester
 from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.kubeapi.client import KubeApi
 from tests.support.harness import (
     ONE_AT_A_TIME,
     bridge_document,
@@ -167,7 +166,7 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
 
 @ONE_AT_A_TIME  # an active/standby pair
 def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
-    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    as_bridge_job: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
     """The active instance is killed once the service has taken the requests and before it answers: the
     standby takes over, finds the pending requests the other one wrote in Kafka and routes every answer,

@@ -1,17 +1,23 @@
 """The job's health report: outages of the ingest's sources, written to the bridge's health ConfigMap
-on the API emulator (the operator's side is tested in tests/operator)."""
+on a real API server (the operator's side is tested in tests/operator)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bridge_job.kube.api import Kube
 from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap
 from bridge_job.outages import Outage
+from tests.apiserver.client import KubeApi
 from tests.brokers import wait_until
-from tests.kubeapi.client import KubeApi
 from tests.support.builders import config
+
+# As the bridge's pods: the chart's job ServiceAccount and Role, in `apps`.
+pytestmark = pytest.mark.usefixtures("as_bridge_job")
 
 
 class Clock:
@@ -43,7 +49,9 @@ def test_reconnecting_while_any_source_fails_then_connected() -> None:
     assert "gone" in reconnecting["error"] and "s3cret" not in reconnecting["error"]
 
 
-def test_each_instance_writes_its_own_key_of_the_bridge_config_map(kube_api: KubeApi) -> None:
+def test_each_instance_writes_its_own_key_of_the_bridge_config_map(
+    kube_api: KubeApi, as_bridge_job: Path
+) -> None:
     job = config(name="orders")
     primary = HealthConfigMap(Kube.connect(), "apps", job.bridge_id, "primary")
     secondary = HealthConfigMap(Kube.connect(), "apps", job.bridge_id, "secondary")

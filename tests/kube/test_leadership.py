@@ -1,4 +1,4 @@
-"""The active/standby election over a Kubernetes Lease, against the API emulator (no Spark, no brokers).
+"""The active/standby election over a Kubernetes Lease, against a real API server (no Spark, no brokers).
 
 Durations are 2 s (renewals every 2/3 s); every wait is on a condition with a deadline. Where a test is
 about expiry (a lease not renewed for its duration, renewals failing until their deadline), the
@@ -31,8 +31,11 @@ from bridge_job.kube.leadership import (
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.supervision.telemetry import Metrics
 from jmsbridge.cli import parser
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 from tests.support.builders import config
+
+# As the bridge's pods: the chart's job ServiceAccount and Role, in `apps`.
+pytestmark = pytest.mark.usefixtures("as_bridge_job")
 
 LEASES = "coordination.k8s.io/v1"
 NAMESPACE = "apps"
@@ -108,8 +111,9 @@ Start = Callable[..., Contender]
 
 
 @pytest.fixture()
-def start(kube_api: KubeApi) -> Iterator[Start]:
-    """Start contenders (`start("a", clock)`); all stop renewing before the emulator goes away."""
+def start(kube_api: KubeApi, as_bridge_job: Path) -> Iterator[Start]:
+    """Start contenders (`start("a", clock)`) as the bridge's pods; all stop renewing before the test's
+    objects go away."""
     started: list[Contender] = []
 
     def starter(instance: str, clock: Callable[[], float] = time.monotonic) -> Contender:
@@ -223,7 +227,8 @@ def test_a_stolen_lease_is_noticed_within_one_renew_period(
 
 
 class Intercepted:
-    """The Lease on the emulator, with a hook the test sets before each request (`write`: create, replace)."""
+    """The Lease on the API server, with a hook the test sets before each request (`write`: create,
+    replace)."""
 
     def __init__(self, store: KubernetesLeases) -> None:
         self.store = store

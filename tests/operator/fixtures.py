@@ -1,16 +1,22 @@
-"""Fixtures of the operator tests: an emulated cluster with our CRDs, and the real operator on it.
+"""Fixtures of the operator tests: the real API server with our CRDs and the spark-operator's, and the
+real operator on it under the chart's identity.
 
 Registered by tests/conftest.py (`pytest_plugins`), so that the e2e tests in tests/e2e/ have them too."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.helpers import CRD_DIR, NAMESPACE, spark_crd_file
+from tests.apiserver.chart import OperatorIdentity, install_identity
+from tests.apiserver.client import KubeApi, KubeApiError
+from tests.apiserver.operator_runner import run_operator
+from tests.apiserver.spark_crd import installed_file
+from tests.operator.helpers import CRD_DIR, GROUP_VERSION, NAMESPACE, load_yaml
 
 OPERATOR_MODULE = "jmsbridge_operator"
 KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
@@ -18,10 +24,29 @@ KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
 
 @pytest.fixture()
 def cluster(kube_api: KubeApi) -> KubeApi:
-    """The emulator with our CRDs (crds/), the spark-operator's (from its models), the `apps` namespace."""
-    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), spark_crd_file())
-    kube_api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    """The API server with our CRDs (crds/), the spark-operator's, and the `apps` namespace."""
+    kube_api.install_crds(*sorted(CRD_DIR.glob("*.yaml")), installed_file())
+    kube_api.ensure_namespace(NAMESPACE)
     return kube_api
+
+
+@contextlib.contextmanager
+def chart_operator(
+    cluster: KubeApi, *values: str, release_namespace: str = NAMESPACE
+) -> Iterator[OperatorIdentity]:
+    """The real operator (kopf, our handlers) as the chart deploys it: its ServiceAccount and RBAC, its
+    namespaces. A request the chart's RBAC does not allow fails the test."""
+    identity = install_identity(cluster, release_namespace, *values)
+    with run_operator(
+        cluster,
+        OPERATOR_MODULE,
+        namespaces=identity.namespaces,
+        clusterwide=not identity.namespaces,
+        kubeconfig=identity.kubeconfig,
+    ):
+        yield identity
+    refused = cluster.refused(identity.user)
+    assert not refused, f"the chart's RBAC refused the operator {len(refused)} request(s): {refused[:5]}"
 
 
 @pytest.fixture()
@@ -36,6 +61,62 @@ def no_kafka_checks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture()
 def operator(cluster: KubeApi, no_kafka_checks: None) -> Iterator[KubeApi]:
-    """The real operator (kopf, our handlers) running against the cluster for the whole test."""
-    with run_operator(cluster, OPERATOR_MODULE):
+    """The real operator running against the cluster for the whole test, under the chart's identity."""
+    with chart_operator(cluster):
         yield cluster
+
+
+# Each refused by one CEL rule of its CRD (and nothing else): how `without_validation_rules` sees the rules
+# come and go. Dry runs, in `default`, so nothing is stored and no operator sees them.
+_PROBES = (
+    {
+        "apiVersion": GROUP_VERSION,
+        "kind": "JmsBridge",
+        "metadata": {"name": "cel-probe", "namespace": "default"},
+        "spec": {
+            "jms": {"connectionFactory": {"className": "a.B"}, "sources": [{"queue": "q", "topic": "t"}]},
+            "kafka": {"bootstrapServers": "kafka:9092"},
+        },
+    },
+    {
+        "apiVersion": GROUP_VERSION,
+        "kind": "JmsBridgeRoute",
+        "metadata": {"name": "cel-probe", "namespace": "default"},
+        "spec": {"bridgeRef": {"name": "b"}, "direction": "kafkaToJms", "kafkaTopic": "t"},
+    },
+)
+
+
+def _refused(kube: KubeApi, probe: dict[str, Any]) -> bool:
+    try:
+        kube.create(copy.deepcopy(probe), dry_run=True)
+    except KubeApiError as e:
+        assert e.status == 422, e
+        return True
+    return False
+
+
+def _without_rules(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_rules(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
+    if isinstance(schema, list):
+        return [_without_rules(v) for v in schema]
+    return schema
+
+
+@contextlib.contextmanager
+def without_validation_rules(kube: KubeApi) -> Iterator[None]:
+    """Store what our CRDs' CEL rules refuse, as an API server older than 1.25 does, or one whose CRD got
+    the rule after the object was stored: our CRDs without their rules for the block, then with them
+    again. For tests of what the operator itself refuses."""
+    files = sorted(CRD_DIR.glob("*.yaml"))
+    crds = [doc for path in files for doc in load_yaml(path) if doc.get("kind") == "CustomResourceDefinition"]
+    for crd in crds:
+        kube.replace(_without_rules(crd))
+    kube.wait_for(lambda: not any(_refused(kube, p) for p in _PROBES), what="the CEL rules gone")
+    try:
+        yield
+    finally:
+        for crd in crds:
+            kube.replace(crd)
+        kube.wait_for(lambda: all(_refused(kube, p) for p in _PROBES), what="the CEL rules back")

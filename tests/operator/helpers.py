@@ -13,14 +13,15 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.kubeapi.spark_crd import spark_crd_file as spark_crd_file  # the models' CRD, always there
+from tests.apiserver.spark_crd import UPSTREAM
+from tests.apiserver.spark_crd import spark_crd_file as spark_crd_file  # the models' CRD, always there
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "crds"
 CHART_DIR = REPO / "charts" / "jms-bridge-operator"
 EXAMPLES = REPO / "examples" / "cluster"
 REF_DIR = REPO.parent / "shared" / "ref"  # upstream files beside the checkout, for cross-checks only
-SPARK_CRD = REF_DIR / "sparkoperator.k8s.io_sparkapplications.yaml"
+SPARK_CRD = UPSTREAM
 
 GROUP_VERSION = "jmsbridge.dev/v1alpha1"
 SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"

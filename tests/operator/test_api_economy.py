@@ -1,7 +1,8 @@
 """What the operator asks of the API server: a bridge costs the writes it needs, and no reads.
 
-The real kopf runtime over HTTP against the API emulator, which counts the operator's requests by verb and
-resource (kopf's own and those of its kubernetes client), as `bench/operator_scale.py` does at scale.
+The real kopf runtime over HTTP against a real API server, whose audit log counts the operator's requests
+by verb and resource (kopf's own and those of its kubernetes client), as `bench/operator_scale.py` does at
+scale.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 from jmsbridge_operator.options import ENV_GATHER_SECONDS, ENV_SETTLE_SECONDS
 from prometheus_client import REGISTRY
 
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import ACCEPTED, RUNNING, STARTING, View
 

@@ -1,6 +1,6 @@
 """kopf keeps a digest of a handled bridge, not a copy of its spec (which may hold a waived credential).
 
-Real kopf over HTTP against the API emulator.
+Real kopf over HTTP against a real API server.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import kopf
 import pytest
 from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage
 
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import View
 

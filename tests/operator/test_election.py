@@ -1,5 +1,5 @@
 """Operator replicas with `--leader-election`, each `jmsbridge operator` as a process over HTTP against the
-API emulator: the holder of the Lease reconciles, the other stands by and answers its probes, takes over
+real API server: the holder of the Lease reconciles, the other stands by and answers its probes, takes over
 at once when the holder stops cleanly, and a holder that loses its lease stops (exit 3)."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from kopf._cogs.aiokits.aioenums import FlagSetter  # kopf makes daemon stoppers
 from kopf._core.intents.stoppers import DaemonStoppingReason
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
+from tests.apiserver.client import KubeApi
 from tests.brokers import free_port
 from tests.kube.test_leadership import Forbidden
-from tests.kubeapi.client import KubeApi
 from tests.operator.fixtures import KAFKA_CHECKS_ENV
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
 
@@ -65,7 +65,7 @@ class Replica:
 
 @pytest.fixture()
 def replicas(cluster: KubeApi, tmp_path: Path) -> Iterator[list[Replica]]:
-    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}})
+    cluster.ensure_namespace(OPERATOR_NAMESPACE)
     started: list[Replica] = []
     yield started
     for replica in started:

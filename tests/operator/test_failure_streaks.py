@@ -1,6 +1,6 @@
 """A crash loop stays Stalled between restarts, and an instance that runs again for a while sheds its record.
 
-Real kopf over HTTP against the API emulator; the tests play the spark-operator (test_operator.py).
+Real kopf over HTTP against a real API server; the tests play the spark-operator (test_operator.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import OPERATOR_MODULE
+from tests.apiserver.client import KubeApi
+from tests.operator.fixtures import chart_operator
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import FAILED, RUNNING, View
 
@@ -26,7 +25,7 @@ ERROR = "Job aborted: KafkaException: _MSG_TIMED_OUT"
 @pytest.fixture()
 def view(cluster: KubeApi, no_kafka_checks: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[View]:
     monkeypatch.setenv("JMSBRIDGE_FAILURE_WINDOW", str(WINDOW))
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         yield View(cluster)
 
 

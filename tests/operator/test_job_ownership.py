@@ -1,7 +1,7 @@
 """What a bridge's jobs create (its Lease, its health ConfigMap) is the bridge's: deleted with it, and a
 bridge re-created under the same name starts with a clean status.
 
-Real kopf over HTTP against the API emulator (which collects garbage by ownerReference). The job's own
+Real kopf over HTTP against a real API server (which collects garbage by ownerReference). The job's own
 code writes the Lease and the health report, with the environment the operator rendered for the driver.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from bridge_job.config import ENV_OWNER_NAME, ENV_OWNER_UID, lease_name
-from bridge_job.kube.api import Kube
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.kube.leadership import KubernetesLeases, Leadership
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.chart import job_client
+from tests.apiserver.client import KubeApi
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import LEASES, PRIMARY, SECONDARY, View
 
@@ -40,7 +40,7 @@ def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in driver_env(view).items():
         if name in (ENV_OWNER_NAME, ENV_OWNER_UID):
             monkeypatch.setenv(name, value)
-    kube = Kube.connect()
+    kube = job_client(view.kube, NAMESPACE)  # as the bridge's pods
     leases = KubernetesLeases(NAMESPACE, lease_name("simple"), kube)
     assert Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"}).try_acquire()
     report = HealthConfigMap(kube, NAMESPACE, "simple", "primary")

@@ -1,4 +1,4 @@
-"""The Kafka checks inside the operator: real kopf on the API emulator, and a real noida-db broker.
+"""The Kafka checks inside the operator: real kopf on a real API server, and a real noida-db broker.
 
 The operator here checks every bridge's Kafka side every `INTERVAL` seconds and turns a cluster that does
 not answer for `GRACE` seconds into a hard failure (set through its environment, as the Helm chart does
@@ -46,10 +46,9 @@ from jmsbridge_operator.kafka_checks.mounted_files import FileContents
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka.clients import KafkaCredentials
 from bridge_job.kube.api import ApiError
+from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker, free_port
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
 from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
 from tests.operator.test_operator import View, everything_but_secrets
 
@@ -78,7 +77,7 @@ def view(cluster: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[View]:
     monkeypatch.setenv(KAFKA_CHECKS_ENV, "true")
     monkeypatch.setenv("JMSBRIDGE_KAFKA_CHECK_INTERVAL", str(INTERVAL))
     monkeypatch.setenv("JMSBRIDGE_KAFKA_GRACE_PERIOD", str(GRACE))
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         yield View(cluster)
 
 

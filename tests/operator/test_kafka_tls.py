@@ -30,10 +30,9 @@ from jmsbridge_operator.kafka_checks.probe import probe_configs
 from bridge_job.config import JmsBridge, KafkaSpec
 from bridge_job.kafka.clients import client_settings
 from bridge_job.kube.api import ApiError
+from tests.apiserver.client import KubeApi
 from tests.brokers import free_port
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
 from tests.operator.helpers import EXAMPLES, NAMESPACE, load_yaml, route, simple_bridge
 from tests.operator.test_operator import View
 
@@ -227,7 +226,7 @@ def view(cluster: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[View]:
     """The operator with its Kafka checks on, every second."""
     monkeypatch.setenv(KAFKA_CHECKS_ENV, "true")
     monkeypatch.setenv("JMSBRIDGE_KAFKA_CHECK_INTERVAL", "1")
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         yield View(cluster)
 
 

@@ -1,22 +1,26 @@
-"""What a user does with kubectl, through the real `kubectl` against the API emulator and the real operator:
+"""What a user does with kubectl, through the real `kubectl` against the real API server and operator:
 apply the examples, see the printer columns, wait for Ready, describe, annotate, explain; and what the
 CRDs refuse at `kubectl apply` (unknown fields, CEL rules), as a real API server refuses it.
 
-kubectl is the machine's (`/usr/bin/kubectl`); without one the tests skip, except in CI, where they fail.
+kubectl is the one scripts/install-helm.sh installs (tests/apiserver/tools.py); without it the tests skip,
+except in CI, where they fail.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from tests.kubeapi.client import KubeApi
-from tests.operator.helpers import CHECKPOINT_CLAIM, EXAMPLES, NAMESPACE, claim
+from tests.apiserver import tools
+from tests.apiserver.client import KubeApi
+from tests.operator.helpers import CHECKPOINT_CLAIM, EXAMPLES, GROUP_VERSION, NAMESPACE, claim, load_yaml
 from tests.operator.test_operator import View
 
 pytestmark = pytest.mark.timeout(120)
@@ -24,12 +28,7 @@ pytestmark = pytest.mark.timeout(120)
 
 class Kubectl:
     def __init__(self, kube: KubeApi, home: Path) -> None:
-        found = shutil.which("kubectl")
-        if found is None:
-            if os.environ.get("CI", "").lower() == "true":
-                pytest.fail("kubectl is not on PATH")
-            pytest.skip("kubectl is not on PATH")
-        self.binary = found
+        self.binary = tools.kubectl()
         home.mkdir(exist_ok=True)  # kubectl's discovery and OpenAPI cache, one per test
         self.env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "HOME": str(home)}
 
@@ -112,3 +111,52 @@ def test_kubectl_explain_answers(cluster: KubeApi, kubectl: Kubectl) -> None:
     explained = kubectl("explain", "jmsbridge.spec.failover")
     assert "KIND:       JmsBridge" in explained
     assert "standby" in explained and "leaseDurationSeconds" in explained
+
+
+def _broken(change: Any) -> dict[str, Any]:
+    bridge = copy.deepcopy(load_yaml(EXAMPLES.parent / "bridge.yaml")[0])
+    change(bridge["spec"])
+    return bridge
+
+
+BAD_SPECS = [
+    ("no-sources", lambda s: s["jms"].update(sources=[]), "spec.jms.sources", "should have at least 1 items"),
+    (
+        "queue-and-topic",
+        lambda s: s["jms"]["sources"][0].update(topic="prices"),
+        "spec.jms.sources[0]",
+        "set exactly one of `queue` or `topic`",
+    ),
+    (
+        "unknown-on-soft-failure",
+        lambda s: s.setdefault("routing", {}).update(onSoftFailure="ignore"),
+        "spec.routing.onSoftFailure",
+        'Unsupported value: "ignore"',
+    ),
+    (
+        "negative-executors",
+        lambda s: s.setdefault("spark", {}).setdefault("executor", {}).update(instances=-1),
+        "spec.spark.executor.instances",
+        "should be greater than or equal to 1",
+    ),
+    (
+        "empty-bootstrap-servers",
+        lambda s: s["kafka"].update(bootstrapServers=""),
+        "spec.kafka.bootstrapServers",
+        "should be at least 1 chars long",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "says"), [c[1:] for c in BAD_SPECS], ids=[c[0] for c in BAD_SPECS]
+)
+def test_a_bad_spec_is_refused_by_the_server_naming_the_field(
+    cluster: KubeApi, kubectl: Kubectl, tmp_path: Path, change: Any, field: str, says: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(_broken(change)))
+    refused = kubectl.run("apply", "-f", str(path), check=False)
+    assert refused.returncode != 0
+    assert field in refused.stderr and says in refused.stderr, refused.stderr
+    assert cluster.get(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE) is None

@@ -1,4 +1,4 @@
-"""A standby pair's status follows its Lease: the real kopf operator on the API emulator.
+"""A standby pair's status follows its Lease: the real kopf operator on a real API server.
 
 No spark-operator runs here: the tests play it by patching `status.applicationState` of the
 SparkApplications the operator created (both RUNNING, as it would report two healthy drivers). The Lease
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 from tests.operator.helpers import CHECKPOINT_CLAIM, NAMESPACE, claim, simple_bridge
 from tests.operator.test_operator import View
 

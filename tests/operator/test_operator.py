@@ -1,4 +1,4 @@
-"""The operator end to end: real kopf, real HTTP, against the Kubernetes API emulator.
+"""The operator end to end: real kopf, real HTTP, against a real Kubernetes API server.
 
 No spark-operator runs here: the tests play it by patching `status.applicationState` of the
 SparkApplications the operator created, and watch the bridge's status follow. Where a standby pair's
@@ -26,11 +26,15 @@ from prometheus_client import REGISTRY
 
 from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
-from bridge_job.kube.api import Kube
 from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
-from tests.kubeapi.client import KubeApi, KubeApiError
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import KAFKA_CHECKS_ENV, OPERATOR_MODULE
+from tests.apiserver.chart import job_client
+from tests.apiserver.client import KubeApi, KubeApiError
+from tests.operator.fixtures import (
+    KAFKA_CHECKS_ENV,
+    OPERATOR_MODULE,
+    chart_operator,
+    without_validation_rules,
+)
 from tests.operator.helpers import (
     EXAMPLES,
     GROUP_VERSION,
@@ -141,7 +145,8 @@ class View:
         app_state: dict[str, Any] = {"state": state}
         if error:
             app_state["errorMessage"] = error
-        status: dict[str, Any] = {"applicationState": app_state}
+        # driverInfo: required by the spark-operator's CRD, and always written by it.
+        status: dict[str, Any] = {"applicationState": app_state, "driverInfo": {}}
         if attempts is not None:
             status |= {
                 "executionAttempts": attempts,
@@ -320,7 +325,7 @@ def test_an_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -
     view.play_spark("simple-primary", "RUNNING")
     view.wait_conditions("JmsBridge", "simple", RUNNING)
 
-    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
     health = ConnectionHealth(report, 300, "jms")
     try:
         health.back("JMS")
@@ -375,7 +380,7 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     line = (
         "bridge simple: checkpoint mismatch on topic simple.jms-bridge.journal: checkpoint /cp was taken ..."
     )
-    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
     try:
         report.report_stop("CheckpointMismatch", line)
     finally:
@@ -413,7 +418,7 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     )
     # the job resets its checkpoint once and says what it skipped (as bridge_job/supervision/checkpoints.py)
     view.play_spark("simple-primary", "RUNNING", attempts=3)
-    report = HealthConfigMap(Kube.connect(), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
     try:
         summary = "topic simple.jms-bridge.journal partition 0: checkpoint at 24, ...: starts at 5 (skips 5)"
         report({"checkpointReset": {"id": request.id, "to": "latest", "summary": summary}})
@@ -461,7 +466,7 @@ def test_failover_to_the_standby(view: View) -> None:
 def test_invalid_spec_and_bad_routes_are_stalled_with_a_message(view: View) -> None:
     broken = simple_bridge("broken")
     broken["spec"]["kafka"] = {"bootstrapServers": "kafka:9092", "securityProtocol": "SASL_SSL"}
-    with view.kube.without_validation_rules():  # what the CRD's CEL rule refuses, where it is not run
+    with without_validation_rules(view.kube):  # what the CRD's CEL rule refuses, where it is not run
         view.create(broken)
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "broken", invalid)
@@ -511,7 +516,7 @@ def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) ->
     view.wait_conditions("JmsBridge", "simple", RUNNING)
     app = view.apps()["simple-primary"]
 
-    with view.kube.without_validation_rules():
+    with without_validation_rules(view.kube):
         view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "simple", invalid)
@@ -519,7 +524,7 @@ def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) ->
     assert bridge["status"]["bridgeId"] == "simple"
     assert view.apps()["simple-primary"]["metadata"]["resourceVersion"] == app["metadata"]["resourceVersion"]
 
-    with view.kube.without_validation_rules():
+    with without_validation_rules(view.kube):
         view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": None}})
     view.wait_conditions("JmsBridge", "simple", RUNNING)
 
@@ -588,7 +593,7 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
     view = View(cluster)
     bridge = simple_bridge(standby=True)
     bridge["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq-credentials"}  # read again: the same
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         view.create(AMQ_SECRET, bridge, route("out"), route("extra", order=20))
         view.wait(
             lambda: len(view.apps()) == 2 and view.routes_in_config("simple") == ["out", "extra"],
@@ -610,7 +615,7 @@ def test_operator_restart_creates_nothing_twice_and_restarts_nothing(
     config_version = (view.config_map("simple") or {})["metadata"]["resourceVersion"]
     route_versions = {n: (view.route(n) or {})["metadata"]["resourceVersion"] for n in ("out", "extra")}
 
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         # The resumed bridge looks again and sees the standby running: that is how we know it resumed.
         view.wait_conditions("JmsBridge", "simple", RUNNING)
         assert {name: app["metadata"]["resourceVersion"] for name, app in view.apps().items()} == versions
@@ -636,7 +641,7 @@ def test_an_operator_upgrade_moves_bridges_to_its_job_image_standby_first(
     pinned = simple_bridge("pinned")
     pinned["spec"]["spark"] = {"image": "registry.example.com/own-job:7"}
     monkeypatch.setenv(ENV_JOB_IMAGE, old)
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         view.create(simple_bridge(standby=True), pinned, route("out"))
         view.wait(lambda: len(view.apps()) == 3, "three SparkApplications")
         assert {name: app["spec"]["image"] for name, app in view.apps().items()} == {
@@ -655,7 +660,7 @@ def test_an_operator_upgrade_moves_bridges_to_its_job_image_standby_first(
     pinned_version = view.apps()["pinned-primary"]["metadata"]["resourceVersion"]
 
     monkeypatch.setenv(ENV_JOB_IMAGE, new)  # the upgrade
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         view.wait(lambda: view.apps()["simple-secondary"]["spec"]["image"] == new, "the standby first")
         view.wait(
             lambda: (
@@ -717,7 +722,7 @@ def test_credentials_in_the_connection_factory_are_refused_by_the_operator(view:
     }
     with pytest.raises(KubeApiError, match=r"a credential in spec\.jms\.connectionFactory\.properties"):
         view.kube.create(inline)
-    with view.kube.without_validation_rules():
+    with without_validation_rules(view.kube):
         view.create(inline, route("inline-out", "inline"))
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "inline", invalid)
@@ -729,7 +734,7 @@ def test_credentials_in_the_connection_factory_are_refused_by_the_operator(view:
 
 
 def everything_but_secrets(kube: KubeApi) -> list[dict[str, Any]]:
-    """Every object of every listable kind the emulator serves, except Secrets themselves."""
+    """Every object of every listable kind the API server serves, except Secrets themselves."""
     objects: list[dict[str, Any]] = []
     api_versions = ["v1"] + [
         version["groupVersion"]
@@ -755,7 +760,7 @@ def test_no_short_timers_only_quiet_loops() -> None:
     at a time (a Lease running out) is a daemon's job (`handlers/rechecks.py`)."""
     from kopf._core.intents.handlers import TimerHandler
 
-    from tests.kubeapi.operator_runner import registry_of
+    from tests.apiserver.operator_runner import registry_of
 
     registry = registry_of(OPERATOR_MODULE)
     timers = [h for h in registry._spawning.get_all_handlers() if isinstance(h, TimerHandler)]

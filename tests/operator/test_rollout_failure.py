@@ -1,7 +1,7 @@
 """A rollout whose standby fails the new spec, or does not run it in time, is Stalled RolloutFailed while the
 active instance keeps the previous spec; its Events say so once, not on every restart of the standby.
 
-Real kopf over HTTP against the API emulator; the tests play the spark-operator and the Lease.
+Real kopf over HTTP against a real API server; the tests play the spark-operator and the Lease.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import OPERATOR_MODULE
+from tests.apiserver.client import KubeApi
+from tests.operator.fixtures import chart_operator
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
 from tests.operator.test_operator import PRIMARY, RUNNING, View
 
@@ -30,7 +29,7 @@ def operator_with_deadline(
     cluster: KubeApi, monkeypatch: pytest.MonkeyPatch, deadline: float
 ) -> Iterator[View]:
     monkeypatch.setenv("JMSBRIDGE_ROLLOUT_DEADLINE", str(deadline))
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         yield View(cluster)
 
 

@@ -15,7 +15,7 @@ from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.render import secret_names, secrets_version_of
 from jmsbridge_operator.secret_versions import ABSENT, version_of
 
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.client import KubeApi
 from tests.operator.helpers import NAMESPACE, STANDBY, route, simple_bridge
 from tests.operator.test_api_economy import OPERATOR_AGENTS, asked, reads, reconciliations
 from tests.operator.test_operator import AMQ_SECRET, RUNNING, View

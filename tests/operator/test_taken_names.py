@@ -1,6 +1,6 @@
 """A child name the operator finds taken: adopted when the object is ours, NameConflict with backoff if not.
 
-Real kopf over HTTP against the API emulator, as in test_operator.py.
+Real kopf over HTTP against a real API server, as in test_operator.py.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import pytest
 from jmsbridge_operator import naming
 from jmsbridge_operator.taken_names import Backoff
 
-from tests.kubeapi.client import KubeApi
-from tests.kubeapi.operator_runner import run_operator
-from tests.operator.fixtures import OPERATOR_MODULE
+from tests.apiserver.client import KubeApi
+from tests.operator.fixtures import chart_operator
 from tests.operator.helpers import GROUP_VERSION, NAMESPACE, SPARK_VERSION, route, simple_bridge
 from tests.operator.test_operator import RUNNING, STARTING, View
 
@@ -29,7 +28,7 @@ FIRST_STEP, CAP = 1.0, 4.0
 def view(cluster: KubeApi, no_kafka_checks: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[View]:
     monkeypatch.setenv("JMSBRIDGE_CONFLICT_BACKOFF", str(FIRST_STEP))
     monkeypatch.setenv("JMSBRIDGE_CONFLICT_BACKOFF_MAX", str(CAP))
-    with run_operator(cluster, OPERATOR_MODULE):
+    with chart_operator(cluster):
         yield View(cluster)
 
 
@@ -67,7 +66,14 @@ def test_a_name_held_by_another_owner_is_a_conflict_looked_at_with_backoff(view:
         "apiVersion": SPARK_VERSION,
         "kind": "SparkApplication",
         "metadata": {"name": "simple-primary", "namespace": NAMESPACE},
-        "spec": {"type": "Python", "mode": "cluster"},
+        "spec": {  # what the spark-operator's CRD requires of any application
+            "type": "Python",
+            "mode": "cluster",
+            "sparkVersion": "4.0.0",
+            "mainApplicationFile": "local:///opt/app.py",
+            "driver": {},
+            "executor": {},
+        },
     }
     view.create(squatter, simple_bridge(), route("out"))
     bridge = view.wait_conditions("JmsBridge", "simple", NAME_CONFLICT)

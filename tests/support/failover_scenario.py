@@ -3,7 +3,7 @@
 The chaos test (tests/e2e/test_failover.py) and the benchmark (bench/failover.py) run this scenario:
 
 - Two instances of one bridge (`jmsbridge job --instance a|b`, local Spark) share a checkpoint directory,
-  as a shared volume gives them, and compete for the bridge's Lease on the Kubernetes API emulator. Real
+  as a shared volume gives them, and compete for the bridge's Lease on a real Kubernetes API server. Real
   ActiveMQ (persistent) and noida-db; the route keys every record by the message's `seq`.
 - A steady load (`JmsLoad`) sends persistent messages at `rate` from start to end.
 - `kills` times: once the active has written `steady_records` since it took over and the standby stands by,
@@ -44,7 +44,8 @@ from bridge_job.config import journal_reader_group, lease_holder_identity, lease
 from bridge_job.formats import native
 from bridge_job.journal.entries import EPOCH_HEADER
 from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, wait_until
-from tests.kubeapi.client import KubeApi
+from tests.apiserver.chart import job_kubeconfig
+from tests.apiserver.client import KubeApi
 from tests.support.harness import bridge_document, queued, route_document, write_yaml
 from tests.support.jms_load import JmsLoad
 from tests.support.topic_log import LoggedRecord, TopicLog
@@ -140,7 +141,7 @@ class Instance:
     def __init__(self, name: str, files: list[Path], work: Path, plan: FailoverPlan, kube: KubeApi) -> None:
         self.name = name
         self.identity = lease_holder_identity(name, f"pod-{name}")
-        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(kube.kubeconfig)}
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(job_kubeconfig(kube, NAMESPACE))}
         args = ["--cold-standby"] if plan.cold_standby else []
         self.job = BridgeJob(files, work, instance=name, master=plan.master, env=env, args=args)
 

@@ -1,4 +1,4 @@
-"""A TCP proxy the test controls, between a client (the job) and a server (a broker, the API emulator).
+"""A TCP proxy the test controls, between a client (the job) and a server (a broker, the real API server).
 
 It forwards until told otherwise:
 

@@ -1,0 +1,350 @@
+"""A real Kubernetes control plane on loopback, for the tests and the benchmarks: etcd, kube-apiserver and
+kube-controller-manager (its garbage collector and namespace controller), built once by
+`scripts/install-control-plane.sh` into a cache.
+
+The API server runs as a cluster's would in the respects the operator meets: TLS with a CA of its own,
+bearer tokens (a static admin token, and ServiceAccount tokens from the TokenRequest API), RBAC, and
+every admission plugin that is on by default. No kubelet, scheduler or network runs, so no pod ever
+starts: the tests play the spark-operator by writing SparkApplication status.
+
+    with ControlPlane() as cluster:           # ready in about 5 s
+        cluster.kubeconfig                    # system:masters, for setting things up
+        cluster.kubeconfig_for("ns", "sa")    # a ServiceAccount's own identity, for the code under test
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+from jmsbridge.local import _Process, free_port, stop_group, wait_until
+
+CACHE_DIR = Path(
+    os.environ.get("CONTROL_PLANE_DIR")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jmsbridge" / "control-plane"
+)
+BIN_DIR = CACHE_DIR / "current"
+INSTALL_HINT = "run scripts/install-control-plane.sh (scripts/setup.sh does) to build it once"
+ADMIN_USER = "jmsbridge-admin"
+# Every request in the audit log when it is answered (a watch also when it starts): who asked what, and
+# the answer's code; the writes
+# of bridges, SparkApplications and Leases with the object stored (what a test reads as its history).
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: RequestResponse
+    verbs: [create, update, patch, delete]
+    resources:
+      - group: jmsbridge.dev
+      - group: sparkoperator.k8s.io
+      - group: coordination.k8s.io
+        resources: [leases]
+  - level: Metadata
+"""
+SERVICE_RANGE = "10.96.0.0/24"  # only allocated from, never routed: no Service here has endpoints
+
+
+def binaries_installed() -> bool:
+    return all((BIN_DIR / name).is_file() for name in ("etcd", "kube-apiserver", "kube-controller-manager"))
+
+
+def _binary(name: str) -> str:
+    path = BIN_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: {INSTALL_HINT}")
+    return str(path)
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _make_certificates(directory: Path) -> None:
+    """A CA, the API server's serving certificate for 127.0.0.1 and localhost, and the ServiceAccount
+    signing key: made fresh for every control plane, so nothing secret is kept anywhere."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _openssl("genrsa", "-out", "ca.key", "2048", cwd=directory)
+    _openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=jmsbridge-test-ca", "-days", "2",
+             "-out", "ca.crt", cwd=directory)  # fmt: skip
+    _openssl("genrsa", "-out", "server.key", "2048", cwd=directory)
+    _openssl("req", "-new", "-key", "server.key", "-subj", "/CN=kube-apiserver", "-out", "server.csr",
+             cwd=directory)  # fmt: skip
+    (directory / "san.ext").write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n", encoding="utf-8"
+    )
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-days", "2", "-extfile", "san.ext", "-out", "server.crt", cwd=directory)  # fmt: skip
+    _openssl("genrsa", "-out", "sa.key", "2048", cwd=directory)
+    _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=directory)
+
+
+class _Server(_Process):
+    def __init__(self, name: str, workdir: Path) -> None:
+        self.name = name
+        self.workdir = workdir
+        self.log_path = workdir / f"{name}.log"
+        self.process = None
+
+
+class ControlPlane:
+    """etcd, kube-apiserver and kube-controller-manager on free loopback ports, in one work directory."""
+
+    def __init__(
+        self, *, controllers: bool = True, prepare: Callable[[ControlPlane], None] | None = None
+    ) -> None:
+        self.controllers = controllers  # without: no garbage collection, namespaces never go away
+        # Called once the API server answers, before the controllers start: CRDs installed here are
+        # known to the garbage collector from its start (it looks for new kinds only every 30 s).
+        self._prepare = prepare
+        self.workdir = Path(tempfile.mkdtemp(prefix="jmsbridge-control-plane-"))
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.ca_file = self.workdir / "pki" / "ca.crt"
+        self.admin_token = os.urandom(16).hex()
+        self.kubeconfig = self.workdir / "admin.kubeconfig"
+        self.audit_log = self.workdir / "audit.log"  # one JSON event per request (`audit_events`)
+        self._etcd = _Server("etcd", self.workdir)
+        self._apiserver = _Server("kube-apiserver", self.workdir)
+        self._controllers = _Server("kube-controller-manager", self.workdir)
+        self._ssl = ssl.create_default_context(cafile=None)
+
+    # --- lifecycle ---
+
+    def start(self) -> ControlPlane:
+        started = False
+        try:
+            self._start()
+            started = True
+        finally:
+            if not started:
+                self.cleanup()
+        return self
+
+    def _start(self) -> None:
+        pki = self.workdir / "pki"
+        _make_certificates(pki)
+        self._ssl = ssl.create_default_context(cafile=str(self.ca_file))
+        (self.workdir / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
+        (self.workdir / "tokens.csv").write_text(
+            f'{self.admin_token},{ADMIN_USER},{ADMIN_USER},"system:masters"\n', encoding="utf-8"
+        )
+        client_port, peer_port = free_port(), free_port()
+        etcd_url = f"http://127.0.0.1:{client_port}"
+        self._etcd._spawn([
+            _binary("etcd"), "--data-dir", str(self.workdir / "etcd"), "--name", "default",
+            "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
+            "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
+            "--initial-cluster", f"default=http://127.0.0.1:{peer_port}",
+            "--log-level", "warn", "--quota-backend-bytes", str(2 * 1024**3),
+        ])  # fmt: skip
+        self._apiserver._spawn([
+            _binary("kube-apiserver"), "--etcd-servers", etcd_url,
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--secure-port", str(self.port),
+            "--tls-cert-file", str(pki / "server.crt"), "--tls-private-key-file", str(pki / "server.key"),
+            "--client-ca-file", str(pki / "ca.crt"),
+            "--token-auth-file", str(self.workdir / "tokens.csv"),
+            "--authorization-mode", "RBAC",
+            "--service-account-key-file", str(pki / "sa.pub"),
+            "--service-account-signing-key-file", str(pki / "sa.key"),
+            "--service-account-issuer", "https://kubernetes.default.svc",
+            "--service-cluster-ip-range", SERVICE_RANGE,
+            "--audit-policy-file", str(self.workdir / "audit-policy.yaml"),
+            "--audit-log-path", str(self.audit_log), "--audit-log-maxsize", "0",
+            "--enable-priority-and-fairness=false",  # one client at a time: no queueing to configure
+            "--watch-cache=true", "--profiling=false", "-v", "1",
+        ])  # fmt: skip
+        self._write_kubeconfig(self.kubeconfig, ADMIN_USER, self.admin_token)
+        wait_until(self._ready, 60, "kube-apiserver to answer /readyz", interval=0.1)
+        if self._prepare is not None:
+            self._prepare(self)
+        if not self.controllers:
+            return
+        self._controllers._spawn([
+            _binary("kube-controller-manager"), "--kubeconfig", str(self.kubeconfig),
+            "--controllers", "garbage-collector-controller,namespace-controller,serviceaccount-controller,"
+            "persistentvolumeclaim-protection-controller",
+            "--leader-elect=false", "--secure-port", "0", "--use-service-account-credentials=false",
+            "--concurrent-gc-syncs", "5", "--concurrent-namespace-syncs", "5", "-v", "1",
+        ])  # fmt: skip
+        wait_until(self._controllers_ready, 60, "kube-controller-manager to create namespace default's "
+                   "ServiceAccount", interval=0.1)  # fmt: skip
+
+    def _ready(self) -> bool:
+        for server in (self._etcd, self._apiserver):
+            server._check_alive()
+        try:
+            return bool(self.request("GET", "/readyz", raw=True) == "ok")
+        except (OSError, ApiError):  # not listening yet, or not ready (500)
+            return False
+
+    def _controllers_ready(self) -> bool:
+        self._controllers._check_alive()
+        try:
+            self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default")
+            return True
+        except ApiError:
+            return False
+
+    def stop(self) -> None:
+        for server in (self._controllers, self._apiserver, self._etcd):
+            stop_group(server.process, 20)
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.cleanup()
+
+    def logs(self) -> str:
+        """The last lines of each server's log, for a failure message."""
+        return "\n".join(f"--- {s.name}\n{s.log()[-2000:]}" for s in (self._apiserver, self._controllers))
+
+    def audit_offset(self) -> int:
+        """Where the audit log ends now: `audit_events(offset)` returns what came after."""
+        return self.audit_log.stat().st_size if self.audit_log.exists() else 0
+
+    def audit_events(self, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """The audit events written since `offset`, and the offset after them (a line the server is still
+        writing is left for the next call)."""
+        if not self.audit_log.exists():
+            return [], offset
+        with self.audit_log.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+        whole = data[: data.rfind(b"\n") + 1]
+        return [json.loads(line) for line in whole.splitlines() if line.strip()], offset + len(whole)
+
+    # --- identities ---
+
+    def _write_kubeconfig(
+        self, path: Path, user: str, token: str, namespace: str = "default", server: str | None = None
+    ) -> Path:
+        cluster = {"server": server or self.url, "certificate-authority": str(self.ca_file)}
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "local", "cluster": cluster}],
+            "users": [{"name": user, "user": {"token": token}}],
+            "contexts": [
+                {"name": user, "context": {"cluster": "local", "user": user, "namespace": namespace}}
+            ],
+            "current-context": user,
+        }
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        path.chmod(0o600)
+        return path
+
+    def service_account_token(self, namespace: str, name: str, seconds: int = 3600 * 24) -> str:
+        """A token of a ServiceAccount (the TokenRequest API, as the kubelet gets one for a pod)."""
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "spec": {"expirationSeconds": seconds}}  # fmt: skip
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"
+        token: str = self.request("POST", path, body)["status"]["token"]
+        return token
+
+    def kubeconfig_for(self, namespace: str, service_account: str, server: str | None = None) -> Path:
+        """A kubeconfig that acts as the ServiceAccount, and nothing more: what its pod would be. `server`:
+        another address of the API server (a proxy in front of it, 127.0.0.1 for its certificate)."""
+        token = self.service_account_token(namespace, service_account)
+        suffix = "" if server is None else f".{abs(hash(server))}"
+        path = self.workdir / f"{namespace}.{service_account}{suffix}.kubeconfig"
+        user = f"system:serviceaccount:{namespace}:{service_account}"
+        return self._write_kubeconfig(path, user, token, namespace, server)
+
+    # --- requests (as the admin) ---
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        raw: bool = False,
+    ) -> Any:
+        """A request as the admin (or as `token`); the decoded JSON body, or ApiError."""
+        data = None if body is None else json.dumps(body).encode()
+        headers = {
+            "Authorization": f"Bearer {token or self.admin_token}",
+            "Content-Type": content_type,
+            "Accept": "application/json",
+            "User-Agent": "jmsbridge-tests/1",
+        }
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=self._ssl)
+        )
+        try:
+            with opener.open(request, timeout=60) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as e:
+            raise ApiError.from_response(method, path, e.code, e.read()) from None
+        if raw:
+            return payload.decode()
+        return json.loads(payload or b"null")
+
+
+class ApiError(Exception):
+    """The API server refused a request; `status`, `reason` and `message` are those of its `Status`."""
+
+    def __init__(self, method: str, path: str, status: int, body: Any) -> None:
+        self.status = status
+        self.body = body
+        self.reason = body.get("reason", "") if isinstance(body, dict) else ""
+        self.message = str(body.get("message", body)) if isinstance(body, dict) else str(body)
+        super().__init__(f"{method} {path} -> {status} {self.reason}: {self.message}")
+
+    @classmethod
+    def from_response(cls, method: str, path: str, status: int, raw: bytes) -> ApiError:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw.decode(errors="replace")
+        return cls(method, path, status, body)
+
+
+def main() -> int:
+    """`python -m jmsbridge.control_plane`: a control plane for trying things by hand, until Ctrl-C."""
+    import signal
+    import time
+
+    if not binaries_installed():
+        print(f"no control plane in {BIN_DIR}: {INSTALL_HINT}", file=sys.stderr)
+        return 1
+    with ControlPlane() as plane:
+        print(f"export KUBECONFIG={plane.kubeconfig}   # the admin; then: kubectl apply -f crds/", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""pytest fixtures of the real API server: one control plane per pytest worker, emptied after each test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jmsbridge.control_plane import INSTALL_HINT, ControlPlane, binaries_installed
+from tests.apiserver.chart import JOB_SERVICE_ACCOUNT, job_kubeconfig
+from tests.apiserver.client import KubeApi
+from tests.apiserver.spark_crd import installed_file
+
+CRD_FILES = (*sorted((Path(__file__).resolve().parents[2] / "crds").glob("*.yaml")), installed_file())
+BRIDGE_NAMESPACE = "apps"  # where the tests' bridges run (tests.operator.helpers.NAMESPACE)
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[KubeApi]:
+    """etcd, kube-apiserver and kube-controller-manager for this worker's tests (about 5 s to start), with
+    our CRDs and the spark-operator's installed before the garbage collector starts (it would notice
+    kinds installed later only in its next discovery, up to 30 s on)."""
+    if not binaries_installed():
+        pytest.fail(f"no Kubernetes control plane to test against: {INSTALL_HINT}", pytrace=False)
+    with ControlPlane(prepare=lambda plane: KubeApi(plane).install_crds(*CRD_FILES)) as plane:
+        yield KubeApi(plane)
+
+
+@pytest.fixture()
+def kube_api(control_plane: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[KubeApi]:
+    """The real API server, as its admin; `$KUBECONFIG` points at it for the duration of the test, and
+    what the test made is deleted afterwards."""
+    import kubernetes.client
+    import kubernetes.config.kube_config
+
+    kube = control_plane
+    monkeypatch.setenv("KUBECONFIG", str(kube.kubeconfig))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)  # never the in-cluster config
+    # The kubernetes client reads $KUBECONFIG once, at import: make its default follow too.
+    monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(kube.kubeconfig))
+    kube.begin()
+    try:
+        yield kube
+    finally:
+        # Do not leave the client configured for a server that a later test may have replaced.
+        kubernetes.client.Configuration.set_default(None)
+        kube.reset()
+
+
+@pytest.fixture()
+def as_bridge_job(kube_api: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This process's Kubernetes clients (and the jobs it starts with `$KUBECONFIG`) act as a bridge's pods
+    in `apps`: the chart's job ServiceAccount and Role. A request that Role does not allow fails the test."""
+    import kubernetes.config.kube_config
+
+    kube_api.ensure_namespace(BRIDGE_NAMESPACE)
+    path = job_kubeconfig(kube_api, BRIDGE_NAMESPACE)
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(path))
+    yield path
+    refused = kube_api.refused(f"system:serviceaccount:{BRIDGE_NAMESPACE}:{JOB_SERVICE_ACCOUNT}")
+    assert not refused, f"the chart's job Role refused {len(refused)} request(s): {refused[:5]}"

@@ -1,0 +1,214 @@
+"""A newcomer's path on a real API server, as the README and docs/operator.md tell it: `helm install` with
+the default values, `kubectl apply -f examples/`, the operator at work under the identity the chart gave it,
+`helm upgrade` to serve every namespace, `helm uninstall`.
+
+No kubelet runs here, so the chart's Deployment never gets a pod: the test runs the operator the way that
+pod would, `jmsbridge operator` with the Deployment's own arguments and environment and a token of the
+chart's ServiceAccount, and plays the spark-operator by writing SparkApplication status. Every request the
+operator makes that the chart's RBAC does not allow is a 403 in the API server's audit log, and fails the
+test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jmsbridge.local import free_port
+from tests.apiserver import tools
+from tests.apiserver.chart import CHART_DIR
+from tests.apiserver.client import KubeApi
+from tests.brokers import KafkaBroker
+from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim, held_lease
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+
+RELEASE = "jms-bridge"  # as docs/operator.md installs it
+RELEASE_LABEL = f"app.kubernetes.io/instance={RELEASE}"
+NAMESPACE = "apps"  # the examples' namespace, and the release's: the default values serve it alone
+
+
+class Cli:
+    """helm and kubectl as a user runs them, with the admin's kubeconfig."""
+
+    def __init__(self, kube: KubeApi, home: Path) -> None:
+        home.mkdir(exist_ok=True)  # their caches, one per test
+        self.env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "HOME": str(home)}
+
+    def run(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        binary = tools.helm() if tool == "helm" else tools.kubectl()
+        result = subprocess.run([binary, *args], env=self.env, capture_output=True, text=True, timeout=120)
+        if check:
+            assert result.returncode == 0, f"{tool} {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
+        return result
+
+    def helm(self, *args: str) -> str:
+        return self.run("helm", *args).stdout
+
+    def kubectl(self, *args: str) -> str:
+        return self.run("kubectl", "-n", NAMESPACE, *args).stdout
+
+
+@pytest.fixture()
+def cli(kube_api: KubeApi, tmp_path: Path) -> Cli:
+    return Cli(kube_api, tmp_path / "home")
+
+
+class DeployedOperator:
+    """`jmsbridge operator` as the chart's Deployment runs it (its args, its env, its ServiceAccount)."""
+
+    def __init__(self, kube: KubeApi, namespace: str, work: Path) -> None:
+        (deployment,) = kube.list("apps/v1", "Deployment", namespace, label_selector=RELEASE_LABEL)
+        pod = deployment["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        self.user = f"system:serviceaccount:{namespace}:{pod['serviceAccountName']}"
+        kubeconfig = kube.control_plane.kubeconfig_for(namespace, pod["serviceAccountName"])
+        self.args = [_free_ports(arg) for arg in container["args"]]
+        env = {var["name"]: var.get("value", "") for var in container.get("env", [])}
+        env["POD_NAMESPACE"] = namespace  # the Downward API's fieldRef, as the kubelet would fill it in
+        self.log_path = work / f"operator-{len(list(work.glob('operator-*.log')))}.log"
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jmsbridge", *container["command"][1:], *self.args],
+                env={**os.environ, **env, "KUBECONFIG": str(kubeconfig), "HOSTNAME": "jms-bridge-operator-0"},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+
+def _free_ports(arg: str) -> str:
+    """The pod's own ports are this machine's: another test's operator may hold 8080 or 9090."""
+    if arg.startswith("--liveness="):
+        return f"--liveness=http://127.0.0.1:{free_port()}/healthz"
+    if arg.startswith("--metrics-port="):
+        return f"--metrics-port={free_port()}"
+    return arg
+
+
+@pytest.fixture()
+def deployed(kube_api: KubeApi, tmp_path: Path) -> Iterator[list[DeployedOperator]]:
+    """Start the operator of an installed release with `start(namespace)`; all stopped at the end."""
+    started: list[DeployedOperator] = []
+    yield started
+    for operator in started:
+        operator.stop()
+    for operator in started:
+        refused = kube_api.refused(operator.user)
+        assert not refused, f"the chart's RBAC refused {len(refused)} request(s): {refused[:5]}"
+        assert " 403 " not in operator.log() and "Forbidden" not in operator.log(), operator.log()[-3000:]
+
+
+def cluster_roles(kube: KubeApi) -> list[str]:
+    roles = kube.list("rbac.authorization.k8s.io/v1", "ClusterRole", label_selector=RELEASE_LABEL)
+    return [role["metadata"]["name"] for role in roles]
+
+
+def conditions(kube: KubeApi, name: str) -> dict[str, str]:
+    bridge = kube.get(GROUP_VERSION, "JmsBridge", name, NAMESPACE) or {}
+    return {c["type"]: c["status"] for c in (bridge.get("status") or {}).get("conditions") or []}
+
+
+def play_spark(kube: KubeApi, app: str, state: str) -> None:
+    status = {"applicationState": {"state": state}, "driverInfo": {}}
+    kube.patch_status(SPARK_VERSION, "SparkApplication", app, NAMESPACE, status)
+
+
+def pointed_at(kafka: KafkaBroker) -> dict[str, Any]:
+    """The example bridge's Kafka made this machine's broker (no SASL: the suite's broker has none)."""
+    return {
+        "spec": {
+            "kafka": {"bootstrapServers": kafka.bootstrap, "securityProtocol": "PLAINTEXT", "sasl": None}
+        }
+    }
+
+
+def test_helm_install_then_the_examples_then_uninstall(
+    kube_api: KubeApi, cli: Cli, deployed: list[DeployedOperator], kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    installed = cli.helm("install", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--create-namespace")
+    assert "STATUS: deployed" in installed
+    assert len(cluster_roles(kube_api)) == 1  # the default: reading namespaces and CRDs, nothing more
+
+    # Every example is accepted by the server itself, as written.
+    for example in sorted(EXAMPLES.parent.rglob("*.yaml")):
+        applied = cli.run("kubectl", "-n", NAMESPACE, "apply", "--dry-run=server", "-f", str(example))
+        assert applied.returncode == 0, f"{example}: {applied.stderr}"
+
+    # The cluster example, aimed at this machine's Kafka, with the claim its standby pair shares.
+    kafka.create_topics(
+        "orders.jms-bridge.journal", "orders", "prices", "order-confirmations", "jms-bridge-dlq"
+    )
+    cli.kubectl("apply", "-f", str(EXAMPLES))
+    kube_api.patch(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE, pointed_at(kafka))
+    kube_api.create(claim("orders-bridge-checkpoints"))
+
+    deployed.append(DeployedOperator(kube_api, NAMESPACE, tmp_path))
+    kube_api.wait_for(
+        lambda: len(kube_api.list(SPARK_VERSION, "SparkApplication", NAMESPACE)) == 2,
+        timeout=60,
+        what="the standby pair's two SparkApplications",
+    )
+    for app in ("orders-primary", "orders-secondary"):
+        play_spark(kube_api, app, "RUNNING")
+    kube_api.create(held_lease("orders", "primary/orders-primary-driver"))  # as the active job writes it
+    cli.kubectl("wait", "--for=condition=Ready", "jmsbridge/orders", "--timeout=60s")
+    assert conditions(kube_api, "orders")["KafkaReady"] == "True"  # the operator's checks, on the real broker
+    header, row = cli.kubectl("get", "jmsbridges").splitlines()
+    assert header.split() == ["NAME", "READY", "STATUS", "ACTIVE", "ROUTES", "AGE"]
+    assert row.split()[:2] == ["orders", "True"]
+
+    # Deleting the bridge removes what it owned.
+    cli.kubectl("delete", "jmsbridge", "orders", "--timeout=60s")
+    kube_api.wait_for(
+        lambda: (
+            not kube_api.list(SPARK_VERSION, "SparkApplication", NAMESPACE)
+            and kube_api.get("v1", "ConfigMap", "orders-config", NAMESPACE) is None
+        ),
+        timeout=60,
+        what="the bridge's SparkApplications and ConfigMap gone",
+    )
+
+    # Every namespace: an upgrade gives the operator a ClusterRole instead of the namespace's Role, and
+    # rolls its pod (here: the operator stops, and starts again with the new Deployment's arguments).
+    deployed[-1].stop()
+    upgraded = cli.helm(
+        "upgrade", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--reuse-values",
+        "--set", "allNamespaces=true", "--set", f"bridgeJob.namespaces={{{NAMESPACE}}}",
+    )  # fmt: skip
+    assert "has been upgraded" in upgraded
+    assert len(cluster_roles(kube_api)) == 2  # reading namespaces and CRDs, and now every namespace's bridges
+    deployed.append(DeployedOperator(kube_api, NAMESPACE, tmp_path))
+    assert "--all-namespaces" in deployed[-1].args
+    cli.kubectl("apply", "-f", str(EXAMPLES / "bridge.yaml"))
+    kube_api.patch(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE, pointed_at(kafka))
+    kube_api.wait_for(
+        lambda: len(kube_api.list(SPARK_VERSION, "SparkApplication", NAMESPACE)) == 2,
+        timeout=60,
+        what="the bridge's SparkApplications from the operator serving every namespace",
+    )
+    cli.kubectl("delete", "jmsbridge", "orders", "--timeout=60s")  # its finalizer, while the operator runs
+    deployed[-1].stop()
+
+    cli.helm("uninstall", RELEASE, "-n", NAMESPACE)
+    assert cluster_roles(kube_api) == []
+    assert kube_api.list("apps/v1", "Deployment", NAMESPACE, label_selector=RELEASE_LABEL) == []

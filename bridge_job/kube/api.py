@@ -27,6 +27,9 @@ from typing import Any, Final, NamedTuple
 
 JSON: Final = "application/json"
 MERGE_PATCH: Final = "application/merge-patch+json"
+# What we write is refused whole when a field is unknown to the server's schema (a SparkApplication setting
+# an older spark-operator CRD does not have, say), instead of stored without it and a warning nobody reads.
+STRICT: Final = {"fieldValidation": "Strict"}
 DEFAULT_TIMEOUT: Final = (10.0, 60.0)  # connect, read (seconds)
 SERVICE_ACCOUNT_TOKEN: Final = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
@@ -194,13 +197,13 @@ class Kube:
         return items
 
     def create(self, resource: Resource, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.request("POST", resource.path(namespace), dict(body))
+        result: dict[str, Any] = self.request("POST", resource.path(namespace), dict(body), query=STRICT)
         return result
 
     def replace(self, resource: Resource, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
         """PUT: the whole object; `metadata.resourceVersion` makes it fail (409) when someone was faster."""
         name = str(body["metadata"]["name"])
-        result: dict[str, Any] = self.request("PUT", resource.path(namespace, name), dict(body))
+        result: dict[str, Any] = self.request("PUT", resource.path(namespace, name), dict(body), query=STRICT)
         return result
 
     def patch(
@@ -212,7 +215,9 @@ class Kube:
         subresource: str | None = None,
     ) -> dict[str, Any]:
         path = resource.path(namespace, name, subresource)
-        result: dict[str, Any] = self.request("PATCH", path, dict(patch), content_type=MERGE_PATCH)
+        result: dict[str, Any] = self.request(
+            "PATCH", path, dict(patch), content_type=MERGE_PATCH, query=STRICT
+        )
         return result
 
     def patch_status(

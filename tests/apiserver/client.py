@@ -122,7 +122,7 @@ class KubeApi:
         return [
             f"{e['verb']} {e.get('requestURI')}: {(e.get('responseStatus') or {}).get('reason', '')}"
             for e in self.audit_events()
-            if e["user"]["username"] == user and (e.get("responseStatus") or {}).get("code") == 403
+            if e["user"].get("username") == user and (e.get("responseStatus") or {}).get("code") == 403
         ]
 
     def history(

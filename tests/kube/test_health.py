@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bridge_job.kube.api import Kube
+from bridge_job.kube.api import ApiError, Kube, Resource
 from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap
 from bridge_job.outages import Outage
 from tests.apiserver.client import KubeApi
@@ -88,3 +88,14 @@ def test_each_instance_writes_its_own_key_of_the_bridge_config_map(
 
 def test_no_report_outside_a_cluster() -> None:
     assert HealthConfigMap.for_job(config(name="orders"), "a") is None
+
+
+def test_a_field_the_server_does_not_know_is_refused_not_dropped(kube_api: KubeApi) -> None:
+    """What the job and the operator write goes with `fieldValidation=Strict`: a field the server's schema
+    lacks is a 400 naming it, not an object stored without it."""
+    kube = Kube.connect()
+    configmaps = Resource("", "v1", "configmaps")
+    with pytest.raises(ApiError, match=r'unknown field "dataa"') as refused:
+        kube.create(configmaps, "apps", {"metadata": {"name": "typo"}, "dataa": {"k": "v"}})
+    assert refused.value.status == 400
+    assert kube_api.get("v1", "ConfigMap", "typo", "apps") is None

@@ -35,19 +35,22 @@ def driver_env(view: View) -> dict[str, str]:
     return {e["name"]: e.get("value", "") for e in app["spec"]["driver"].get("env", [])}
 
 
-def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The primary's job takes the Lease and reports its health, as in the driver the operator rendered."""
+def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> Leadership:
+    """The primary's job takes the Lease and reports its health, as in the driver the operator rendered;
+    it goes on renewing the Lease until the test stops it."""
     for name, value in driver_env(view).items():
         if name in (ENV_OWNER_NAME, ENV_OWNER_UID):
             monkeypatch.setenv(name, value)
     kube = job_client(view.kube, NAMESPACE)  # as the bridge's pods
     leases = KubernetesLeases(NAMESPACE, lease_name("simple"), kube)
-    assert Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"}).try_acquire()
+    leadership = Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"})
+    assert leadership.try_acquire()
     report = HealthConfigMap(kube, NAMESPACE, "simple", "primary")
     try:
         report.report_stop("Test", "written by the job's own code")
     finally:
         report.stop()
+    return leadership
 
 
 def status(view: View) -> dict[str, Any]:
@@ -62,7 +65,14 @@ def test_the_jobs_objects_go_with_the_bridge_and_a_new_bridge_starts_clean(
     env = driver_env(view)
     assert (env[ENV_OWNER_NAME], env[ENV_OWNER_UID]) == ("simple", bridge["metadata"]["uid"])
 
-    run_jobs(view, monkeypatch)
+    primary = run_jobs(view, monkeypatch)
+    try:
+        check_ownership(view, bridge)
+    finally:
+        primary.stop(release=False)  # a job whose pod went with the bridge
+
+
+def check_ownership(view: View, bridge: dict[str, Any]) -> None:
     view.play_spark("simple-primary", "RUNNING", attempts=1)
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.play_lease("simple", SECONDARY, transitions=1)  # a failover

@@ -190,9 +190,14 @@ def settle(kube: KubeApi, timeout: float) -> float:
 def write_directly(kube: KubeApi, applications: int) -> float:
     """Baseline: the seconds this client takes to write the objects the operator wrote (its ConfigMaps
     and SparkApplications, copied into a fresh namespace) straight to the same API server, no operator."""
-    objects = kube.list("v1", "ConfigMap", NAMESPACE) + kube.list(
-        SPARK_VERSION, "SparkApplication", NAMESPACE
-    )
+    # The server's lists give their items without apiVersion and kind.
+    objects = [
+        {"apiVersion": "v1", "kind": "ConfigMap", **o} for o in kube.list("v1", "ConfigMap", NAMESPACE)
+    ]
+    objects += [
+        {"apiVersion": SPARK_VERSION, "kind": "SparkApplication", **o}
+        for o in kube.list(SPARK_VERSION, "SparkApplication", NAMESPACE)
+    ]
     assert len(objects) >= applications, "the operator's objects are the baseline's input"
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BASELINE_NAMESPACE}})
     copies = [

@@ -2,16 +2,16 @@
 `KubeApi`: the tests' helpers over a real API server (`jmsbridge.control_plane.ControlPlane`), as the
 cluster's admin: arrange objects, read them back, wait for conditions.
 
-One control plane serves every test of a pytest worker; `reset()` puts it back as a test found it
-(namespaces and cluster-wide objects a test made are deleted, the finalizers of objects whose operator
-is gone first), so that each test sees an empty cluster with the CRDs installed.
+One control plane serves every test of a pytest worker; `reset()` puts it back as a test found it (every
+object in the namespaces emptied, the finalizers of objects whose operator is gone taken off first, and
+the cluster-wide objects a test made deleted), so that each test sees an empty cluster with our CRDs and
+the spark-operator's installed. Namespaces stay, empty, from one test to the next.
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
-import json
 import pathlib
 import time
 import urllib.parse
@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 MERGE_PATCH = "application/merge-patch+json"
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-# Cluster-wide kinds a test may make (a chart's RBAC, a toy CRD): deleted again unless they were there.
+# Cluster-wide kinds a test may make (a chart's RBAC, a CRD): deleted again unless they were there.
 CLUSTER_KINDS = (
     ("rbac.authorization.k8s.io/v1", "clusterroles"),
     ("rbac.authorization.k8s.io/v1", "clusterrolebindings"),
@@ -187,18 +187,13 @@ class KubeApi:
             current = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
             if current is None:
                 self.create(crd)
-            elif current.get("spec") != self._defaulted_spec(crd, current):
+            elif not crd["spec"].items() <= current["spec"].items():  # the server adds defaults beside ours
                 self.replace(crd)
         for crd in crds:
             crd_name: str = crd["metadata"]["name"]
             established = functools.partial(self._established, crd_name)
             self.wait_for(established, what=f"CRD {crd_name} established")
         self._kinds.clear()
-
-    @staticmethod
-    def _defaulted_spec(crd: Mapping[str, Any], current: Mapping[str, Any]) -> Any:
-        """`crd`'s spec as the server stores it (it adds defaults): unchanged files are not replaced."""
-        return {**current["spec"], **crd["spec"]} if crd["spec"].items() <= current["spec"].items() else None
 
     def _established(self, name: str) -> bool:
         current = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
@@ -455,8 +450,3 @@ def _counted(event: Mapping[str, Any]) -> bool:
 
 def _name(obj: Any) -> Any:
     return (obj or {}).get("metadata", {}).get("name")
-
-
-def dumps(obj: Any) -> str:
-    """JSON for a failure message."""
-    return json.dumps(obj, indent=1, sort_keys=True)[:4000]

@@ -158,7 +158,7 @@ def test_helm_install_then_the_examples_then_uninstall(
     kafka.create_topics(
         "orders.jms-bridge.journal", "orders", "prices", "order-confirmations", "jms-bridge-dlq"
     )
-    cli.kubectl("apply", "-f", str(EXAMPLES))
+    cli.kubectl("apply", "--server-side", "-f", str(EXAMPLES))  # client-side: test_kubectl.py
     kube_api.patch(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE, pointed_at(kafka))
     kube_api.create(claim("orders-bridge-checkpoints"))
 

@@ -5,13 +5,12 @@ audit log, which the `operator` fixture fails the test on."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import yaml
 
@@ -78,18 +77,5 @@ def job_kubeconfig(kube: KubeApi, namespace: str, server: str | None = None) -> 
 def job_client(kube: KubeApi, namespace: str) -> Kube:
     """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it."""
     path = job_kubeconfig(kube, namespace)
-    with _environment("KUBECONFIG", str(path)):
+    with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         return Kube.connect()
-
-
-@contextlib.contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    saved = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = saved

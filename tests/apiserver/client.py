@@ -67,6 +67,7 @@ class KubeApi:
         self._baseline = {plural: self._names(api_version, plural) for api_version, plural in CLUSTER_KINDS}
         self._audit_read = control_plane.audit_offset()  # where the events read so far end
         self._audit: list[dict[str, Any]] = []
+        self._namespaced: tuple[frozenset[str], builtins.list[tuple[str, str]]] | None = None
 
     # --- what was asked: the API server's audit log since the test began ---
 
@@ -326,7 +327,14 @@ class KubeApi:
         self._kinds.clear()
 
     def _namespaced_kinds(self) -> builtins.list[tuple[str, str]]:
-        """(API path prefix, plural) of every namespaced kind that can be listed and deleted."""
+        """(API path prefix, plural) of every namespaced kind that can be listed and deleted: discovered
+        again only when the CRDs changed (a test's reset would otherwise ask 25 discovery requests)."""
+        crds = frozenset(self._names("apiextensions.k8s.io/v1", "customresourcedefinitions"))
+        if self._namespaced is None or self._namespaced[0] != crds:
+            self._namespaced = (crds, self._discover_namespaced_kinds())
+        return self._namespaced[1]
+
+    def _discover_namespaced_kinds(self) -> builtins.list[tuple[str, str]]:
         groups = ["/api/v1"] + [
             f"/apis/{group['preferredVersion']['groupVersion']}"
             for group in self.request("GET", "/apis")["groups"]

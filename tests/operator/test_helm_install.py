@@ -27,6 +27,8 @@ from tests.apiserver.chart import CHART_DIR
 from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker
 from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim, held_lease
+from tests.operator.test_kubectl import Kubectl
+from tests.operator.test_operator import View
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -35,30 +37,18 @@ RELEASE_LABEL = f"app.kubernetes.io/instance={RELEASE}"
 NAMESPACE = "apps"  # the examples' namespace, and the release's: the default values serve it alone
 
 
-class Cli:
-    """helm and kubectl as a user runs them, with the admin's kubeconfig."""
-
-    def __init__(self, kube: KubeApi, home: Path) -> None:
-        home.mkdir(exist_ok=True)  # their caches, one per test
-        self.env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig), "HOME": str(home)}
-
-    def run(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        binary = tools.helm() if tool == "helm" else tools.kubectl()
-        result = subprocess.run([binary, *args], env=self.env, capture_output=True, text=True, timeout=120)
-        if check:
-            assert result.returncode == 0, f"{tool} {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
-        return result
-
-    def helm(self, *args: str) -> str:
-        return self.run("helm", *args).stdout
-
-    def kubectl(self, *args: str) -> str:
-        return self.run("kubectl", "-n", NAMESPACE, *args).stdout
-
-
 @pytest.fixture()
-def cli(kube_api: KubeApi, tmp_path: Path) -> Cli:
-    return Cli(kube_api, tmp_path / "home")
+def kubectl(kube_api: KubeApi, tmp_path: Path) -> Kubectl:
+    return Kubectl(kube_api, tmp_path / "home")
+
+
+def helm(user: Kubectl, *args: str) -> str:
+    """helm as a user runs it, with the kubeconfig and home of their `kubectl`."""
+    result = subprocess.run(
+        [tools.helm(), *args], env=user.env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, f"helm {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
 
 
 class DeployedOperator:
@@ -123,16 +113,6 @@ def cluster_roles(kube: KubeApi) -> list[str]:
     return [role["metadata"]["name"] for role in roles]
 
 
-def conditions(kube: KubeApi, name: str) -> dict[str, str]:
-    bridge = kube.get(GROUP_VERSION, "JmsBridge", name, NAMESPACE) or {}
-    return {c["type"]: c["status"] for c in (bridge.get("status") or {}).get("conditions") or []}
-
-
-def play_spark(kube: KubeApi, app: str, state: str) -> None:
-    status = {"applicationState": {"state": state}, "driverInfo": {}}
-    kube.patch_status(SPARK_VERSION, "SparkApplication", app, NAMESPACE, status)
-
-
 def pointed_at(kafka: KafkaBroker) -> dict[str, Any]:
     """The example bridge's Kafka made this machine's broker (no SASL: the suite's broker has none)."""
     return {
@@ -143,22 +123,23 @@ def pointed_at(kafka: KafkaBroker) -> dict[str, Any]:
 
 
 def test_helm_install_then_the_examples_then_uninstall(
-    kube_api: KubeApi, cli: Cli, deployed: list[DeployedOperator], kafka: KafkaBroker, tmp_path: Path
+    kube_api: KubeApi, kubectl: Kubectl, deployed: list[DeployedOperator], kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    installed = cli.helm("install", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--create-namespace")
+    view = View(kube_api)
+    installed = helm(kubectl, "install", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--create-namespace")
     assert "STATUS: deployed" in installed
     assert len(cluster_roles(kube_api)) == 1  # the default: reading namespaces and CRDs, nothing more
 
     # Every example is accepted by the server itself, as written.
     for example in sorted(EXAMPLES.parent.rglob("*.yaml")):
-        applied = cli.run("kubectl", "-n", NAMESPACE, "apply", "--dry-run=server", "-f", str(example))
+        applied = kubectl.run("apply", "--dry-run=server", "-f", str(example), check=False)
         assert applied.returncode == 0, f"{example}: {applied.stderr}"
 
     # The cluster example, aimed at this machine's Kafka, with the claim its standby pair shares.
     kafka.create_topics(
         "orders.jms-bridge.journal", "orders", "prices", "order-confirmations", "jms-bridge-dlq"
     )
-    cli.kubectl("apply", "--server-side", "-f", str(EXAMPLES))  # client-side: test_kubectl.py
+    kubectl("apply", "--server-side", "-f", str(EXAMPLES))  # client-side: test_kubectl.py
     kube_api.patch(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE, pointed_at(kafka))
     kube_api.create(claim("orders-bridge-checkpoints"))
 
@@ -169,16 +150,17 @@ def test_helm_install_then_the_examples_then_uninstall(
         what="the standby pair's two SparkApplications",
     )
     for app in ("orders-primary", "orders-secondary"):
-        play_spark(kube_api, app, "RUNNING")
+        view.play_spark(app, "RUNNING")
     kube_api.create(held_lease("orders", "primary/orders-primary-driver"))  # as the active job writes it
-    cli.kubectl("wait", "--for=condition=Ready", "jmsbridge/orders", "--timeout=60s")
-    assert conditions(kube_api, "orders")["KafkaReady"] == "True"  # the operator's checks, on the real broker
-    header, row = cli.kubectl("get", "jmsbridges").splitlines()
+    kubectl("wait", "--for=condition=Ready", "jmsbridge/orders", "--timeout=60s")
+    # The operator's Kafka checks, on the real broker:
+    assert view.conditions(view.bridge("orders"))["KafkaReady"][0] == "True"
+    header, row = kubectl("get", "jmsbridges").splitlines()
     assert header.split() == ["NAME", "READY", "STATUS", "ACTIVE", "ROUTES", "AGE"]
     assert row.split()[:2] == ["orders", "True"]
 
     # Deleting the bridge removes what it owned.
-    cli.kubectl("delete", "jmsbridge", "orders", "--timeout=60s")
+    kubectl("delete", "jmsbridge", "orders", "--timeout=60s")
     kube_api.wait_for(
         lambda: (
             not kube_api.list(SPARK_VERSION, "SparkApplication", NAMESPACE)
@@ -191,7 +173,7 @@ def test_helm_install_then_the_examples_then_uninstall(
     # Every namespace: an upgrade gives the operator a ClusterRole instead of the namespace's Role, and
     # rolls its pod (here: the operator stops, and starts again with the new Deployment's arguments).
     deployed[-1].stop()
-    upgraded = cli.helm(
+    upgraded = helm(kubectl,
         "upgrade", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--reuse-values",
         "--set", "allNamespaces=true", "--set", f"bridgeJob.namespaces={{{NAMESPACE}}}",
     )  # fmt: skip
@@ -199,16 +181,16 @@ def test_helm_install_then_the_examples_then_uninstall(
     assert len(cluster_roles(kube_api)) == 2  # reading namespaces and CRDs, and now every namespace's bridges
     deployed.append(DeployedOperator(kube_api, NAMESPACE, tmp_path))
     assert "--all-namespaces" in deployed[-1].args
-    cli.kubectl("apply", "-f", str(EXAMPLES / "bridge.yaml"))
+    kubectl("apply", "-f", str(EXAMPLES / "bridge.yaml"))
     kube_api.patch(GROUP_VERSION, "JmsBridge", "orders", NAMESPACE, pointed_at(kafka))
     kube_api.wait_for(
         lambda: len(kube_api.list(SPARK_VERSION, "SparkApplication", NAMESPACE)) == 2,
         timeout=60,
         what="the bridge's SparkApplications from the operator serving every namespace",
     )
-    cli.kubectl("delete", "jmsbridge", "orders", "--timeout=60s")  # its finalizer, while the operator runs
+    kubectl("delete", "jmsbridge", "orders", "--timeout=60s")  # its finalizer, while the operator runs
     deployed[-1].stop()
 
-    cli.helm("uninstall", RELEASE, "-n", NAMESPACE)
+    helm(kubectl, "uninstall", RELEASE, "-n", NAMESPACE)
     assert cluster_roles(kube_api) == []
     assert kube_api.list("apps/v1", "Deployment", NAMESPACE, label_selector=RELEASE_LABEL) == []

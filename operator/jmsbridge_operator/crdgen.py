@@ -164,12 +164,13 @@ def _describe(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"type": schema["type"], "description": description, **rest}
 
 
-def _without_defaults(schema: Any) -> Any:
-    """Status is written by the operator alone: the API server must not invent values there."""
+def without(schema: Any, key: str) -> Any:
+    """`schema` with `key` taken out of every node (`default` out of the status, which the operator alone
+    writes: the API server must not invent values there)."""
     if isinstance(schema, dict):
-        return {k: _without_defaults(v) for k, v in schema.items() if k != "default"}
+        return {k: without(v, key) for k, v in schema.items() if k != key}
     if isinstance(schema, list):
-        return [_without_defaults(v) for v in schema]
+        return [without(v, key) for v in schema]
     return schema
 
 
@@ -215,7 +216,7 @@ def _crd(
 ) -> dict[str, Any]:
     spec = _describe(spec, spec.get("description") or f"The desired state of the {kind}.")
     status = _describe(
-        _without_defaults(status), f"The observed state of the {kind}, written by the operator."
+        without(status, "default"), f"The observed state of the {kind}, written by the operator."
     )
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

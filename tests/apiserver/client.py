@@ -25,6 +25,7 @@ from jmsbridge.control_plane import ApiError, ControlPlane
 T = TypeVar("T")
 
 MERGE_PATCH = "application/merge-patch+json"
+CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # Cluster-wide kinds a test may make (a chart's RBAC, a CRD): deleted again unless they were there.
 CLUSTER_KINDS = (
@@ -301,9 +302,13 @@ class KubeApi:
             ns for ns in self.list("v1", "Namespace") if ns["metadata"]["name"] not in SYSTEM_NAMESPACES
         ]
         names = [ns["metadata"]["name"] for ns in namespaces]
+        # One list of the CRDs (the spark-operator's alone is 800 kB) serves every step below.
+        crds = self.request("GET", f"/apis/{CRDS}")["items"]
+        crd_names = frozenset(crd["metadata"]["name"] for crd in crds)
+        custom = _custom_kinds(crds)
         for namespace in [*names, "default"]:
-            self._drop_finalizers(namespace)
-        kinds = self._namespaced_kinds()
+            self._drop_finalizers(namespace, custom)
+        kinds = self._namespaced_kinds(crd_names)
         remaining = [path for ns in [*names, "default"] for path in self._delete_everything(ns, kinds)]
         for ns in namespaces:
             extra = {
@@ -315,7 +320,8 @@ class KubeApi:
                     "PATCH", f"/api/v1/namespaces/{ns['metadata']['name']}", patch, content_type=MERGE_PATCH
                 )
         for api_version, plural in CLUSTER_KINDS:
-            for name in self._names(api_version, plural) - self._baseline[plural]:
+            present = crd_names if f"{api_version}/{plural}" == CRDS else self._names(api_version, plural)
+            for name in present - self._baseline[plural]:
                 if plural == "customresourcedefinitions" and name.endswith(KEPT_CRD_GROUPS):
                     continue
                 self._delete(f"/apis/{api_version}/{plural}/{name}")
@@ -326,10 +332,9 @@ class KubeApi:
         )
         self._kinds.clear()
 
-    def _namespaced_kinds(self) -> builtins.list[tuple[str, str]]:
+    def _namespaced_kinds(self, crds: frozenset[str]) -> builtins.list[tuple[str, str]]:
         """(API path prefix, plural) of every namespaced kind that can be listed and deleted: discovered
-        again only when the CRDs changed (a test's reset would otherwise ask 25 discovery requests)."""
-        crds = frozenset(self._names("apiextensions.k8s.io/v1", "customresourcedefinitions"))
+        again only when the CRDs (`crds`, their names) changed (otherwise 25 discovery requests a test)."""
         if self._namespaced is None or self._namespaced[0] != crds:
             self._namespaced = (crds, self._discover_namespaced_kinds())
         return self._namespaced[1]
@@ -382,19 +387,8 @@ class KubeApi:
             item["metadata"]["name"] for item in self.request("GET", f"/apis/{api_version}/{plural}")["items"]
         }
 
-    def _custom_kinds(self) -> builtins.list[tuple[str, str]]:
-        """(apiVersion, plural) of every namespaced custom resource kind served."""
-        crds = self.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")["items"]
-        return [
-            (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["plural"])
-            for crd in crds
-            if crd["spec"]["scope"] == "Namespaced"
-            for version in crd["spec"]["versions"]
-            if version.get("storage")
-        ]
-
-    def _drop_finalizers(self, namespace: str) -> None:
-        for api_version, plural in self._custom_kinds():
+    def _drop_finalizers(self, namespace: str, custom: Iterable[tuple[str, str]]) -> None:
+        for api_version, plural in custom:
             collection = f"/apis/{api_version}/namespaces/{namespace}/{plural}"
             for item in self.request("GET", collection)["items"]:
                 if item["metadata"].get("finalizers"):
@@ -447,6 +441,17 @@ class KubeApi:
         parts.append(entry["name"])
         parts.extend(part for part in (name, subresource) if part)
         return "/".join(parts)
+
+
+def _custom_kinds(crds: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(apiVersion, plural) of every namespaced custom resource kind these CRDs serve."""
+    return [
+        (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["plural"])
+        for crd in crds
+        if crd["spec"]["scope"] == "Namespaced"
+        for version in crd["spec"]["versions"]
+        if version.get("storage")
+    ]
 
 
 def _counted(event: Mapping[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from jmsbridge_operator import crdgen
 
 from tests.apiserver.chart import OperatorIdentity, install_identity
 from tests.apiserver.client import KubeApi, KubeApiError
@@ -96,14 +97,6 @@ def _refused(kube: KubeApi, probe: dict[str, Any]) -> bool:
     return False
 
 
-def _without_rules(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _without_rules(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
-    if isinstance(schema, list):
-        return [_without_rules(v) for v in schema]
-    return schema
-
-
 @contextlib.contextmanager
 def without_validation_rules(kube: KubeApi) -> Iterator[None]:
     """Store what our CRDs' CEL rules refuse, as an API server older than 1.25 does, or one whose CRD got
@@ -112,7 +105,7 @@ def without_validation_rules(kube: KubeApi) -> Iterator[None]:
     files = sorted(CRD_DIR.glob("*.yaml"))
     crds = [doc for path in files for doc in load_yaml(path) if doc.get("kind") == "CustomResourceDefinition"]
     for crd in crds:
-        kube.replace(_without_rules(crd))
+        kube.replace(crdgen.without(crd, "x-kubernetes-validations"))
     kube.wait_for(lambda: not any(_refused(kube, p) for p in _PROBES), what="the CEL rules gone")
     try:
         yield

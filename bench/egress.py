@@ -84,7 +84,8 @@ from bench.local_run import (
     run_and_print,
 )
 from bench.topic_watch import TopicWatch
-from jmsbridge.local import ActiveMqBroker, KafkaBroker
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker
 from tests.support.harness import route_document, write_yaml
 
 MESSAGE_BYTES = 1024

@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cpu import CpuSampler, Root
 from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, local_brokers, notes
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, free_port
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob, free_port
 from tests.support.harness import route_document, to_jms_route, write_yaml
 
 note = notes("idle")

@@ -79,7 +79,8 @@ from bench.local_run import (
 )
 from bench.queue_watch import Collector, QueueWatch
 from bench.raw_jms import connect
-from jmsbridge.local import ActiveMqBroker, KafkaBroker
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker
 from tests.support.harness import to_jms_route, write_yaml
 
 MESSAGE_BYTES = 1024

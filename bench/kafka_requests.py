@@ -28,7 +28,8 @@ from bench.local_run import bridge_document, bridge_spec, quantile, ratio
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob
 from tests.support.harness import to_jms_route, write_yaml
 
 RECEIVE_MS = 100

@@ -36,7 +36,8 @@ from typing import Any, NamedTuple, Protocol, TextIO
 
 from bench.cpu import CpuSampler, GroupUse, Root
 from bridge_job.config import SparkSpec
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob
 from tests.support import harness
 
 BENCH = Path(__file__).resolve().parent

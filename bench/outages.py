@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.local_run import local_brokers, notes, quantile
 from bench.raw_jms import DUPS_OK_ACKNOWLEDGE, connect
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, jms_connection
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob, jms_connection
 from tests.support.harness import bridge_document, route_document, to_jms_route, write_yaml
 
 note = notes("outages")

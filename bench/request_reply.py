@@ -62,7 +62,8 @@ from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
 from bridge_job.config import SparkSpec
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob
 from tests.support.harness import route_document, to_jms_route, write_yaml
 
 RECEIVE_MS = 100

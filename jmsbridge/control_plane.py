@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import ssl
-import subprocess
 import sys
 import tempfile
 import urllib.error
@@ -30,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from jmsbridge import certificates
 from jmsbridge.local import _Process, free_port, stop_group, wait_until
 
 CACHE_DIR = Path(
@@ -70,27 +70,14 @@ def _binary(name: str) -> str:
     return str(path)
 
 
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
 def _make_certificates(directory: Path) -> None:
     """A CA, the API server's serving certificate for 127.0.0.1 and localhost, and the ServiceAccount
     signing key: made fresh for every control plane, so nothing secret is kept anywhere."""
-    directory.mkdir(parents=True, exist_ok=True)
-    _openssl("genrsa", "-out", "ca.key", "2048", cwd=directory)
-    _openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=jmsbridge-test-ca", "-days", "2",
-             "-out", "ca.crt", cwd=directory)  # fmt: skip
-    _openssl("genrsa", "-out", "server.key", "2048", cwd=directory)
-    _openssl("req", "-new", "-key", "server.key", "-subj", "/CN=kube-apiserver", "-out", "server.csr",
-             cwd=directory)  # fmt: skip
-    (directory / "san.ext").write_text(
-        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n", encoding="utf-8"
+    certificates.make_ca(directory)
+    certificates.issue(
+        directory, "server", "kube-apiserver", (*certificates.LOOPBACK_NAMES, "DNS:kubernetes.default.svc")
     )
-    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-             "-days", "2", "-extfile", "san.ext", "-out", "server.crt", cwd=directory)  # fmt: skip
-    _openssl("genrsa", "-out", "sa.key", "2048", cwd=directory)
-    _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=directory)
+    certificates.make_key_pair(directory, "sa")
 
 
 class _Server(_Process):

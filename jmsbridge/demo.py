@@ -1,6 +1,6 @@
 """`jmsbridge demo`: the bridge on an embedded default, end to end, in about a minute.
 
-Starts a local ActiveMQ, a local Kafka-protocol broker (noida-db) and a local nats-server, runs the job in
+Starts a local ActiveMQ, a local Apache Kafka (one KRaft node) and a local nats-server, runs the job in
 local Spark on `examples/bridge.yaml` and `examples/routes.yaml` (pointed at those servers), sends JMS
 messages of several kinds, prints what arrived in each topic; then a JMS requester asks a Kafka service
 through the bridge and gets its reply back (a kafkaToJms route to the requester's JMSReplyTo,
@@ -95,10 +95,11 @@ def run(args: argparse.Namespace) -> int:
     from confluent_kafka import Consumer, TopicPartition
 
     from bridge_job.config.loading import read_documents
-    from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, NatsServer, jms_connection, wait_until
+    from jmsbridge.kafka_server import KafkaBroker
+    from jmsbridge.local import ActiveMqBroker, BridgeJob, NatsServer, jms_connection, wait_until
 
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-demo-"))
-    print(f"starting ActiveMQ, Kafka (noida-db) and NATS on loopback; work dir {work}", flush=True)
+    print(f"starting ActiveMQ, Apache Kafka and NATS on loopback; work dir {work}", flush=True)
     activemq, kafka, nats = ActiveMqBroker().start(), KafkaBroker().start(), NatsServer().start()
     job = None
     try:

@@ -1,6 +1,6 @@
 """Local brokers for the demo, the benchmarks and the tests: each on a free loopback port, stopped by PID.
 
-- `KafkaBroker`: noida-db, a Kafka-protocol broker (topics, idempotence, transactions, groups).
+- `KafkaBroker` (in `jmsbridge.kafka_server`): Apache Kafka, one KRaft node.
 - `ActiveMqBroker`: Debian's ActiveMQ Classic 5.17, OpenWire; JMS clients reach it through JPype.
 - `NatsServer`: Debian's nats-server 2.9, core NATS and, when asked, JetStream.
 
@@ -9,7 +9,6 @@ Readiness is a condition (the port answers, the broker says it started), never a
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -72,15 +71,14 @@ class _Process:
     """A server process in its own session, so that stop() takes its children with it."""
 
     name = "server"
-    release_seconds = 30.0  # how long stop() lets the server take to let go of its port after SIGTERM
 
     def __init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"jmsbridge-{self.name}-"))
         self.log_path = self.workdir / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        log = open(self.log_path, "wb")  # noqa: SIM115 - the child owns it
+    def _spawn(self, argv: list[str], env: dict[str, str] | None = None, append: bool = False) -> None:
+        log = open(self.log_path, "ab" if append else "wb")  # noqa: SIM115 - the child owns it
         self.process = subprocess.Popen(
             argv, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True, env=env
         )
@@ -115,61 +113,10 @@ class _Process:
     def stop(self) -> None:
         self.thaw()  # a frozen process cannot handle SIGTERM
         stop_group(self.process, 20)
-        port = getattr(self, "port", None)
-        if port is None or self.process is None:
-            return
-        # A launcher may exit before its server has let go of the port: noida-db's server goes on
-        # writing its data out after its Python launcher exits (about 2.5 s per 100,000 records), so it gets
-        # its time, and is killed when it has not let go of the port by then.
-        released = f"{self.name} to release port {port}"
-        try:
-            wait_until(lambda: not port_open(port), self.release_seconds, released)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            wait_until(lambda: not port_open(port), 10, f"{released} after SIGKILL")
 
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-class KafkaBroker(_Process):
-    name = "kafka"
-
-    def __init__(self, port: int | None = None) -> None:
-        super().__init__()
-        self.port = port or free_port()
-        self.data_dir = self.workdir / "data"
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> KafkaBroker:
-        self._spawn(
-            [
-                "noida-db", "start", "--data-dir", str(self.data_dir), "--host", "127.0.0.1",
-                "--only", "kafka", "--kafka-port", str(self.port),
-            ]
-        )  # fmt: skip
-        wait_until(lambda: self._check_alive() and port_open(self.port), 30, f"Kafka on {self.bootstrap}")
-        return self
-
-    def create_topics(self, *names: str, partitions: int = 1) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names], operation_timeout=10)
-        for future in futures.values():
-            future.result(timeout=30)
-
-    def delete_topics(self, *names: str) -> None:
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for future in admin.delete_topics(list(names), operation_timeout=10).values():
-            future.result(timeout=30)
 
 
 class ActiveMqBroker(_Process):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the bridge on local brokers (ActiveMQ, noida-db, nats-server) and local
+# Sets everything up, then runs the bridge on local brokers (ActiveMQ, Apache Kafka, nats-server) and local
 # Spark, sends a handful of JMS messages and prints what arrived in each Kafka topic, then the answers to a
 # JMS request (from a Kafka service) and to a NATS request (from a JMS service) (from the project's .venv).
 set -euo pipefail

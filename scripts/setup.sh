@@ -2,7 +2,7 @@
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
 # ActiveMQ Classic and nats-server from Debian, a virtual environment of the project's own (.venv, made
 # with the python3 that runs this script) holding the project with its Python dependencies from PyPI,
-# helm and kubectl, and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built
+# helm and kubectl, Apache Kafka's jars from Maven Central into ~/.cache, and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built
 # from the Go module proxy into ~/.cache for the tests (not with --no-control-plane, as the demo runs it).
 # Each step is skipped when what it installs is there already, so running it again costs a few seconds;
 # the control plane's first build takes 6-10 minutes.
@@ -16,7 +16,9 @@ VENV=.venv
 need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
 command -v nats-server >/dev/null || need_apt+=(nats-server)  # jmsbridge.local.NatsServer runs it
-command -v openssl >/dev/null || need_apt+=(openssl)  # tests/operator/test_kafka_tls.py makes its certificates
+command -v mvn >/dev/null || need_apt+=(maven)  # scripts/install-kafka.sh fetches Kafka's jars with it
+command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)  # Kafka's broker and ActiveMQ
+command -v openssl >/dev/null || need_apt+=(openssl)  # jmsbridge.certificates: the local servers' TLS
 # Debian ships venv's pip bootstrap (ensurepip) apart from python3: `python3 -m venv` fails without it.
 if [ ! -x "$VENV/bin/python" ] && ! python3 -c 'import ensurepip' 2>/dev/null; then
     need_apt+=(python3-venv)
@@ -47,6 +49,7 @@ else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
 fi
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
+scripts/install-kafka.sh
 if [ "${1:-}" != "--no-control-plane" ]; then
     scripts/install-control-plane.sh
 fi

@@ -4,7 +4,7 @@ backwards search for the original of a redelivered message.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -14,7 +14,7 @@ from bridge_job.journal.entries import JournalEntry
 from bridge_job.kafka import reading as kafka_reading
 from bridge_job.kafka.reading import close_consumers
 
-__all__ = ["close_consumers", "consumer_settings", "find_earlier", "holes", "journal_consumer", "read_range"]
+__all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
 
 LOOKBACK_CHUNK = 2_000
 LOOKBACK_MAX_CHUNK = 64_000
@@ -26,9 +26,13 @@ def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
     return settings | {"fetch.max.bytes": str(64 * 1024 * 1024)}
 
 
-def journal_consumer(config: JobConfig) -> Consumer:
-    """The journal consumer of this process for the bridge's Kafka settings."""
-    return kafka_reading.consumer_for(consumer_settings(config))
+def journal_consumer(config: JobConfig, uncommitted: bool = False) -> Consumer:
+    """The journal consumer of this process for the bridge's Kafka settings; with `uncommitted`, one that
+    reads `read_uncommitted` (records of aborted transactions too: journal/holes.py)."""
+    settings = consumer_settings(config)
+    if uncommitted:
+        settings["isolation.level"] = "read_uncommitted"
+    return kafka_reading.consumer_for(settings)
 
 
 def read_range(
@@ -45,22 +49,6 @@ def read_range(
         return JournalEntry(record, partition, offset, timestamp_ms)
 
     return kafka_reading.read_range(consumer, topic, partition, start, end, entry, stall_seconds)
-
-
-def holes(start: int, end: int, offsets: Sequence[int]) -> list[tuple[int, int]]:
-    """The runs of two offsets or more in `start`..`end - 1` that returned no record, as (first, last).
-
-    A committed transaction leaves one offset without a record, its marker; two or more in a row are an
-    aborted transaction (the ingest's journal write failed, or a failover fenced the former active with
-    its write open), or committed records the broker did not return (CONTRIBUTING.md, Known broker
-    defects): worth a line either way, since the task moves past them."""
-    found = []
-    after = start
-    for offset in (*sorted(offsets), end):
-        if offset - after >= 2:
-            found.append((after, offset - 1))
-        after = max(after, offset + 1)
-    return found
 
 
 def find_earlier(

@@ -29,7 +29,8 @@ from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
-from bridge_job.journal.reading import find_earlier, holes, journal_consumer, read_range
+from bridge_job.journal.holes import read_without_holes
+from bridge_job.journal.reading import find_earlier, journal_consumer
 from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.journal_to_kafka import nats_out, pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
@@ -126,28 +127,6 @@ def current_egress(config_path: str) -> Egress:
     return _egresses.current(config_path)
 
 
-# When each journal partition's holes were last told of: a broker that hides records makes one per range.
-_holes_told: dict[tuple[str, int], float] = {}
-HOLES_LOG_SECONDS = 10.0
-
-
-def say_holes(topic: str, partition: int, found: Sequence[tuple[int, int]]) -> None:
-    """A line naming the runs of offsets a range's read returned no record for (journal/reading.py
-    `holes`), at most one per partition every HOLES_LOG_SECONDS."""
-    now = time.monotonic()
-    if not found or now - _holes_told.get((topic, partition), -HOLES_LOG_SECONDS) < HOLES_LOG_SECONDS:
-        return
-    _holes_told[(topic, partition)] = now
-    log.warning(
-        "journal %s/%d offsets %s hold no committed record: an aborted journal write (a failover or a Kafka "
-        "outage), or a broker that does not return committed records (docs/egress.md, What it needs of "
-        "Kafka)",
-        topic,
-        partition,
-        ", ".join(f"{first}..{last}" for first, last in found),
-    )
-
-
 def route_all(
     egress: Egress,
     entries: Sequence[JournalEntry],
@@ -217,8 +196,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
             )
         start = max(start, done.offset)
 
-    read = read_range(consumer, topic, partition, start, end, stall_for(patience))
-    say_holes(topic, partition, holes(start, end, [e.offset for e in read]))
+    read = read_without_holes(config, topic, partition, start, end, stall_for(patience))
     entries = [e for e in read if not e.is_marker]
     summary.markers = len(read) - len(entries)
     summary.records = len(entries)

@@ -44,6 +44,9 @@ def consumer_settings(kafka: KafkaSpec, group: str) -> dict[str, str | int | flo
         "enable.auto.commit": "false",
         "enable.auto.offset.store": "false",
         "isolation.level": "read_committed",
+        # A task reads the offsets its batch planned: offsets the topic no longer holds are an error to
+        # report, never a jump to its end or its beginning.
+        "auto.offset.reset": "error",
     }
 
 
@@ -60,6 +63,13 @@ def close_consumers() -> None:
     """Close this process's consumers (a process that is done with the bridge)."""
     while _consumers:
         _consumers.popitem()[1].close()
+
+
+def _gone(topic: str, partition: int, start: int, end: int) -> str:
+    return (
+        f"topic {topic} partition {partition}: offsets {start}..{end - 1} are gone from Kafka (deleted by "
+        "the topic's retention, or by hand) before the bridge read them, and the messages they held with them"
+    )
 
 
 def read_range(
@@ -104,6 +114,8 @@ def read_range(
                 if error is not None:
                     if error.code() == KafkaError._PARTITION_EOF:
                         continue
+                    if error.code() == KafkaError._AUTO_OFFSET_RESET:
+                        raise BridgeStopped(f"{_gone(topic, partition, position, end)}: {error.str()}")
                     raise BridgeStopped(f"cannot read topic {topic} partition {partition}: {error.str()}")
                 offset = message.offset() or 0
                 if offset >= end:

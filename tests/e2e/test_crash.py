@@ -9,9 +9,8 @@ there must be none (read_committed).
 
 The suite runs `atLeastOnce`: tests/e2e/test_failover.py kills an `exactlyOnce` job twice under load (the
 killed instance comes back on the same checkpoint) and finds neither loss nor duplicate. With
-JMSBRIDGE_ALL_MODES=1 both modes run here (tests/support/harness.py `deliveries`). In either mode (the
-journal is written in transactions in both) a loss that is noida-db's defect, and only that, is an
-expected failure, as in the chaos test.
+JMSBRIDGE_ALL_MODES=1 both modes run here (tests/support/harness.py `deliveries`). A message acknowledged
+on JMS and missing from the topic fails the test in either mode.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
-from tests.support.failover_scenario import journal_seq
 from tests.support.harness import (
     ONE_AT_A_TIME,
     bridge_document,
@@ -105,10 +103,7 @@ def test_no_message_lost_across_two_kills(
         sender.join(timeout=600)
         assert not send_error, send_error
         assert len(acknowledged) == MESSAGES
-        # Duplicates count towards the records, so wait for every distinct message, or time out. A plain
-        # read_committed consumer may miss committed records here: after the aborted transaction a kill
-        # leaves, noida-db hides from each later fetch what the same producer committed after it
-        # (CONTRIBUTING.md, Known broker defects). The topic's log reads again from its first hole.
+        # Duplicates count towards the records, so wait for every distinct message, or time out.
         output = TopicLog(kafka.bootstrap, topic)
         try:
 
@@ -133,34 +128,7 @@ def test_no_message_lost_across_two_kills(
         f"\ncrash test ({delivery}): sent={MESSAGES} kills={KILLS} received={len(records)} "
         f"lost={len(lost)} duplicates={duplicates}"
     )
-    if lost:  # the journal is written in transactions in both modes: both can meet the defect
-        xfail_if_hidden_by_the_broker(kafka, f"crash-{n}", lost)
     assert not lost, f"{len(lost)} acknowledged messages never reached Kafka, e.g. {sorted(lost)[:10]}"
     assert set(seqs) == set(range(MESSAGES))
     if delivery == "exactlyOnce":
         assert duplicates == 0, f"{duplicates} duplicates reached {topic} despite exactlyOnce"
-
-
-def xfail_if_hidden_by_the_broker(kafka: KafkaBroker, bridge_id: str, missing: set[int]) -> None:
-    """An expected failure when every missing message is committed in the journal and hidden from a read
-    that begins at the first of them: noida-db's defect after the killed job's open transaction was
-    aborted, which the egress meets too (CONTRIBUTING.md, Known broker defects; tests/e2e/test_failover.py
-    tells it apart the same way). Any other loss fails."""
-    journal = TopicLog(kafka.bootstrap, f"{bridge_id}.jms-bridge.journal")
-    try:
-        journal.catch_up()
-        offsets = {seq: r.offset for r in journal.records if (seq := journal_seq(r)) in missing}
-    finally:
-        journal.close()
-    if set(offsets) != missing:
-        return
-    again = TopicLog(kafka.bootstrap, journal.topic, position=min(offsets.values()))
-    try:
-        again.catch_up()
-        hidden = missing - {journal_seq(r) for r in again.records}
-    finally:
-        again.close()
-    if hidden == missing:
-        pytest.xfail(
-            f"noida-db hid {len(missing)} committed journal records (CONTRIBUTING.md, Known broker defects)"
-        )

@@ -1,4 +1,4 @@
-"""One egress task in-process, on a real Kafka broker (noida-db), without Spark: what a Spark task does
+"""One egress task in-process, on Apache Kafka, without Spark: what a Spark task does
 with its journal range, checked by reading the destination topics as a user would."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import journal_reader_group
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import Epoch, journal_record
-from bridge_job.journal.reading import holes
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.reading import close_consumers
@@ -129,11 +129,11 @@ def test_a_record_too_large_for_its_topic_is_a_soft_failure(kafka: KafkaBroker, 
     assert f"topic {topic}".encode() in (letter.header("jmsbridge.deadletter.error") or b"")
 
 
-def test_offsets_without_a_committed_record_are_named_in_a_warning(
+def test_an_aborted_journal_write_is_moved_past_without_a_word(
     kafka: KafkaBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A failover aborts the former active's open journal write: the task moves past the offsets that
-    return no record, and says so, since a broker that hides committed records looks the same."""
+    """A failover aborts the former active's open journal write: the offsets that return no committed
+    record hold its records and the abort marker (journal/holes.py), and the task moves past them."""
     job, path, topic = journalled_bridge(kafka, tmp_path)
 
     def write(producer: Producer, *seqs: int) -> None:
@@ -150,41 +150,28 @@ def test_offsets_without_a_committed_record_are_named_in_a_warning(
     successor = transactional_writer(kafka, f"{topic}-journal")  # aborts it: the marker at 5
     write(successor, 4)
     successor.commit_transaction(30)  # 6, its marker at 7
-    with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):
+    with caplog.at_level(logging.INFO):
         summary = egress_task.run(path, job.journal_topic, 0, 0, 8)  # the run 2..5: two markers, two aborted
     assert summary.published == 3
     assert [r.key for r in read_topics(kafka, [topic], 3, settle=0.5)] == [b"0", b"1", b"4"]
-    assert [m for m in caplog.messages if "hold no committed record" in m] == [
-        f"journal {job.journal_topic}/0 offsets 2..5 hold no committed record: an aborted journal write (a "
-        "failover or a Kafka outage), or a broker that does not return committed records (docs/egress.md, "
-        "What it needs of Kafka)"
-    ]
+    assert [m for m in caplog.messages if "offsets" in m] == []
 
 
-@pytest.mark.parametrize(
-    ("start", "end", "offsets", "found"),
-    [
-        (0, 8, [0, 1, 3, 6], [(4, 5)]),  # a committed marker alone (2, 7) is no hole
-        (0, 3, [], [(0, 2)]),
-        (5, 6, [], []),
-        (0, 6, [0, 1, 2, 3, 4], []),
-        (10, 20, [10, 13, 17], [(11, 12), (14, 16), (18, 19)]),
-    ],
-)
-def test_holes_are_runs_of_two_offsets_or_more_without_a_record(
-    start: int, end: int, offsets: list[int], found: list[tuple[int, int]]
+def test_journal_records_deleted_before_they_were_written_stop_the_bridge(
+    kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    assert holes(start, end, offsets) == found
-
-
-def test_holes_are_told_once_per_partition_every_ten_seconds(caplog: pytest.LogCaptureFixture) -> None:
-    """A broker that hides records leaves a hole in every range: one line per partition, not per range."""
-    with caplog.at_level(logging.WARNING, logger="jmsbridge.egress"):
-        egress_task.say_holes("told", 0, [(2, 5), (9, 10)])
-        egress_task.say_holes("told", 0, [(12, 14)])  # within 10 s: not again
-        egress_task.say_holes("told", 1, [])  # none
-        egress_task.say_holes("told", 1, [(0, 1)])
-    assert [m.split(" hold ")[0] for m in caplog.messages] == [
-        "journal told/0 offsets 2..5, 9..10",
-        "journal told/1 offsets 0..1",
-    ]
+    """Records the journal's retention deleted before the egress read them: the task names them and stops
+    at once rather than move past them (or wait for them)."""
+    job, path, topic = journalled_bridge(kafka, tmp_path)
+    journal(kafka, job, *(order(seq) for seq in range(6)))
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    for future in admin.delete_records([TopicPartition(job.journal_topic, 0, 4)]).values():
+        future.result(timeout=30)
+    with pytest.raises(BridgeStopped) as stopped:
+        egress_task.run(path, job.journal_topic, 0, 0, 6)
+    assert str(stopped.value).startswith(
+        f"jmsbridge hard failure: topic {job.journal_topic} partition 0: offsets 0..5 are gone from Kafka "
+        "(deleted by the topic's retention, or by hand) before the bridge read them, and the messages they "
+        "held with them: "
+    )
+    assert read_topics(kafka, [topic], 0, settle=0.5) == []

@@ -1,4 +1,4 @@
-"""Reading a range `read_committed` around an aborted transaction, on the suite's broker (noida-db).
+"""Reading a range `read_committed` around an aborted transaction, on the suite's Apache Kafka.
 
 An aborted transaction is what a failover leaves in the journal: the former active is fenced with its
 transaction open (frozen, killed, cut off), the new active's producer of the same `transactional.id`
@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.kafka.reading import read_range
-from tests.brokers import KafkaBroker, wait_until
+from tests.brokers import KafkaBroker
 from tests.support.journal import transactional_writer
 from tests.support.topic_log import TopicLog
 
@@ -68,19 +67,12 @@ def test_a_range_that_begins_before_the_abort_skips_the_aborted_records_only(kaf
         assert values(kafka, topic, start) == {o: v for o, v in everything.items() if o >= start}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "noida-db 0.2.3 answers every read_committed fetch with the partition's aborted transactions, "
-        "also those whose abort marker lies before the fetch offset; librdkafka then drops every later "
-        "record of that producer id (CONTRIBUTING.md, Known broker defects)"
-    ),
-)
 def test_a_range_that_begins_after_the_abort_reads_the_successors_committed_records(
     kafka: KafkaBroker,
 ) -> None:
     """Kafka lists an aborted transaction in a fetch only when its abort marker is at or after the fetch
-    offset. Strict: once the broker is fixed this passes, and the marker must go."""
+    offset: a read that begins past the marker drops none of the successor's records (the same producer
+    id)."""
     topic, everything = fenced_writer_journal(kafka)
     first_of_successor = min(o for o, v in everything.items() if v == "b0")
     assert values(kafka, topic, first_of_successor) == {
@@ -88,7 +80,7 @@ def test_a_range_that_begins_after_the_abort_reads_the_successors_committed_reco
     }
 
 
-def test_the_scenarios_topic_log_reads_what_the_broker_hides_from_a_reader_that_goes_on(
+def test_the_scenarios_topic_log_reads_every_committed_record_around_a_fenced_writer(
     kafka: KafkaBroker,
 ) -> None:
     """tests/support/topic_log.py, as the failover scenario reads its topics while instances are killed
@@ -109,5 +101,5 @@ def test_the_scenarios_topic_log_reads_what_the_broker_hides_from_a_reader_that_
     transaction(successor, topic, ["b0", "b1"], key=True)
     assert read() == ["a0", "a1", "b0", "b1"]
     transaction(successor, topic, ["c0", "c1"], key=True)
-    wait_until(lambda: read() == ["a0", "a1", "b0", "b1", "c0", "c1"], 30, "the records after the abort")
+    assert read() == ["a0", "a1", "b0", "b1", "c0", "c1"]
     log.close()

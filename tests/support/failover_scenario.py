@@ -4,7 +4,7 @@ The chaos test (tests/e2e/test_failover.py) and the benchmark (bench/failover.py
 
 - Two instances of one bridge (`jmsbridge job --instance a|b`, local Spark) share a checkpoint directory,
   as a shared volume gives them, and compete for the bridge's Lease on a real Kubernetes API server. Real
-  ActiveMQ (persistent) and noida-db; the route keys every record by the message's `seq`.
+  ActiveMQ (persistent) and Apache Kafka; the route keys every record by the message's `seq`.
 - A steady load (`JmsLoad`) sends persistent messages at `rate` from start to end.
 - `kills` times: once the active has written `steady_records` since it took over and the standby stands by,
   SIGKILL the active's whole process group and start it again at once (as Kubernetes restarts a pod): it
@@ -43,7 +43,8 @@ from confluent_kafka import Consumer
 from bridge_job.config import journal_reader_group, lease_holder_identity, lease_name
 from bridge_job.formats import native
 from bridge_job.journal.entries import EPOCH_HEADER
-from jmsbridge.local import ActiveMqBroker, BridgeJob, KafkaBroker, wait_until
+from jmsbridge.kafka_server import KafkaBroker
+from jmsbridge.local import ActiveMqBroker, BridgeJob, wait_until
 from tests.apiserver.chart import job_kubeconfig
 from tests.apiserver.client import KubeApi
 from tests.support.harness import bridge_document, queued, route_document, write_yaml
@@ -418,7 +419,7 @@ class Failover:
 
     def _passed_by_the_egress(self, missing: set[int]) -> set[int]:
         """Which of `missing` are in the journal before the offset its reader group committed: records the
-        egress moved past (written, or given no record for them by the broker) and will not read again."""
+        egress moved past and will not read again."""
         if self.journal is None:
             return set()
         self.journal.catch_up()
@@ -438,31 +439,18 @@ class Failover:
     def _locate_lost(self) -> None:
         """Where the lost messages are, once both instances stopped: in the journal (an egress failure),
         still on the queue (an ingest that stalled), in ActiveMQ.DLQ (a client's poison acknowledgement),
-        or none of these (dropped between JMS and the journal). Of those in the journal: how many a
-        `read_committed` read that begins at the first of them does not return, although the journal's
-        log read them committed; a correct broker returns a committed record to every read that covers it
-        (noida-db does not after an aborted transaction: CONTRIBUTING.md, Known broker defects)."""
+        or none of these (dropped between JMS and the journal)."""
         lost = set(self.outcome.lost)
         journalled: set[int] = set()
-        hidden: set[int] = set()
         if self.journal is not None:
             self.journal.catch_up()
-            offsets = {seq: r.offset for r in self.journal.records if (seq := journal_seq(r)) in lost}
-            journalled = set(offsets)
-            if offsets:
-                again = TopicLog(self.kafka.bootstrap, self.journal.topic, position=min(offsets.values()))
-                try:
-                    again.catch_up()
-                    hidden = journalled - {journal_seq(r) for r in again.records}
-                finally:
-                    again.close()
+            journalled = {s for r in self.journal.records if (s := journal_seq(r)) in lost}
 
         def seqs(queue: str) -> set[int]:
             return {int(m.properties["seq"].value) for m in queued(self.activemq, queue, 0.5)}
 
         self.outcome.where_lost = {
             "in_journal": len(journalled),
-            "in_journal_hidden_by_the_broker": len(hidden),
             "on_broker": len(lost & seqs(self.queue)),
             "dead_lettered_by_the_broker": len(lost & seqs("ActiveMQ.DLQ")),
         }

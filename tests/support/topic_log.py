@@ -1,15 +1,9 @@
 """Everything committed to one topic partition, read in steps: `catch_up()` reads what was added since.
 
-noida-db answers an empty fetch at once, so a consumer left assigned to a caught-up partition keeps the
-broker busy. `TopicLog` assigns the partition only while it reads up to the high watermark it saw, then
-unassigns: a long-running reader that polls costs one ListOffsets request per look. `read_committed`,
-so a record counts once its transaction is committed; offsets are the records' own (transaction markers
-and aborted records leave holes).
-
-A hole of two offsets or more is an aborted transaction (a committed one leaves its marker alone). After
-one, noida-db hides the same producer's later records from every read that begins past the abort marker
-(CONTRIBUTING.md, Known broker defects), so the log reads again from the start of the first such hole,
-which covers the marker, at most every REREAD_SECONDS: it sees what a consumer of Kafka would.
+`TopicLog` assigns the partition only while it reads up to the high watermark it saw, then unassigns: a
+long-running reader that polls costs one ListOffsets request per look, and holds no fetch open between
+looks. `read_committed`, so a record counts once its transaction is committed; offsets are the records'
+own (transaction markers and aborted records leave holes).
 """
 
 from __future__ import annotations
@@ -21,10 +15,7 @@ from typing import cast
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bridge_job.journal.reading import holes
-
 READ_PATIENCE = 2.0  # seconds without a record below the watermark: an open transaction holds them back
-REREAD_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -44,8 +35,6 @@ class TopicLog:
         self.partition = TopicPartition(topic, partition)
         self.records: list[LoggedRecord] = []
         self.position = position  # where the first `catch_up` begins
-        self.first_hole: int | None = None  # where the first run of two offsets without a record began
-        self._read_again = 0.0  # when the log last read again from `first_hole`
         self._consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
@@ -64,13 +53,9 @@ class TopicLog:
         for READ_PATIENCE); the new records."""
         high = self.high_watermark()
         start = self.position
-        if self.first_hole is not None and time.monotonic() - self._read_again >= REREAD_SECONDS:
-            start, self._read_again = self.first_hole, time.monotonic()
         if high <= start:
             return []
-        known = {r.offset for r in self.records}
         new: list[LoggedRecord] = []
-        read: list[int] = []  # the offsets of the records read
         reached = start  # how far the read got, markers included
         self._consumer.assign([TopicPartition(self.topic, self.partition.partition, start)])
         give_up = time.monotonic() + READ_PATIENCE
@@ -83,20 +68,15 @@ class TopicLog:
                     offset = message.offset()
                     if message.error() is not None or offset is None:
                         continue
-                    read.append(offset)
                     reached = max(reached, offset + 1)
-                    if offset not in known:
-                        headers = cast(list[tuple[str, bytes]], message.headers() or [])
-                        _, timestamp = message.timestamp()
-                        new.append(LoggedRecord(offset, timestamp, message.key(), tuple(headers)))
+                    headers = cast(list[tuple[str, bytes]], message.headers() or [])
+                    _, timestamp = message.timestamp()
+                    new.append(LoggedRecord(offset, timestamp, message.key(), tuple(headers)))
                 for tp in self._consumer.position([self.partition]):
                     if tp.offset >= 0:  # past transaction markers and aborted records too
                         reached = max(reached, tp.offset)
         finally:
             self._consumer.unassign()
-        found = holes(start, reached, read)  # the egress's own count of them
-        if found and (self.first_hole is None or found[0][0] < self.first_hole):
-            self.first_hole = found[0][0]
         self.position = max(self.position, reached)
         if new:
             self.records = sorted(self.records + new, key=lambda r: r.offset)

@@ -1,0 +1,216 @@
+"""Apache Kafka on loopback for the demo, the tests and the benchmarks: one KRaft node (broker and controller
+in one JVM) from the jars `scripts/install-kafka.sh` fetched with Maven.
+
+Its listeners, each on a free port:
+
+- `bootstrap` (PLAINTEXT): no authentication, the principal `User:ANONYMOUS`, a super user. What the demo,
+  the benchmarks and every test that is not about Kafka's security connect to.
+- `sasl_bootstrap` (SASL_PLAINTEXT) and `sasl_ssl_bootstrap` (SASL_SSL): PLAIN and SCRAM-SHA-512, checked for
+  real. PLAIN users are fixed when the broker starts (`plain_users`); SCRAM users are added while it runs
+  (`add_scram_user`). The authorizer (`StandardAuthorizer`, nothing allowed without an ACL) applies to
+  them: `User:admin` is a super user, every other principal gets only what an ACL grants it.
+- `ssl_bootstrap` (SSL): a client certificate signed by the broker's CA is required; the principal is
+  `User:CN=<common name>`.
+
+The TLS listeners serve a certificate for 127.0.0.1 and localhost signed by a CA made for this broker
+(`ca_file`); `issue_client_certificate` signs client certificates with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+from jmsbridge import certificates
+from jmsbridge.local import _Process, free_port, port_open, wait_until
+
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+KAFKA_HOME = Path(os.environ.get("KAFKA_DIR", _CACHE / "jmsbridge" / "kafka"))  # as install-kafka.sh says
+INSTALL_HINT = "run scripts/setup.sh (or scripts/install-kafka.sh) to fetch Apache Kafka with Maven"
+ADMIN = ("admin", "admin-secret")
+STARTED = "Kafka Server started"  # what the broker logs once it serves clients
+
+
+def kafka_lib() -> Path:
+    lib = KAFKA_HOME / "current" / "lib"
+    if not lib.is_dir():
+        raise RuntimeError(f"Apache Kafka is not installed in {lib}: {INSTALL_HINT}")
+    return lib
+
+
+def _cluster_id() -> str:
+    """A cluster id as Kafka makes one: 16 random bytes, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _jaas(mechanism_module: str, users: dict[str, str]) -> str:
+    entries = "".join(f' user_{name}="{password}"' for name, password in users.items())
+    return f"org.apache.kafka.common.security.{mechanism_module} required{entries};"
+
+
+LOG4J = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+"""
+
+
+class KafkaBroker(_Process):
+    name = "kafka"
+
+    def __init__(self, port: int | None = None, plain_users: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.port = port or free_port()
+        self.sasl_port, self.sasl_ssl_port, self.ssl_port = free_port(), free_port(), free_port()
+        self.controller_port = free_port()
+        self.plain_users = {ADMIN[0]: ADMIN[1], **(plain_users or {})}
+        self.data_dir = self.workdir / "data"
+        self.tls_dir = self.workdir / "tls"
+        self.ca_file = self.tls_dir / "ca.crt"
+        self._formatted = False
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_port}"
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_ssl_port}"
+
+    @property
+    def ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ssl_port}"
+
+    def _properties(self) -> dict[str, str]:
+        listeners = {
+            "PLAINTEXT": self.port,
+            "SASL_PLAINTEXT": self.sasl_port,
+            "SASL_SSL": self.sasl_ssl_port,
+            "SSL": self.ssl_port,
+        }
+        served = ",".join(f"{name}://127.0.0.1:{port}" for name, port in listeners.items())
+        properties = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "controller.listener.names": "CONTROLLER",
+            "listeners": f"{served},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": served,
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": ",".join(f"{name}:{name}" for name in listeners)
+            + ",CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.data_dir),
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "false",
+            # ANONYMOUS: the plaintext and controller listeners; admin: the tests' own SASL client.
+            "super.users": f"User:ANONYMOUS;User:{ADMIN[0]}",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(self.tls_dir / "server.pem"),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(self.ca_file),
+            "listener.name.ssl.ssl.client.auth": "required",
+            # One node: every internal topic has one replica; few partitions make them quick to create.
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "4",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "num.partitions": "1",
+            # As a careful cluster is run: a missing topic is named by the checks, not made by a producer.
+            "auto.create.topics.enable": "false",
+        }
+        for listener in ("sasl_plaintext", "sasl_ssl"):
+            prefix = f"listener.name.{listener}"
+            properties[f"{prefix}.plain.sasl.jaas.config"] = _jaas("plain.PlainLoginModule", self.plain_users)
+            properties[f"{prefix}.scram-sha-512.sasl.jaas.config"] = _jaas("scram.ScramLoginModule", {})
+        return properties
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        return [
+            "java", "-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
+            "-cp", f"{kafka_lib()}/*", main, *args,
+        ]  # fmt: skip
+
+    def _format(self) -> None:
+        """The first start: TLS material, the configuration, and storage formatted for a new cluster."""
+        certificates.make_ca(self.tls_dir)
+        server_crt, server_key = certificates.issue(self.tls_dir, "server", "localhost")
+        # A PEM keystore is one file: the key, then the certificate.
+        (self.tls_dir / "server.pem").write_bytes(server_key.read_bytes() + server_crt.read_bytes())
+        (self.workdir / "log4j2.properties").write_text(LOG4J, encoding="utf-8")
+        config = self.workdir / "server.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in self._properties().items()), encoding="utf-8")
+        format_tool = self._java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(config))
+        done = subprocess.run(format_tool, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"formatting Kafka's storage failed:\n{done.stdout}\n{done.stderr}")
+        self._formatted = True
+
+    def start(self) -> KafkaBroker:
+        """Starts the broker (formatting its storage the first time); `start()` after `stop()` or `kill()`
+        serves the same ports and the same data."""
+        if not self._formatted:
+            self._format()
+        offset = len(self.log())
+        self._spawn(self._java("kafka.Kafka", str(self.workdir / "server.properties")), append=True)
+        wait_until(
+            lambda: self._check_alive() and STARTED in self.log()[offset:] and port_open(self.port),
+            60,
+            f"Kafka on {self.bootstrap} (its log: {self.log_path})",
+            interval=0.1,
+        )
+        return self
+
+    def create_topics(self, *names: str, partitions: int = 1) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names], operation_timeout=10)
+        for future in futures.values():
+            future.result(timeout=30)
+
+    def delete_topics(self, *names: str) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.delete_topics(list(names), operation_timeout=10).values():
+            future.result(timeout=30)
+
+    def add_scram_user(self, name: str, password: str) -> None:
+        """A SCRAM-SHA-512 user, usable on both SASL listeners at once."""
+        from confluent_kafka.admin import (  # type: ignore[attr-defined]
+            AdminClient,
+            ScramCredentialInfo,
+            ScramMechanism,
+            UserScramCredentialUpsertion,
+        )
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        upsertion = UserScramCredentialUpsertion(
+            name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), password.encode()
+        )
+        for future in admin.alter_user_scram_credentials([upsertion]).values():
+            future.result(timeout=30)
+
+    def issue_client_certificate(self, common_name: str) -> tuple[Path, Path]:
+        """A client certificate and key signed by this broker's CA: principal `User:CN=<common_name>` on
+        the SSL listener."""
+        return certificates.issue(self.tls_dir, f"client-{common_name}", common_name, alt_names=())

@@ -22,7 +22,10 @@ import base64
 import os
 import subprocess
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jmsbridge import certificates
 from jmsbridge.local import _Process, free_port, port_open, wait_until
@@ -62,6 +65,20 @@ rootLogger.appenderRef.out.ref = out
 logger.request.name = kafka.request.logger
 logger.request.level = WARN
 """
+
+
+@dataclass(frozen=True)
+class Acl:
+    """One ALLOW binding: `operation` (WRITE, READ, ...) on the `resource` (TOPIC, GROUP, TRANSACTIONAL_ID,
+    CLUSTER) named `name`, or every one whose name begins with it (`prefixed`)."""
+
+    resource: str
+    name: str
+    operation: str
+    prefixed: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.operation} on {self.resource} {self.name}{'*' if self.prefixed else ''}"
 
 
 class KafkaBroker(_Process):
@@ -158,7 +175,10 @@ class KafkaBroker(_Process):
         (self.workdir / "log4j2.properties").write_text(LOG4J, encoding="utf-8")
         config = self.workdir / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in self._properties().items()), encoding="utf-8")
-        format_tool = self._java("kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(config))
+        # `--cluster-id=`: an id may begin with "-", which a separate argument would turn into an option.
+        format_tool = self._java(
+            "kafka.tools.StorageTool", "format", f"--cluster-id={_cluster_id()}", f"--config={config}"
+        )
         done = subprocess.run(format_tool, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"formatting Kafka's storage failed:\n{done.stdout}\n{done.stderr}")
@@ -208,6 +228,36 @@ class KafkaBroker(_Process):
             name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), password.encode()
         )
         for future in admin.alter_user_scram_credentials([upsertion]).values():
+            future.result(timeout=30)
+
+    @staticmethod
+    def _acl_fields(principal: str, acl: Acl) -> tuple[Any, ...]:
+        from confluent_kafka.admin import (  # type: ignore[attr-defined]
+            AclOperation,
+            AclPermissionType,
+            ResourcePatternType,
+            ResourceType,
+        )
+
+        pattern = ResourcePatternType.PREFIXED if acl.prefixed else ResourcePatternType.LITERAL
+        resource, operation = ResourceType[acl.resource], AclOperation[acl.operation]
+        return resource, acl.name, pattern, principal, "*", operation, AclPermissionType.ALLOW
+
+    def grant(self, principal: str, acls: Iterable[Acl]) -> None:
+        """ALLOW bindings for `principal` (`User:<name>`), as a cluster admin grants them."""
+        from confluent_kafka.admin import AclBinding, AdminClient  # type: ignore[attr-defined]
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        bindings = [AclBinding(*self._acl_fields(principal, acl)) for acl in acls]
+        for future in admin.create_acls(bindings).values():
+            future.result(timeout=30)
+
+    def revoke(self, principal: str, acls: Iterable[Acl]) -> None:
+        from confluent_kafka.admin import AclBindingFilter, AdminClient  # type: ignore[attr-defined]
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        filters = [AclBindingFilter(*self._acl_fields(principal, acl)) for acl in acls]
+        for future in admin.delete_acls(filters).values():
             future.result(timeout=30)
 
     def issue_client_certificate(self, common_name: str) -> tuple[Path, Path]:

@@ -45,7 +45,7 @@ from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journ
 from bridge_job.journal.entries import Epoch, journal_partition
 from bridge_job.journal.writer import JournalWriter, Written
 from bridge_job.kafka.limits import TopicLimits
-from bridge_job.kafka.waiting import kafka_outage
+from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
 from bridge_job.message import JmsMessage
 from bridge_job.outages import Outage
@@ -196,6 +196,7 @@ class Ingest:
                 break
             uncommitted.add(batch)  # some of it may be in the journal
             consumer.rollback()  # the broker redelivers the batch; nothing is lost
+            stop_if_refused(self.config.bridge.kafka)  # a refused login is no outage to wait out
             kafka.failed(self.writer.failure or "the journal write failed", "batch rolled back")
             if self.stop_event.wait(kafka.backoff()):
                 return

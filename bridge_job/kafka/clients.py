@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka import refusals
 
 # librdkafka settings; the job's clients add their `logger` and `error_cb` objects.
 KafkaConfig = dict[str, Any]
@@ -142,7 +143,9 @@ librdkafka_log.addFilter(OncePerInterval())
 
 def _log_error(error: Any) -> None:
     """librdkafka's error events (a broker down, all brokers down): a warning, rate-limited like its logs.
-    Whether an error stops the bridge is decided where a client call fails, not here."""
+    Whether an error stops the bridge is decided where a client call fails, not here; a refusal of the
+    bridge's credentials or TLS is kept for that decision (refusals.py)."""
+    refusals.note(error)
     librdkafka_log.warning("%s", error.str() if hasattr(error, "str") else error)
 
 

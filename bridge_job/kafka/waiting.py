@@ -18,6 +18,7 @@ from confluent_kafka import KafkaException
 
 from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka import refusals
 from bridge_job.kafka.clients import is_hard
 from bridge_job.outages import Outage, OutageListener
 from bridge_job.outages import patiently as patiently_with
@@ -31,13 +32,23 @@ def cause(error: BaseException | str) -> str:
     return str(first.str()) if hasattr(first, "str") else str(error)
 
 
-def transient(error: BaseException, servers: str = "") -> bool:
+def stop_if_refused(kafka: KafkaSpec) -> None:
+    """BridgeStopped when a Kafka client of this process saw the bridge's login or TLS refused: a failure
+    that looks like an outage to the call that waited, and that no wait mends."""
+    found = refusals.seen()
+    if found is not None:
+        raise BridgeStopped(refusals.what_to_fix(found, kafka))
+
+
+def transient(error: BaseException, kafka: KafkaSpec) -> bool:
     """A Kafka error that waiting may change: anything but a refusal, which stops the bridge at once."""
     if not isinstance(error, KafkaException):
         return False
+    stop_if_refused(kafka)
     if error.args and is_hard(error.args[0]):
-        at = f" at {servers}" if servers else ""
-        raise BridgeStopped(f"Kafka{at} refused the bridge: {cause(error)}") from None
+        raise BridgeStopped(
+            f"Kafka at {kafka.bootstrap_servers} refused the bridge: {cause(error)}"
+        ) from None
     return True
 
 
@@ -68,7 +79,7 @@ def patiently(
     outage = kafka_outage(kafka, patience_seconds, what, clock, listener)
 
     def waitable(error: BaseException) -> bool:
-        return transient(error, kafka.bootstrap_servers)
+        return transient(error, kafka)
 
     return patiently_with(call, outage, waitable, pause, ask_seconds)
 

@@ -1,18 +1,23 @@
 """Kafka down when the job starts: the job waits `spec.outages.patienceSeconds`, then stops cleanly (exit 2,
 one `jmsbridge stopped:` line), with librdkafka's complaints rate-limited; Kafka up within the window
-lets it go on. Real noida-db and a real closed port; the job as a process (it stops before Spark starts)."""
+lets it go on. Kafka refusing the bridge's login or TLS is no outage: the job stops at once, naming what it
+read. Real Apache Kafka and a real closed port; the job as a process (it stops before Spark starts)."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME
 from bridge_job.kafka.clients import OncePerInterval
 from bridge_job.kafka.startup import wait_for_kafka
+from jmsbridge import certificates
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, port_open
 from tests.support.builders import bridge
@@ -45,6 +50,76 @@ def test_kafka_down_at_start_stops_the_job_cleanly_after_the_patience(tmp_path: 
     # librdkafka tries to connect tens of times a second: one line per cause gets through per minute.
     librdkafka = [line for line in log.splitlines() if " jmsbridge.kafka: " in line]
     assert 1 <= len(librdkafka) <= 6, "\n".join(librdkafka)
+
+
+def refused_job(tmp_path: Path, kafka: KafkaBroker, kafka_spec: dict[str, Any], env: dict[str, str]) -> str:
+    """The one `jmsbridge stopped:` line of a job whose Kafka refuses it; it must stop within seconds,
+    not after its patience (300 s here)."""
+    jms = ActiveMqBroker(port=free_port())
+    jms.cleanup()  # never reached: the job stops before JMS
+    document = bridge_document("refused", jms, kafka, [{"queue": "refused.in"}])
+    document["spec"]["kafka"] |= kafka_spec
+    job = BridgeJob([write_yaml(tmp_path / "bridge.yaml", document)], tmp_path, env=env).start()
+    assert job.wait_exit(timeout=60) == 2
+    log = job.log()
+    assert "Traceback" not in log
+    stopped = [line for line in log.splitlines() if "jmsbridge stopped:" in line]
+    assert len(stopped) == 1, log[-3000:]
+    assert "asking again" not in log  # no wait: it stopped at the first refusal
+    return stopped[0].partition("jmsbridge stopped: ")[2]
+
+
+def test_a_wrong_password_stops_the_job_at_once_naming_the_secret(kafka: KafkaBroker, tmp_path: Path) -> None:
+    user = f"job-{uuid.uuid4().hex[:8]}"
+    kafka.add_scram_user(user, "the-password")
+    sasl = {"mechanism": "SCRAM-SHA-512", "credentialsSecretRef": {"name": "kafka-user"}}
+    spec = {"bootstrapServers": kafka.sasl_bootstrap, "securityProtocol": "SASL_PLAINTEXT", "sasl": sasl}
+    env = {ENV_KAFKA_USERNAME: user, ENV_KAFKA_PASSWORD: "not-the-password"}
+    said = refused_job(tmp_path, kafka, spec, env)
+    assert said.startswith(
+        f"Kafka at {kafka.sasl_bootstrap} refused the bridge's SASL SCRAM-SHA-512 login "
+        "(JMSBRIDGE_KAFKA_USERNAME and JMSBRIDGE_KAFKA_PASSWORD, from Secret kafka-user, keys username and "
+        "password): a wrong password or an unknown user; fix the Secret or the user on the cluster: "
+    ), said
+    assert "not-the-password" not in said
+
+
+def test_a_broker_certificate_of_another_ca_stops_the_job_at_once_naming_the_file(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    other = certificates.make_ca(tmp_path / "other", subject="another-ca")
+    spec = {
+        "bootstrapServers": kafka.ssl_bootstrap,
+        "securityProtocol": "SSL",
+        "properties": {"ssl.ca.location": str(other)},
+    }
+    said = refused_job(tmp_path, kafka, spec, {})
+    assert said.startswith(
+        f"Kafka at {kafka.ssl_bootstrap}: the broker's TLS certificate does not verify against the CA in "
+        f"{other}: set ssl.ca.location in spec.kafka.properties to the CA that signed it: "
+    ), said
+
+
+def test_a_client_certificate_the_broker_refuses_stops_the_job_at_once_naming_the_file(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """The broker's SSL listener requires a client certificate signed by its CA: this one is self-made."""
+    certificate, key = certificates.make_ca(tmp_path / "own", subject="bridge"), tmp_path / "own" / "ca.key"
+    spec = {
+        "bootstrapServers": kafka.ssl_bootstrap,
+        "securityProtocol": "SSL",
+        "properties": {
+            "ssl.ca.location": str(kafka.ca_file),
+            "ssl.certificate.location": str(certificate),
+            "ssl.key.location": str(key),
+        },
+    }
+    said = refused_job(tmp_path, kafka, spec, {})
+    assert said.startswith(
+        f"Kafka at {kafka.ssl_bootstrap} refused the TLS handshake with the client certificate {certificate} "
+        "(spec.kafka.properties ssl.certificate.location): is it signed by a CA the broker trusts, and "
+        "current? "
+    ), said
 
 
 @pytest.fixture

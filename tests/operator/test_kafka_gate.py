@@ -1,4 +1,4 @@
-"""The Kafka checks inside the operator: real kopf on a real API server, and a real noida-db broker.
+"""The Kafka checks inside the operator: real kopf on a real API server, and Apache Kafka.
 
 The operator here checks every bridge's Kafka side every `INTERVAL` seconds and turns a cluster that does
 not answer for `GRACE` seconds into a hard failure (set through its environment, as the Helm chart does
@@ -7,10 +7,9 @@ through its flags). No spark-operator runs: the tests play it by patching SparkA
 Each test uses its own bridge, topics and journal (`unique()`): the session's `kafka` broker is shared
 with other tests. The test that stops a broker starts its own.
 
-noida-db has no authorizer, so the permission test controls the broker's answers
-instead: it replaces the probe (`probe.probe_kafka`, the one function that talks to Kafka) with a
-fake answering what the test says. Everything else (the Secret, the schedule, the evaluation, the gate,
-the reconciliation, the status) is the operator's own.
+The permission and credential tests run against the broker's own authorizer and SASL, as a SCRAM
+principal of their own with the ACLs the test grants. One test needs an answer no broker gives on demand
+(a probe that hangs): it replaces the probe (`probe.probe_kafka`) with a fake, and says so.
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ from jmsbridge_operator.kafka_checks.mounted_files import FileContents
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka.clients import KafkaCredentials
 from bridge_job.kube.api import ApiError
+from jmsbridge.kafka_server import Acl
 from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker, free_port
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
@@ -56,7 +56,6 @@ pytestmark = pytest.mark.timeout(120)
 
 INTERVAL = 1.0
 GRACE = 3.0
-NO_AUTHORIZER = "no authorizer found: all operations allowed"
 
 
 def stalled(reason: str) -> dict[str, tuple[str, str]]:
@@ -121,7 +120,7 @@ class Bridge:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Against noida-db
+# Topics and reachability
 
 
 def test_missing_topic_stalls_the_bridge_until_it_is_created(kafka: KafkaBroker, view: View) -> None:
@@ -131,16 +130,14 @@ def test_missing_topic_stalls_the_bridge_until_it_is_created(kafka: KafkaBroker,
 
     body = bridge.wait(view, stalled("TopicNotFound"))
     message = view.message(body, "Stalled")
-    assert message.startswith(f"topic {bridge.topic}: does not exist (destination of route {bridge.route})")
-    assert NO_AUTHORIZER in view.message(body, "KafkaReady")
+    assert message == f"topic {bridge.topic}: does not exist (destination of route {bridge.route})"
     view.wait(lambda: bridge.warned(view, "TopicNotFound"), "a Warning Event")
     # No SparkApplication, not even for a moment: the check came before the first one.
     assert view.kube.history(SPARK_VERSION, "SparkApplication", bridge.primary, NAMESPACE) == []
 
     kafka.create_topics(bridge.topic)
-    body = bridge.wait(view, STARTING)  # resumed by itself at the next check
+    bridge.wait(view, STARTING)  # resumed by itself at the next check
     assert bridge.apps(view) == [bridge.primary]
-    assert NO_AUTHORIZER in view.message(body, "KafkaReady")
     view.play_spark(bridge.primary, "RUNNING")
     bridge.wait(view, RUNNING)
 
@@ -227,11 +224,111 @@ def test_the_operator_creates_the_journal_topic_when_asked(kafka: KafkaBroker, v
 
 
 # ---------------------------------------------------------------------------------------------------
-# Permissions, with broker answers the test controls
+# Permissions and credentials, against the broker's authorizer and SASL
+
+
+def secret(name: str, username: str, password: str) -> dict[str, Any]:
+    def encoded(value: str) -> str:
+        return base64.b64encode(value.encode()).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "data": {"user": encoded(username), "pass": encoded(password)},
+    }
+
+
+SASL = {
+    "mechanism": "SCRAM-SHA-512",
+    "credentialsSecretRef": {"name": "kafka-user", "usernameKey": "user", "passwordKey": "pass"},
+}
+
+
+def principal(kafka: KafkaBroker) -> tuple[str, str]:
+    """A SCRAM user of its own: (name, password)."""
+    user, password = unique("bridge-user"), f"Zq9-{uuid.uuid4().hex}"
+    kafka.add_scram_user(user, password)
+    return user, password
+
+
+def needs(bridge: Bridge) -> list[Acl]:
+    """What docs/kafka-checks.md says the bridge needs: its topic, its journal, its group and ids."""
+    prefix = f"{bridge.name}.jms-bridge."
+    return [
+        Acl("TOPIC", bridge.topic, "WRITE"),
+        Acl("TOPIC", bridge.journal, "WRITE"),
+        Acl("TOPIC", bridge.journal, "READ"),
+        Acl("GROUP", f"{prefix}journal-reader", "READ"),
+        Acl("TRANSACTIONAL_ID", prefix, "WRITE", prefixed=True),
+    ]
+
+
+@pytest.mark.slow
+def test_missing_permissions_stall_the_bridge_until_granted(
+    kafka: KafkaBroker, view: View, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    user, password = principal(kafka)
+    bridge = Bridge(kafka.sasl_bootstrap, securityProtocol="SASL_PLAINTEXT", sasl=SASL)
+    kafka.create_topics(bridge.topic, bridge.journal)
+    bridge.create(view)
+
+    # No Secret yet: nothing can be checked, nothing starts.
+    body = bridge.wait(view, stalled("CredentialsNotFound"))
+    assert "Secret kafka-user (spec.kafka.sasl.credentialsSecretRef) not found" in view.message(body)
+
+    write = Acl("TOPIC", bridge.topic, "WRITE")
+    kafka.grant(f"User:{user}", [acl for acl in needs(bridge) if acl != write])
+    view.create(secret("kafka-user", user, password))
+    body = bridge.wait(view, stalled("TopicAuthorizationFailed"))
+    assert view.message(body, "Stalled") == (
+        f"topic {bridge.topic}: missing WRITE, DESCRIBE (destination of route {bridge.route})"
+    )
+    assert bridge.apps(view) == []
+    view.wait(lambda: bridge.warned(view, "TopicAuthorizationFailed"), "a Warning Event")
+
+    kafka.grant(f"User:{user}", [write])
+    bridge.wait(view, STARTING)  # by itself, at the next check
+    assert bridge.apps(view) == [bridge.primary]
+
+    # The password went to the Kafka client only: no object, Event or log line has it.
+    assert password not in str(everything_but_secrets(view.kube))
+    assert password not in "\n".join(record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.slow
+def test_a_wrong_password_is_a_hard_failure_at_once_until_the_secret_is_fixed(
+    kafka: KafkaBroker, view: View
+) -> None:
+    user, password = principal(kafka)
+    bridge = Bridge(kafka.sasl_bootstrap, securityProtocol="SASL_PLAINTEXT", sasl=SASL)
+    kafka.create_topics(bridge.topic, bridge.journal)
+    kafka.grant(f"User:{user}", needs(bridge))
+    view.create(secret("kafka-user", user, "not-the-password"))
+    bridge.create(view)
+
+    body = bridge.wait(view, stalled("KafkaAuthenticationFailed"))  # no grace period: no wait mends it
+    assert view.message(body, "Stalled").startswith(
+        f"Kafka at {kafka.sasl_bootstrap} refused the bridge's SASL SCRAM-SHA-512 login (Secret kafka-user, "
+        "keys user and pass): a wrong password or an unknown user; fix the Secret or the user on the "
+        "cluster: "
+    )
+    assert bridge.apps(view) == []
+
+    view.kube.replace(
+        secret("kafka-user", user, password) | {"metadata": {"name": "kafka-user", "namespace": NAMESPACE}}
+    )
+    bridge.wait(view, STARTING)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A probe that hangs: a fake, since no broker hangs on demand
 
 
 class FakeBroker:
-    """Stands in for `probe.probe_kafka`: answers with an authorizer and the operations given."""
+    """Stands in for `probe.probe_kafka` where a test needs an answer no broker gives on demand: answers with
+    an authorizer and the operations given."""
 
     def __init__(self) -> None:
         self.topic_operations: frozenset[Operation] = frozenset({Operation.ALL})
@@ -257,65 +354,6 @@ class FakeBroker:
             },
             transactional_id=TransactionalIdAnswer(Access.ALLOWED),  # the journal's, every bridge has
         )
-
-
-def secret(name: str, username: str, password: str) -> dict[str, Any]:
-    def encoded(value: str) -> str:
-        return base64.b64encode(value.encode()).decode()
-
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "data": {"user": encoded(username), "pass": encoded(password)},
-    }
-
-
-@pytest.mark.slow
-def test_missing_permissions_stall_the_bridge_until_granted(
-    view: View, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The probe is replaced by a fake (no broker here enforces ACLs); the rest is the real operator."""
-    caplog.set_level(logging.DEBUG)
-    broker = FakeBroker()
-    monkeypatch.setattr(kafka_probe, "probe_kafka", broker.probe)
-    sasl = {
-        "mechanism": "PLAIN",
-        "credentialsSecretRef": {"name": "kafka-user", "usernameKey": "user", "passwordKey": "pass"},
-    }
-    bridge = Bridge("kafka.invalid:9092", securityProtocol="SASL_PLAINTEXT", sasl=sasl)
-    bridge.create(view)
-
-    # No Secret yet: nothing can be checked, nothing starts.
-    body = bridge.wait(view, stalled("CredentialsNotFound"))
-    assert "Secret kafka-user (spec.kafka.sasl.credentialsSecretRef) not found" in view.message(body)
-    assert broker.credentials == []
-
-    broker.topic_operations = frozenset({Operation.READ})  # READ implies DESCRIBE; WRITE is missing
-    password = "Zq9-kafka-password-p1"
-    view.create(secret("kafka-user", "bridge-user", password))
-    body = bridge.wait(view, stalled("TopicAuthorizationFailed"))
-    message = view.message(body, "Stalled")
-    assert f"topic {bridge.topic}: missing WRITE (destination of route {bridge.route})" in message
-    assert f"topic {bridge.journal}: missing WRITE (journal)" in message
-    assert bridge.apps(view) == []
-    assert broker.credentials[-1] == KafkaCredentials("bridge-user", password)
-
-    broker.topic_operations = frozenset({Operation.ALL})
-    broker.group_operations = frozenset({Operation.DESCRIBE})
-    body = bridge.wait(view, stalled("GroupAuthorizationFailed"))
-    group = f"{bridge.name}.jms-bridge.journal-reader"
-    assert view.message(body, "Stalled") == f"consumer group {group}: missing READ"
-
-    broker.group_operations = frozenset({Operation.READ})
-    body = bridge.wait(view, STARTING)
-    assert bridge.apps(view) == [bridge.primary]
-    assert NO_AUTHORIZER not in view.message(body, "KafkaReady")
-    view.wait(lambda: bridge.warned(view, "TopicAuthorizationFailed"), "a Warning Event")
-
-    # The password went to the (fake) Kafka client only: no object, Event or log line has it.
-    assert password not in str(everything_but_secrets(view.kube))
-    assert password not in "\n".join(record.getMessage() for record in caplog.records)
 
 
 def test_checks_of_one_bridge_wait_for_nothing_of_another(

@@ -15,10 +15,13 @@ only interpretation done here is the set of implications Kafka documents (READ, 
 imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; ALL implies everything), so that an answer
 which lists only WRITE still counts as allowing DESCRIBE.
 
-An answer can be missing: a broker that does not report authorized operations (older brokers, and
-noida-db), a consumer group that does not exist yet, a transactional-id probe that timed out. Missing is
-never a failure: with no authorizer everything is allowed anyway; with an authorizer (or when we cannot
+An answer can be missing: a broker that does not report authorized operations (older brokers), a
+consumer group that does not exist yet, a transactional-id probe that timed out. Missing is never a
+failure: with no authorizer everything is allowed anyway; with an authorizer (or when we cannot
 tell) the result carries a note saying what was not verified.
+
+A refused login or TLS handshake (`ProbeResult.refusal`) is a hard failure at once: no wait mends a
+wrong password or certificate.
 
 Unreachable is different from denied: a cluster that does not answer may come back, so the check is
 transient (`Reconciling`) until `grace_seconds` have passed since the first failed check, and a hard
@@ -51,6 +54,7 @@ from bridge_job.config import (
     transactional_id_prefix,
 )
 from bridge_job.journal.entries import JournalTopicSpec, journal_topic
+from bridge_job.kafka.refusals import RefusalKind
 from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
 from jmsbridge_operator.conditions import Condition, Problem, join
@@ -63,6 +67,8 @@ class Reason(enum.StrEnum):
     """The one-word reasons a check reports, in the order a summary picks them (most basic first)."""
 
     INVALID_SPEC = "InvalidSpec"
+    KAFKA_AUTHENTICATION_FAILED = RefusalKind.AUTHENTICATION.value
+    KAFKA_TLS_FAILED = RefusalKind.TLS.value
     KAFKA_UNREACHABLE = "KafkaUnreachable"
     TOPIC_NOT_FOUND = "TopicNotFound"
     TOPIC_AUTHORIZATION_FAILED = "TopicAuthorizationFailed"
@@ -308,6 +314,7 @@ class ProbeResult:
     reachable: bool
     detail: str = ""
     config_error: str | None = None  # the client settings themselves are unusable
+    refused: tuple[RefusalKind, str] | None = None  # the login or TLS refused, and what to fix
     authorizer: Authorizer = Authorizer.UNKNOWN
     topics: Mapping[str, TopicAnswer] = field(default_factory=dict)
     groups: Mapping[str, GroupAnswer] = field(default_factory=dict)
@@ -320,6 +327,10 @@ class ProbeResult:
     @classmethod
     def invalid(cls, error: str) -> ProbeResult:
         return cls(reachable=False, config_error=error)
+
+    @classmethod
+    def refusal(cls, kind: RefusalKind, message: str) -> ProbeResult:
+        return cls(reachable=False, refused=(kind, message))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -396,6 +407,9 @@ def evaluate(
             Reason.INVALID_SPEC, "kafka", f"the Kafka client settings are unusable: {probe.config_error}"
         )
         return _failed([problem], [], settings)
+    if probe.refused is not None:  # no wait mends a wrong password or certificate: a hard failure at once
+        kind, message = probe.refused
+        return _failed([Problem(Reason(kind.value), access.bootstrap_servers, message)], [], settings)
     if not probe.reachable:
         return _unreachable(access, probe.detail, now, state, settings)
 

@@ -55,6 +55,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.journal.entries import JournalTopicSpec
 from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
+from bridge_job.kafka.refusals import Refusal, refusal, what_to_fix
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,
@@ -96,6 +97,15 @@ T = TypeVar("T")
 _CHECK_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="kafka-check")
 # librdkafka errors after which waiting longer is pointless.
 _GIVE_UP = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._AUTHENTICATION})
+# Asked again until the deadline: the group coordinator is being made (a fresh cluster's first group
+# request creates __consumer_offsets) or moves.
+_COORDINATOR_MOVING = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 # A binding nobody has: deleting what matches it deletes nothing, but only an authorizer accepts it.
 _NO_SUCH_ACL = AclBindingFilter(
     ResourceType.TOPIC,
@@ -120,6 +130,14 @@ _ANY_ACL = AclBindingFilter(
 
 class _NoAnswer(Exception):
     """The cluster gave no usable answer in time: the probe is incomplete."""
+
+
+class _Refused(Exception):
+    """The cluster refused the bridge's login or TLS handshake."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.detail)
+        self.refusal = refusal
 
 
 def _kafka_error(error: KafkaException) -> KafkaError:
@@ -166,6 +184,7 @@ class _Probe:
         end = time.monotonic() + timeout
         while not wait_for_futures([future], timeout=0.05).done:
             self._admin.poll(0)
+            self.raise_if_refused()
             fatal = [e for e in self._errors if e.code() in _GIVE_UP]
             if fatal:
                 raise _NoAnswer(self._connection_trouble(fatal[-1]))
@@ -175,6 +194,11 @@ class _Probe:
         if isinstance(error, KafkaException) and _kafka_error(error).code() == KafkaError._TIMED_OUT:
             raise _NoAnswer(f"{what}: no answer within {timeout:g}s{self._last_error()}")
         return future.result(timeout=0)
+
+    def raise_if_refused(self) -> None:
+        found = next((r for e in self._errors if (r := refusal(e)) is not None), None)
+        if found is not None:
+            raise _Refused(found)
 
     def _connection_trouble(self, fatal: KafkaError) -> str:
         if fatal.code() == KafkaError._AUTHENTICATION:
@@ -220,7 +244,7 @@ class _Probe:
         ]
         found = detect_authorizer(answers, cluster_operations)
         if found is Authorizer.UNKNOWN and answers[0] is AclAnswer.INCONCLUSIVE:
-            # An empty listing: no authorizer (noida-db answers so), or one with no binding we may see.
+            # An empty listing: no authorizer, or one with no binding we may see.
             # Only an authorizer accepts a delete; this one matches no binding, so it removes nothing.
             answers.append(
                 self.acl_answer(
@@ -301,19 +325,24 @@ class _Probe:
             return TopicAnswer(Lookup.FOUND, created=True)
 
     def describe_group(self, group: str) -> GroupAnswer:
-        timeout = self.timeout()
-        futures = self._admin.describe_consumer_groups(
-            [group], include_authorized_operations=True, request_timeout=timeout
-        )
-        try:
-            description = self.wait(futures[group], f"describe consumer group {group}", timeout)
-        except KafkaException as error:
-            kafka_error = _kafka_error(error)
-            if kafka_error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
-                return GroupAnswer(Lookup.DENIED)
-            if kafka_error.code() == KafkaError.GROUP_ID_NOT_FOUND:
-                return GroupAnswer(Lookup.NOT_FOUND)
-            raise _NoAnswer(f"describe consumer group {group}: {kafka_error.str()}") from None
+        while True:
+            timeout = self.timeout()
+            futures = self._admin.describe_consumer_groups(
+                [group], include_authorized_operations=True, request_timeout=timeout
+            )
+            try:
+                description = self.wait(futures[group], f"describe consumer group {group}", timeout)
+                break
+            except KafkaException as error:
+                kafka_error = _kafka_error(error)
+                code = kafka_error.code()
+                if code == KafkaError.GROUP_AUTHORIZATION_FAILED:
+                    return GroupAnswer(Lookup.DENIED)
+                if code == KafkaError.GROUP_ID_NOT_FOUND:
+                    return GroupAnswer(Lookup.NOT_FOUND)
+                if code not in _COORDINATOR_MOVING:
+                    raise _NoAnswer(f"describe consumer group {group}: {kafka_error.str()}") from None
+                time.sleep(0.2)  # a fresh cluster makes its group coordinator on the first group request
         state = getattr(description.state, "name", "")
         lookup = Lookup.NOT_FOUND if state == "DEAD" else Lookup.FOUND
         return GroupAnswer(lookup, _operations(description.authorized_operations))
@@ -404,6 +433,9 @@ def _probe_kafka(
     log.debug("probing Kafka at %s for bridge %s", access.bootstrap_servers, access.bridge_id)
     try:
         return probe.run(access)
+    except _Refused as refused:
+        found = refused.refusal
+        return ProbeResult.refusal(found.kind, what_to_fix(found, kafka, operator=True))
     except _NoAnswer as gap:
         return ProbeResult.unreachable(str(gap))
     except KafkaException as error:  # the cluster request itself failed (not a per-topic answer)

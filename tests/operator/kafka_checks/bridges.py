@@ -20,6 +20,9 @@ def bridge_config(
     journal_partitions: int = 1,
     exactly_once: bool = False,
     sasl_secret: str | None = None,
+    sasl_mechanism: str = "PLAIN",
+    security_protocol: str = "SASL_PLAINTEXT",
+    properties: dict[str, str] | None = None,
     message_id_replies: str | None = None,
 ) -> JobConfig:
     """A bridge with a jmsToKafka route per topic in `writes` and a kafkaToJms route per topic in `reads`;
@@ -32,8 +35,12 @@ def bridge_config(
     if journal is not None:
         kafka["journalTopic"] = journal
     if sasl_secret is not None:
-        kafka["securityProtocol"] = "SASL_PLAINTEXT"
-        kafka["sasl"] = {"mechanism": "PLAIN", "credentialsSecretRef": {"name": sasl_secret}}
+        kafka["securityProtocol"] = security_protocol
+        kafka["sasl"] = {"mechanism": sasl_mechanism, "credentialsSecretRef": {"name": sasl_secret}}
+    elif security_protocol == "SSL":
+        kafka["securityProtocol"] = security_protocol
+    if properties:
+        kafka["properties"] = properties
     routes: list[dict[str, Any]] = [
         {"name": f"to-kafka-{topic}", "spec": {"bridgeRef": {"name": bridge_id}, "kafkaTopic": topic}}
         for topic in writes

@@ -20,9 +20,9 @@ from bridge_job.config import JobConfig
 from bridge_job.kafka.waiting import patiently
 
 # A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
-# records and doubles up to IDLE_MAX_SECONDS. noida-db answers an empty fetch at once (it ignores
-# `fetch.wait.max.ms`), so a consumer left assigned would spin; a watermark request every 100 ms costs
-# about nothing, against any Kafka (bench/idle.py).
+# records and doubles up to IDLE_MAX_SECONDS. A consumer left assigned would keep a fetch open against a
+# broker that answers empty fetches at once (some Kafka-protocol brokers do); a watermark request every
+# 100 ms costs about nothing, against any Kafka (bench/idle.py).
 IDLE_FIRST_SECONDS = 0.002
 IDLE_MAX_SECONDS = 0.1
 

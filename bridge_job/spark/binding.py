@@ -6,7 +6,7 @@ done, records skipped, JMS messages acknowledged and never delivered). So every 
 a binding file, `<checkpoint>/jmsbridge-binding.json`, next to Spark's own, written by the query's driver
 side; per topic:
 
-- the Kafka topic ID, when the broker gives one (noida-db answers with the null UUID: then none);
+- the Kafka topic ID, when the broker gives one (a broker that answers with the null UUID: then none);
 - per partition, the fingerprint of one record the bridge has passed: its offset, timestamp and a CRC of
   key and value. A recreated topic holds another record at that offset, or none. It is taken again at
   most once a minute after a batch commits (`REFRESH_SECONDS`), from the partition's low watermark, so

@@ -1,6 +1,6 @@
 """The JMS password from the Secret never shows in the job's output, even when the broker refuses it.
 
-A real ActiveMQ with authentication (its simpleAuthenticationPlugin), real noida-db, the job as a process
+A real ActiveMQ with authentication (its simpleAuthenticationPlugin), real Apache Kafka, the job as a process
 with the credentials in the environment variables the operator fills from the Secret.
 """
 

@@ -1,4 +1,4 @@
-"""JMS -> Kafka end to end: a real JMS producer, ActiveMQ, the job with real Spark, noida-db.
+"""JMS -> Kafka end to end: a real JMS producer, ActiveMQ, the job with real Spark, Apache Kafka.
 
 Each test runs `jmsbridge job` as a process on YAML written like a user's, and checks what a Kafka
 consumer sees: topics, keys, headers with types intact, dead letters, and how the job stops.

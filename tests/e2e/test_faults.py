@@ -266,7 +266,7 @@ def test_kafka_unreachable_mid_stream_is_waited_out(
         job.wait_running()
         send(activemq, [numbered(queue, seq) for seq in range(total // 4)])
         read_topics(own_kafka, [topic], 1, timeout=180)  # flowing (see the module docstring)
-        # noida-db loses what it had not written to disk when killed: stopped or frozen, never killed
+        # refused: the port closed (connections refused at once); else frozen (a blackhole: timeouts)
         refused = how == "refused"
         cut, restore = (own_kafka.stop, own_kafka.start) if refused else (own_kafka.freeze, own_kafka.thaw)
         cut()

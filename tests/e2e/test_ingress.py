@@ -1,4 +1,4 @@
-"""Kafka -> JMS end to end: confluent-kafka producers, noida-db, the job with real Spark, ActiveMQ.
+"""Kafka -> JMS end to end: confluent-kafka producers, Apache Kafka, the job with real Spark, ActiveMQ.
 
 Each test runs `jmsbridge job` as a process on YAML written like a user's, and checks what a real JMS
 consumer (the ActiveMQ client through JPype) receives: destination, headers, typed properties, body type

@@ -205,7 +205,7 @@ def test_kafka_restarted_mid_stream(activemq: ActiveMqBroker, own_kafka: KafkaBr
     reader = QueueReader(activemq, queue).start()
     try:
         wait_until(received_at_least(reader, total // 3), 300, "a third of the records on the queue")
-        own_kafka.stop()  # noida-db loses what it had not written to disk when killed: stopped, not killed
+        own_kafka.stop()
         threading.Event().wait(10)  # down for a while: the job must not give up
         own_kafka.start()
         wait_until(all_received(reader, total), 300, f"all {total} records on {queue}")

@@ -1,5 +1,5 @@
 """Poison messages at ingest never stop the bridge unless its policy says so: the real ingest in-process,
-on real ActiveMQ and Kafka (noida-db), with messages a JMS producer really sends.
+on real ActiveMQ and Apache Kafka, with messages a JMS producer really sends.
 
 Each test sends good messages around poison ones and checks what a user observes: the journal (what the
 egress will route), the dead-letter topic, the queue (nothing left behind after a commit; the poison one

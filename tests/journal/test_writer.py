@@ -1,4 +1,4 @@
-"""The journal's transactional producer on a real Kafka broker (noida-db): fencing, markers, the guard.
+"""The journal's transactional producer on Apache Kafka: fencing, markers, the guard.
 
 Two writers with one bridge's config stand for the two instances of an active/standby pair: the one that
 opens last owns the journal, and the other can neither commit what it had in flight nor write again.

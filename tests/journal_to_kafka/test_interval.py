@@ -1,4 +1,4 @@
-"""One real-time egress task in-process, on a real Kafka broker (noida-db), without Spark: records move as
+"""One real-time egress task in-process, on Apache Kafka, without Spark: records move as
 they are journalled, a route change applies to the running task, and the next interval begins where
 Kafka says this one got to."""
 

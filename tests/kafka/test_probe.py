@@ -1,4 +1,4 @@
-"""The driver's Kafka probe (kafka/probe.py) on a real noida-db: connected, blackholed (the broker frozen,
+"""The driver's Kafka probe (kafka/probe.py) on Apache Kafka: connected, blackholed (the broker frozen,
 so requests time out), back. What it tells is what `KafkaConnected` shows (tests/operator)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kafka writes of an egress task across a broker restart, on a real broker of the test's own (noida-db),
+"""Kafka writes of an egress task across a broker restart, on an Apache Kafka of the test's own,
 without Spark: the broker is stopped and started while the task's producer is kept, as in a Spark worker."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_exactly_once_carries_on_after_the_broker_restarted(own_kafka: KafkaBrok
     job, path, topic = journalled_bridge(own_kafka, tmp_path, delivery="exactlyOnce")
     journal(own_kafka, job, *(order(seq) for seq in range(4)))
     egress_task.run(path, job.journal_topic, 0, 0, 2)
-    own_kafka.stop()  # stopped, not killed: noida-db loses what it had not written to disk when killed
+    own_kafka.stop()
     own_kafka.start()
     after = threading.Thread(target=egress_task.run, args=(path, job.journal_topic, 0, 2, 4), daemon=True)
     after.start()

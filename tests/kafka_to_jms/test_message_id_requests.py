@@ -1,4 +1,4 @@
-"""Request/reply with JMS parties of the message-id convention, on real brokers (ActiveMQ, noida-db), the
+"""Request/reply with JMS parties of the message-id convention, on real brokers (ActiveMQ, Apache Kafka), the
 ingress and egress tasks in this process (no Spark): what the job's tasks do, checked as the requester
 sees it. The answers reach the journal as the ingest writes it (read from the reply queue, journalled)."""
 

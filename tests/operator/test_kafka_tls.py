@@ -7,7 +7,8 @@ directory standing for the pod's `/`, and the job's own client settings (`bridge
 a real librdkafka producer from them: librdkafka reads and checks every file when a client is created, so a
 wrong path or a file that is not PEM fails here. The operator, whose pod has none of these files, gets the
 same bytes from the Secrets (`kafka_checks.mounted_files`, `material`) and hands them to its client as PEM
-settings. No Kafka broker here speaks TLS (noida-db does not), so the handshake itself is not exercised.
+settings. The handshake itself, against Apache Kafka's TLS listeners: tests/operator/kafka_checks/
+test_acls.py and tests/kafka/test_startup.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 No spark-operator runs here: the tests play it by patching `status.applicationState` of the
 SparkApplications the operator created (both RUNNING, as it would report two healthy drivers). The Lease
 is written by the test itself, as the jobs would write it; tests/e2e/test_leadership.py has it written by
-the real job processes (`jmsbridge job`, local Spark, real ActiveMQ and noida-db).
+the real job processes (`jmsbridge job`, local Spark, real ActiveMQ and Apache Kafka).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The live lag of real-time mode, read from a real Kafka broker (noida-db): the journal's end against
+"""The live lag of real-time mode, read from Apache Kafka: the journal's end against
 what the reader group committed, as the tasks commit it after each range."""
 
 from __future__ import annotations

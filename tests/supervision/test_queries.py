@@ -1,5 +1,5 @@
 """The egress query in-process: one session-scoped SparkSession (local[2]) runs the real query, source,
-tasks and all, over a journal on a real Kafka broker (noida-db), as Spark's own data source tests do,
+tasks and all, over a journal on Apache Kafka, as Spark's own data source tests do,
 without a job process. The tasks' summary rows come back as each batch's observed figures."""
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The Kafka checks' decisions, from broker answers the tests write themselves.
 
-No broker obtainable here enforces ACLs (noida-db has no authorizer, answers ACL calls with
-SECURITY_DISABLED and accepts any SASL/PLAIN password). So every authorization decision (allowed, denied
-per operation, not reported) is tested here with `ProbeResult`s that play a broker with an
-authorizer; `test_kafka_probe.py` covers what a real Kafka-protocol broker answers.
+Answers Apache Kafka does not give on demand (no authorizer at all, authorized operations not reported,
+an older broker's cluster refusal) are tested here with `ProbeResult`s the tests write; what Kafka's own
+authorizer answers, with every ACL the bridge needs taken away in turn: `test_acls.py`.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@
                            [--max-records-per-batch N] [--trigger-ms MS]
                            [--warmup-messages 1000] [--poll-backoff-ms 5] [--timeout 600]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Kafka's jars, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes a few minutes.
 
 Both paths run against the same brokers, started here: ActiveMQ Classic with its persistent store and
-noida-db (Kafka protocol), and use the same clients (the project's JPype JMS adapter, confluent-kafka):
+Apache Kafka (one KRaft node), and use the same clients (the project's JPype JMS adapter, confluent-kafka):
 
 - baseline (bench/baseline_loop.py, its own process): one transacted JMS consumer taking batches with the
   bridge's default ingest settings (200 messages, 100 ms) over the same broker URL as the bridge, each
@@ -37,7 +37,7 @@ For each path, baseline, journaled, bridge:
    went: when it is close to the throughput, the sender (or ActiveMQ's store) set the pace.
 4. CPU over that window (bench/cpu.py, psutil, sampled every 0.5 s): the path's process tree (the job's
    driver python with its ingest JVM, Spark's JVM, PySpark's python daemon and workers; or the loop),
-   the ActiveMQ tree and the noida-db tree; "path total" is their sum, reported as CPU seconds per 1,000
+   the ActiveMQ tree and the Kafka broker's JVM; "path total" is their sum, reported as CPU seconds per 1,000
    messages, as cores busy (CPU seconds / window) and as each group's share. The load generator (sender
    process, and this process, which consumes the topic) is reported apart and not counted.
 5. Latency: messages sent at a fixed rate, 50 % of the baseline's measured throughput, for
@@ -48,9 +48,9 @@ For each path, baseline, journaled, bridge:
    carry that rate: its latency then measures a growing backlog.
 
 The destination consumer (bench/topic_watch.py) starts at the topic's high watermarks taken before the
-load, so it cannot miss the first records, and does not spin on a caught-up topic (noida-db answers an
-empty fetch at once): it polls the watermarks every `--poll-backoff-ms` and reads only when they move,
-so a record is seen up to that long (plus two round trips) late, which bounds the measurement error.
+load, so it cannot miss the first records, and holds no fetch open on a caught-up topic: it polls the
+watermarks every `--poll-backoff-ms` and reads only when they move, so a record is seen up to that long
+(plus two round trips) late, which bounds the measurement error, the same on every broker.
 
 For the bridge, the `batch {json}` lines the job logs for the throughput window's records give the number
 of micro-batches, the records they carried and the medians of their duration, records and phases

@@ -4,13 +4,13 @@
                              [--messages 20000] [--rate 250] [--kills 5] [--lease-seconds 10]
                              [--steady-records 1000] [--trigger-ms MS] [--timeout 300]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Kafka's jars, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes about 5 minutes per standby kind.
 
 The scenario is the chaos test's (tests/support/failover_scenario.py, its docstring says every step): two
 instances of one bridge (local Spark, a shared checkpoint directory) compete for the bridge's Lease on
 a real Kubernetes API server (jmsbridge/control_plane.py), against ActiveMQ Classic (persistent) and
-noida-db started here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages`
+Apache Kafka started here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages`
 at least.
 The active is killed `--kills` times (SIGKILL of its process group, then started again as the next
 standby, as Kubernetes restarts a pod), then frozen once (SIGSTOP until the standby took over, then

@@ -2,7 +2,7 @@
 
     python bench/idle.py [--seconds 60] [--settle-seconds 30] [--task-interval-seconds N]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Kafka's jars, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes about three minutes.
 
 For each mode (`spark.mode`), one `jmsbridge job` (jmsbridge.local.BridgeJob) on local brokers started
@@ -62,7 +62,7 @@ def idle_job(
         groups = {
             "job": [Root(job.process.pid)],
             "activemq": [Root(activemq.process.pid)] if activemq.process else [],
-            "noida-db": [Root(kafka.process.pid)] if kafka.process else [],
+            "kafka": [Root(kafka.process.pid)] if kafka.process else [],
         }
         note(f"{mode}: sampling {args.seconds:.0f} s of an idle job")
         sampler = CpuSampler(groups).start()
@@ -71,7 +71,7 @@ def idle_job(
         window = sampler.seconds
         figures: dict[str, Any] = {f"{g}_cores": round(u.cpu_s / window, 4) for g, u in used.items()}
         figures["job_processes_cpu_s"] = {k: round(v, 2) for k, v in used["job"].by_label().items()}
-        note(f"{mode}: job {figures['job_cores']} cores, noida-db {figures['noida-db_cores']} cores")
+        note(f"{mode}: job {figures['job_cores']} cores, Kafka {figures['kafka_cores']} cores")
         return figures
     finally:
         job.stop()

@@ -4,11 +4,11 @@
                             [--max-records-per-batch N] [--warmup-messages 1000] [--baseline-batch 500]
                             [--poll-backoff-ms 5] [--timeout 600]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark, psutil).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Kafka's jars, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes a few minutes.
 
 Both paths run against the same brokers, started here: ActiveMQ Classic with its persistent store and
-noida-db (Kafka protocol), with the same clients (confluent-kafka, the project's JPype JMS adapter), and
+Apache Kafka (one KRaft node), with the same clients (confluent-kafka, the project's JPype JMS adapter), and
 send the same messages: each record converted as a `native` route converts a plain producer's record (a
 TextMessage, the `jms.*` headers as properties, the Kafka coordinates and key), sent persistent.
 
@@ -32,7 +32,7 @@ For each path, baseline first:
    is how fast the producer went.
 4. CPU over that window (bench/cpu.py, psutil, sampled every 0.5 s), as bench/egress.py reports it: the
    path's process tree (the job's driver python with its ingest JVM, Spark's JVM, PySpark's python
-   daemon and workers with their JMS JVMs; or the loop), the ActiveMQ tree and the noida-db tree ("path
+   daemon and workers with their JMS JVMs; or the loop), the ActiveMQ tree and the Kafka broker's JVM ("path
    total"), as CPU seconds per 1,000 messages, cores busy and shares, and how many processes of each
    kind used 50 ms or more (`path_processes_busy`). The load generator (the producer process, and this
    process, which receives from the queue) is reported apart and not counted.

@@ -1,8 +1,8 @@
 """The baseline path of bench/ingress.py: Kafka -> JMS in a plain loop, no Spark.
 
 One confluent-kafka consumer (`read_committed`) looks at the topic's high watermarks every
-`--poll-backoff-ms` (noida-db answers an empty fetch at once, so an assigned consumer of a caught-up
-topic spins) and reads each partition's new records with the bridge's own range reader
+`--poll-backoff-ms` (as bench/topic_watch.py reads: no fetch held open on a caught-up topic, the same
+for every broker) and reads each partition's new records with the bridge's own range reader
 (`kafka_reading.read_range`: assign, read up to the watermark, unassign), partition after partition.
 Each record is converted as the bridge's `native` route converts it (`ingress_converting.decode`, the
 Kafka coordinates and key as properties) and sent persistent with the bridge's JPype adapter

@@ -5,7 +5,7 @@
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes well under a minute.
 
 Both write the ingest's real journal records (a persistent 1 KB TextMessage in the `native` encoding,
-keyed by its JMSMessageID) to one noida-db broker started here, batch by batch as the ingest does with its
+keyed by its JMSMessageID) to one Apache Kafka broker started here, batch by batch as the ingest does with its
 default batch of 200 messages, each batch acknowledged before the next (where the ingest commits JMS):
 
 - baseline: an idempotent producer (`acks=all`), `flush` after each batch: the journal before it became

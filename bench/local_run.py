@@ -6,7 +6,7 @@ latency phase (`send_and_watch`: a load process, a watch of the destination, CPU
 window); a benchmark says what it sends and watches and how its job's batch lines read. The figures both
 report (quantiles, CPU per message, batch lines, the bridge over the baseline) are worked out here.
 
-`local_brokers()` starts ActiveMQ Classic (persistent store) and noida-db on free ports and a work dir
+`local_brokers()` starts ActiveMQ Classic (persistent store) and Apache Kafka on free ports and a work dir
 for the job's files; on the way out it stops both and removes the work dir, unless the run failed (then
 it says where the job's files are kept). `bridge_document()` is the tests' harness document with the
 bridge's own trigger interval (the harness sets 100 ms for the tests) unless the benchmark asks for one.
@@ -43,7 +43,7 @@ from tests.support import harness
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 LATENCY_FRACTION = 0.5  # the latency phase's rate, of the baseline's measured throughput
-PATH_GROUPS = ("path", "activemq", "noida-db")  # "path total"; "load_generator" is reported apart
+PATH_GROUPS = ("path", "activemq", "kafka")  # "path total"; "load_generator" is reported apart
 BATCH_LINE = re.compile(r"\bbatch (\{.*\})\s*$")
 # The bridge's own interval, which `bridge_document` leaves to the bridge (the tests set theirs).
 TASK_INTERVAL_SECONDS = SparkSpec.model_fields["task_interval_seconds"].default
@@ -66,7 +66,7 @@ def local_brokers(note: Callable[[str], None]) -> Iterator[tuple[ActiveMqBroker,
     try:
         activemq.start()
         kafka.start()
-        note(f"brokers up: ActiveMQ {activemq.url}, noida-db {kafka.bootstrap}; work dir {work}")
+        note(f"brokers up: ActiveMQ {activemq.url}, Kafka {kafka.bootstrap}; work dir {work}")
         yield activemq, kafka, work
         ok = True
     finally:
@@ -382,7 +382,7 @@ class Harness(ABC):
         return {
             "path": [Root(path.tree_pid)],
             "activemq": [Root(self.activemq.process.pid)],
-            "noida-db": [Root(self.kafka.process.pid)],
+            "kafka": [Root(self.kafka.process.pid)],
             # the load process, and this process (the destination's consumer) without its children
             "load_generator": [Root(load.pid), Root(os.getpid(), descendants=False)],
         }

@@ -5,12 +5,12 @@ through both; in the same run.
     python bench/nats_request_reply.py [--rate 100] [--seconds 60] [--messages 20000] [--mode realTime]
                                        [--warmup-requests 100] [--request-timeout 10] [--forward-timeout 120]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ and nats-server, noida-db,
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ and nats-server, Kafka's jars,
 pyspark, nats-py). Prints exactly one JSON line on stdout; progress goes to stderr. Takes about three
 minutes with the defaults, about two with `--seconds 30`.
 
 The brokers are started here (jmsbridge.local): nats-server, ActiveMQ Classic with its persistent store,
-and noida-db (Kafka protocol: the bridge's journal needs it even when it only has natsToJms routes). Both
+and Apache Kafka (the bridge's journal needs it even when it only has natsToJms routes). Both
 paths use the same NATS subject, the same JMS queue and the same JMS service, one after the other:
 
 - the JMS service, a thread of this process on its own raw javax.jms connection (bench/raw_jms.py, the
@@ -118,7 +118,7 @@ def note(text: str) -> None:
 
 @contextlib.contextmanager
 def local_brokers() -> Iterator[tuple[NatsServer, ActiveMqBroker, KafkaBroker, Path]]:
-    """nats-server, ActiveMQ and noida-db on free ports and a work dir, all stopped on the way out; the
+    """nats-server, ActiveMQ and Apache Kafka on free ports and a work dir, all stopped on the way out; the
     work dir (the job's files and log) is kept when the run failed."""
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
     nats_server, activemq, kafka = NatsServer(), ActiveMqBroker(), KafkaBroker()
@@ -127,7 +127,7 @@ def local_brokers() -> Iterator[tuple[NatsServer, ActiveMqBroker, KafkaBroker, P
         nats_server.start()
         activemq.start()
         kafka.start()
-        note(f"brokers up: NATS {nats_server.url}, ActiveMQ {activemq.url}, noida-db {kafka.bootstrap}")
+        note(f"brokers up: NATS {nats_server.url}, ActiveMQ {activemq.url}, Kafka {kafka.bootstrap}")
         yield nats_server, activemq, kafka, work
         ok = True
     finally:

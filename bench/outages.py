@@ -4,10 +4,10 @@
                             [--how freeze|stop] [--rate 100] [--warmup 30]
                             [--delivery atLeastOnce|exactlyOnce] [--timeout 600]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Apache Kafka's jars, pyspark).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes `--minutes` plus about two.
 
-ActiveMQ Classic (persistent) and noida-db are started here, and one bridge (`jmsbridge job`, local
+ActiveMQ Classic (persistent) and Apache Kafka are started here, and one bridge (`jmsbridge job`, local
 Spark, the default patience of 300 s) moves a queue to a topic (`--direction egress`, JMS -> Kafka: a
 sender thread sends persistent 256-byte messages numbered by a `seq` property, and a consumer of the topic
 (read_committed) notes when each record arrives) or a topic to a queue (`--direction ingress`, a

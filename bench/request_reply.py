@@ -5,10 +5,10 @@ conventions through the bridge, the message-id one against the correlation-id on
     python bench/request_reply.py [--rate 20] [--seconds 30] [--warmup-requests 20] [--trigger-ms MS]
                                   [--reply-timeout 60] [--directions jms,kafka]
 
-Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, noida-db, pyspark).
+Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Apache Kafka's jars, pyspark).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes three to five minutes.
 
-The brokers are started here: ActiveMQ Classic with its persistent store, and noida-db (Kafka protocol).
+The brokers are started here: ActiveMQ Classic with its persistent store, and Apache Kafka (one KRaft node).
 The requester, in this process, uses the raw javax.jms API through JPype (bench/raw_jms.py) as a JMS
 application would: one connection, a `TemporaryQueue` for replies with a consumer on it, and for each
 request a TextMessage with `JMSReplyTo` (the temporary queue) and a `JMSCorrelationID` of its own, sent

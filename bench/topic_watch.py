@@ -1,9 +1,9 @@
 """Reading a Kafka topic from "now" on, without spinning on a caught-up topic.
 
-noida-db answers an empty fetch at once (it ignores `fetch.wait.max.ms`), and librdkafka sends the next
-fetch as soon as the previous one returns: a consumer of a caught-up topic keeps about a core busy
-between itself and the broker, and sleeping after an empty `poll()` does not help (the fetching happens
-in librdkafka's own threads). `TopicWatch` therefore holds no assignment while caught up and looks at
+A broker that answers an empty fetch at once (some Kafka-protocol brokers ignore `fetch.wait.max.ms`)
+makes a consumer of a caught-up topic keep about a core busy, since librdkafka sends the next fetch as
+soon as the previous one returns (Apache Kafka holds it open until records come). So that a benchmark
+measures the same on any broker, `TopicWatch` holds no assignment while caught up and looks at
 the partitions' high watermarks (one ListOffsets request each) every `backoff` seconds; when one has
 records beyond the position read so far, every partition is assigned at its position, read up to the
 watermarks seen, and unassigned again. A record is seen late by at most `backoff` plus two round trips.

@@ -1,18 +1,16 @@
-"""Offsets of a journal range that a `read_committed` read returned no record for, and what they are.
+"""Offsets of a journal range that a `read_committed` read returned no record for.
 
-One transactional producer writes the journal at a time (`journal_transactional_id`: a successor fences the
-former writer), so its transactions follow each other: a transaction's records, then its marker. Read
-`read_committed`, a committed transaction leaves one offset without a record (its marker); an aborted one
-leaves a run of two or more (its records and its marker). Read `read_uncommitted`, every run of offsets
-without a record is one marker long. So a range's holes are told apart by reading them again both ways:
+Read `read_committed`, a committed transaction leaves one offset without a record (its marker) and an
+aborted one two or more (its records, if any reached the partition, and its marker); so does a transaction
+aborted before any of its records arrived, next to the previous marker. None of these is a loss, and a
+correct broker gives the same answer whatever offset a read begins at. A broker that does not (one that
+applied an aborted transaction to later records of the same producer, as a Kafka-protocol imitation was
+seen to) hides committed records from a read that begins past the abort. So a range with a run of two
+offsets or more without a record is read again, `read_committed` from before the range: records that
+second read returns are taken, with a warning naming the offsets, instead of being stepped over.
 
-- a hole whose records a `read_committed` read that begins earlier does return: the first read missed
-  committed records (a broker that answered one fetch wrongly); the task takes them from the second read;
-- a hole that holds records read `read_uncommitted`, each run of offsets without one a single marker: an
-  aborted transaction, moved past (what a failover or an aborted ingest write leaves);
-- two offsets in a row that hold no record either way: records gone from the log (a retention shorter than
-  the bridge's outage, a broker that lost them). The bridge stops, naming them, rather than move past
-  messages that JMS saw acknowledged.
+Records gone from the log are not holes: offsets the partition no longer holds (retention, records
+deleted) make the read itself stop the bridge (kafka/reading.py, `auto.offset.reset=error`).
 """
 
 from __future__ import annotations
@@ -23,17 +21,11 @@ from collections.abc import Sequence
 from confluent_kafka import TopicPartition
 
 from bridge_job.config import JobConfig
-from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import journal_consumer, read_range
 
 log = logging.getLogger(__name__)
 
-_GONE = (
-    "the messages they held are lost (acknowledged on JMS, never in their topics). The bridge stops rather "
-    "than move past them (docs/egress.md, Holes in the journal): check the journal topic's retention.ms "
-    "against the longest outage"
-)
 
 # How far before a range a second `read_committed` read begins: far enough to begin before the
 # transaction that spans a hole at the range's start (a journal transaction is one ingest batch).
@@ -51,15 +43,6 @@ def holes(start: int, end: int, offsets: Sequence[int]) -> list[tuple[int, int]]
     return found
 
 
-def gone(found: Sequence[tuple[int, int]], uncommitted: Sequence[int]) -> list[tuple[int, int]]:
-    """Of the holes `found` (of a `read_committed` read), the runs of two offsets or more that hold no
-    record read `read_uncommitted` either (`uncommitted`: the offsets such a read returned in them)."""
-    missing: list[tuple[int, int]] = []
-    for first, last in found:
-        missing += holes(first, last + 1, [o for o in uncommitted if first <= o <= last])
-    return missing
-
-
 def describe(runs: Sequence[tuple[int, int]]) -> str:
     return ", ".join(f"{first}..{last}" for first, last in runs)
 
@@ -68,7 +51,7 @@ def read_without_holes(
     config: JobConfig, topic: str, partition: int, start: int, end: int, stall_seconds: float
 ) -> list[JournalEntry]:
     """Every committed journal entry of `topic`/`partition` in `start`..`end - 1`, its holes accounted for
-    as the module says; BridgeStopped when records are gone from the log."""
+    as the module says."""
     consumer = journal_consumer(config)
     read = read_range(consumer, topic, partition, start, end, stall_seconds)
     found = holes(start, end, [e.offset for e in read])
@@ -76,6 +59,8 @@ def read_without_holes(
         return read
     low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=stall_seconds)
     earlier = max(low, start - REREAD_BACK_OFFSETS)
+    if earlier == start:
+        return read  # the same read again would answer the same
     again = [
         e for e in read_range(consumer, topic, partition, earlier, end, stall_seconds) if e.offset >= start
     ]
@@ -85,17 +70,5 @@ def read_without_holes(
             "taking them (a Kafka broker that answers fetches inconsistently)",
             topic, partition, describe(found), earlier, len(again) - len(read), start,
         )  # fmt: skip
-        read, found = again, holes(start, end, [e.offset for e in again])
-        if not found:
-            return read
-    uncommitted = journal_consumer(config, uncommitted=True)
-    first, last = found[0][0], found[-1][1]
-    present = read_range(uncommitted, topic, partition, first, last + 1, stall_seconds)
-    missing = gone(found, [e.offset for e in present])
-    if missing:
-        raise BridgeStopped(
-            f"journal {topic} partition {partition}: offsets {describe(missing)} hold no record, committed "
-            f"or aborted: the broker lost them before the bridge wrote them to Kafka: {_GONE}"
-        )
-    log.debug("journal %s/%d offsets %s: aborted transactions", topic, partition, describe(found))
+        return again
     return read

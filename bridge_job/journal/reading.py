@@ -26,13 +26,9 @@ def consumer_settings(config: JobConfig) -> dict[str, str | int | float | bool]:
     return settings | {"fetch.max.bytes": str(64 * 1024 * 1024)}
 
 
-def journal_consumer(config: JobConfig, uncommitted: bool = False) -> Consumer:
-    """The journal consumer of this process for the bridge's Kafka settings; with `uncommitted`, one that
-    reads `read_uncommitted` (records of aborted transactions too: journal/holes.py)."""
-    settings = consumer_settings(config)
-    if uncommitted:
-        settings["isolation.level"] = "read_uncommitted"
-    return kafka_reading.consumer_for(settings)
+def journal_consumer(config: JobConfig) -> Consumer:
+    """The journal consumer of this process for the bridge's Kafka settings."""
+    return kafka_reading.consumer_for(consumer_settings(config))
 
 
 def read_range(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
@@ -65,6 +65,8 @@ class EgressReader(RangeReader):
         """Low and high watermarks of every journal partition."""
         metadata = self.consumer.list_topics(self.topic, timeout=30)
         topic = metadata.topics.get(self.topic)
+        if topic is not None and topic.error is not None and topic.error.retriable():
+            raise KafkaException(topic.error)  # a leader being elected: asked again (patient_watermarks)
         if topic is None or topic.error is not None:
             raise BridgeStopped(
                 f"journal topic {self.topic} does not exist: create it or set kafka.createJournalTopic"

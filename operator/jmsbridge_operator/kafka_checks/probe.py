@@ -37,7 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
 
@@ -187,13 +187,20 @@ class _Probe:
             self.raise_if_refused()
             fatal = [e for e in self._errors if e.code() in _GIVE_UP]
             if fatal:
-                raise _NoAnswer(self._connection_trouble(fatal[-1]))
+                self._no_answer(self._connection_trouble(fatal[-1]))
             if time.monotonic() >= end:
-                raise _NoAnswer(f"{what}: no answer within {timeout:g}s{self._last_error()}")
+                self._no_answer(f"{what}: no answer within {timeout:g}s{self._last_error()}")
         error = future.exception(timeout=0)
         if isinstance(error, KafkaException) and _kafka_error(error).code() == KafkaError._TIMED_OUT:
             raise _NoAnswer(f"{what}: no answer within {timeout:g}s{self._last_error()}")
         return future.result(timeout=0)
+
+    def _no_answer(self, detail: str) -> NoReturn:
+        """_NoAnswer, unless librdkafka reports a refusal meanwhile (its error events may come a poll after
+        the one that tells all brokers down)."""
+        self._admin.poll(0.2)
+        self.raise_if_refused()
+        raise _NoAnswer(detail)
 
     def raise_if_refused(self) -> None:
         found = next((r for e in self._errors if (r := refusal(e)) is not None), None)

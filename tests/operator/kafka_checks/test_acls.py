@@ -221,7 +221,7 @@ def test_sasl_ssl_with_the_brokers_ca_is_ready_and_with_another_ca_a_tls_failure
     refused = check(
         config("/etc/kafka-ca/ca.crt"), bridge.credentials, FileContents({"ssl.ca.location": other_ca})
     )
-    assert refused.stalled
+    assert refused.stalled, refused.condition.message
     assert refused.condition.reason == "KafkaTlsFailed"
     assert refused.condition.message.startswith(
         f"Kafka at {kafka.sasl_ssl_bootstrap}: the broker's TLS certificate does not verify against the CA "

@@ -87,7 +87,10 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if passed <= self._bound and time.monotonic() - self._fingerprinted < binding.REFRESH_SECONDS:
             return
         settings = self.consumer_settings()
-        taken = binding.fingerprint_all(self.consumer, settings, start, self.locate)
+        # Every partition the source reads (`low`), also those it has not passed yet: their topic's id is
+        # bound from the first planning on. A topic recreated before the bridge passed a record of it
+        # is told apart by its id alone, since Kafka deletes a deleted topic's committed offsets too.
+        taken = binding.fingerprint_all(self.consumer, settings, {**low, **start}, self.locate)
         binding.save_binding(self.checkpoint, taken)
         self._bound = {(t, p) for t, b in taken.items() for p in b.records}
         self._fingerprinted = time.monotonic()

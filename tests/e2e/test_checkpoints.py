@@ -211,7 +211,10 @@ def test_journal_records_lost_and_recreated_source_topic_stop_with_one_line(
     job.start()
     job.wait_running()
     said = job.log()
-    assert f"checkpoint reset r1 to latest: topic {source} partition 0: checkpoint at 8" in said, said[-3000:]
+    # The checkpoint's own offset (where its last interval began); Kafka deleted the group's committed one
+    # (8) with the topic.
+    reset = f"checkpoint reset r1 to latest: topic {source} partition 0: checkpoint at 0, topic holds 0..2"
+    assert reset in said, said[-3000:]
     assert list(tmp_path.glob("checkpoint.before-reset-*"))
     send(activemq, [numbered(queue, 3)])
     produce(kafka, source, 1, prefix="after")

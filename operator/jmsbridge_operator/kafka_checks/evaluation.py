@@ -54,7 +54,6 @@ from bridge_job.config import (
     transactional_id_prefix,
 )
 from bridge_job.journal.entries import JournalTopicSpec, journal_topic
-from bridge_job.kafka.refusals import RefusalKind
 from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
 from jmsbridge_operator.conditions import Condition, Problem, join
@@ -67,8 +66,8 @@ class Reason(enum.StrEnum):
     """The one-word reasons a check reports, in the order a summary picks them (most basic first)."""
 
     INVALID_SPEC = "InvalidSpec"
-    KAFKA_AUTHENTICATION_FAILED = RefusalKind.AUTHENTICATION.value
-    KAFKA_TLS_FAILED = RefusalKind.TLS.value
+    KAFKA_AUTHENTICATION_FAILED = "KafkaAuthenticationFailed"  # bridge_job.kafka.refusals.RefusalKind
+    KAFKA_TLS_FAILED = "KafkaTlsFailed"
     KAFKA_UNREACHABLE = "KafkaUnreachable"
     TOPIC_NOT_FOUND = "TopicNotFound"
     TOPIC_AUTHORIZATION_FAILED = "TopicAuthorizationFailed"
@@ -314,7 +313,7 @@ class ProbeResult:
     reachable: bool
     detail: str = ""
     config_error: str | None = None  # the client settings themselves are unusable
-    refused: tuple[RefusalKind, str] | None = None  # the login or TLS refused, and what to fix
+    refused: tuple[str, str] | None = None  # the login or TLS refused (its reason), and what to fix
     authorizer: Authorizer = Authorizer.UNKNOWN
     topics: Mapping[str, TopicAnswer] = field(default_factory=dict)
     groups: Mapping[str, GroupAnswer] = field(default_factory=dict)
@@ -329,8 +328,8 @@ class ProbeResult:
         return cls(reachable=False, config_error=error)
 
     @classmethod
-    def refusal(cls, kind: RefusalKind, message: str) -> ProbeResult:
-        return cls(reachable=False, refused=(kind, message))
+    def refusal(cls, reason: str, message: str) -> ProbeResult:
+        return cls(reachable=False, refused=(reason, message))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -408,8 +407,8 @@ def evaluate(
         )
         return _failed([problem], [], settings)
     if probe.refused is not None:  # no wait mends a wrong password or certificate: a hard failure at once
-        kind, message = probe.refused
-        return _failed([Problem(Reason(kind.value), access.bootstrap_servers, message)], [], settings)
+        reason, message = probe.refused
+        return _failed([Problem(Reason(reason), access.bootstrap_servers, message)], [], settings)
     if not probe.reachable:
         return _unreachable(access, probe.detail, now, state, settings)
 

@@ -442,7 +442,7 @@ def _probe_kafka(
         return probe.run(access)
     except _Refused as refused:
         found = refused.refusal
-        return ProbeResult.refusal(found.kind, what_to_fix(found, kafka, operator=True))
+        return ProbeResult.refusal(found.kind.value, what_to_fix(found, kafka, operator=True))
     except _NoAnswer as gap:
         return ProbeResult.unreachable(str(gap))
     except KafkaException as error:  # the cluster request itself failed (not a per-topic answer)

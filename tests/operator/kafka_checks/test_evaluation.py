@@ -536,3 +536,12 @@ def test_a_cluster_that_answers_again_restarts_the_grace_period() -> None:
     again = evaluate(needed, down, now=NOW + 95, state=ok.state, settings=settings)
 
     assert again.reconciling and again.state.unreachable_since == NOW + 95
+
+
+def test_every_refusal_of_the_clients_is_a_reason_of_the_checks() -> None:
+    """The probe reports a refusal by its kind's name: each must be a reason the status can carry."""
+    from jmsbridge_operator.kafka_checks.evaluation import Reason
+
+    from bridge_job.kafka.refusals import RefusalKind
+
+    assert {kind.value for kind in RefusalKind} <= {reason.value for reason in Reason}

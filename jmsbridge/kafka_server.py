@@ -199,31 +199,34 @@ class KafkaBroker(_Process):
         )
         return self
 
-    def create_topics(self, *names: str, partitions: int = 1) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+    def _admin(self) -> Any:
+        """An admin client on the plaintext listener, whose ANONYMOUS principal is a super user."""
+        from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        return AdminClient({"bootstrap.servers": self.bootstrap})
+
+    def create_topics(self, *names: str, partitions: int = 1) -> None:
+        from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]
+
+        admin = self._admin()
         futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names], operation_timeout=10)
         for future in futures.values():
             future.result(timeout=30)
 
     def delete_topics(self, *names: str) -> None:
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = self._admin()
         for future in admin.delete_topics(list(names), operation_timeout=10).values():
             future.result(timeout=30)
 
     def add_scram_user(self, name: str, password: str) -> None:
         """A SCRAM-SHA-512 user, usable on both SASL listeners at once."""
         from confluent_kafka.admin import (  # type: ignore[attr-defined]
-            AdminClient,
             ScramCredentialInfo,
             ScramMechanism,
             UserScramCredentialUpsertion,
         )
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = self._admin()
         upsertion = UserScramCredentialUpsertion(
             name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), password.encode()
         )
@@ -245,17 +248,17 @@ class KafkaBroker(_Process):
 
     def grant(self, principal: str, acls: Iterable[Acl]) -> None:
         """ALLOW bindings for `principal` (`User:<name>`), as a cluster admin grants them."""
-        from confluent_kafka.admin import AclBinding, AdminClient  # type: ignore[attr-defined]
+        from confluent_kafka.admin import AclBinding  # type: ignore[attr-defined]
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = self._admin()
         bindings = [AclBinding(*self._acl_fields(principal, acl)) for acl in acls]
         for future in admin.create_acls(bindings).values():
             future.result(timeout=30)
 
     def revoke(self, principal: str, acls: Iterable[Acl]) -> None:
-        from confluent_kafka.admin import AclBindingFilter, AdminClient  # type: ignore[attr-defined]
+        from confluent_kafka.admin import AclBindingFilter  # type: ignore[attr-defined]
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = self._admin()
         filters = [AclBindingFilter(*self._acl_fields(principal, acl)) for acl in acls]
         for future in admin.delete_acls(filters).values():
             future.result(timeout=30)

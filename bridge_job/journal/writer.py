@@ -40,7 +40,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.entries import Epoch
 from bridge_job.kafka.clients import delivery_failure, is_hard, producer_config
-from bridge_job.kafka.writing import transactional_settings
+from bridge_job.kafka.writing import fenced, transactional_settings
 from bridge_job.kube.leadership import LeadershipLost
 
 log = logging.getLogger("jmsbridge.ingest")
@@ -51,7 +51,6 @@ Written = tuple[str, KafkaRecord, int | None]  # topic, record, partition (None:
 # no instance initialises the id (a single instance that never came back).
 TRANSACTION_TIMEOUT_MS: Final = 60_000
 CALL_TIMEOUT_SECONDS: Final = 30.0
-_FENCED: Final = frozenset({"_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"})
 
 
 class JournalFenced(LeadershipLost):
@@ -71,10 +70,6 @@ def hard_failure(error: object, config: JobConfig) -> BridgeStopped | None:
             f"prefix {transactional_id_prefix(config.bridge_id)} to the bridge's principal"
         )
     return delivery_failure(config.journal_topic, error) if is_hard(error) else None
-
-
-def fenced(error: object) -> bool:
-    return str(getattr(error, "name", lambda: "")()) in _FENCED
 
 
 class JournalWriter:

@@ -69,9 +69,12 @@ def forget_producer(settings: KafkaConfig) -> None:
     _producers.pop(tuple(sorted(settings.items())), None)
 
 
-def fenced(error: KafkaException) -> bool:
-    """Whether a producer lost its transactional id to a newer one (it must be replaced, not reused)."""
-    kafka_error = error.args[0] if error.args else None
+def fenced(error: object) -> bool:
+    """Whether a producer lost its transactional id to a newer one (it must be replaced, not reused).
+
+    `error` is a KafkaException or its KafkaError. Any fatal error counts: once librdkafka has raised the
+    fencing itself, later calls on the producer say only `_FATAL`."""
+    kafka_error = error.args[0] if isinstance(error, KafkaException) and error.args else error
     fatal = bool(getattr(kafka_error, "fatal", lambda: False)())
     name = str(getattr(kafka_error, "name", lambda: "")())
     return fatal or name in ("PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED", "_FATAL")

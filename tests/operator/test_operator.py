@@ -160,6 +160,10 @@ class View:
         items = self.kube.list("v1", "Event", NAMESPACE)
         return [(e["involvedObject"]["name"], e["type"], e["reason"]) for e in items]
 
+    def event_messages(self, reason: str) -> list[str]:
+        """The messages of the Events of `reason`; kopf posts them in the background, so wait for them."""
+        return [e["message"] for e in self.kube.list("v1", "Event", NAMESPACE) if e["reason"] == reason]
+
     def ready_gauge(self, name: str) -> float | None:
         """The operator's `jmsbridge_operator_bridge_ready` of a bridge (it runs in this process)."""
         samples = [
@@ -435,10 +439,8 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     assert done["status"]["checkpointReset"]["summary"] == summary
     assert "jmsbridge.dev/reset-checkpoint" not in (done["metadata"].get("annotations") or {})
     view.wait_conditions("JmsBridge", "simple", RUNNING)
-    messages = [
-        e["message"] for e in view.kube.list("v1", "Event", NAMESPACE) if e["reason"] == "CheckpointReset"
-    ]
-    assert f"Checkpoint reset to latest by instance primary: {summary}" in messages
+    said = f"Checkpoint reset to latest by instance primary: {summary}"
+    view.wait(lambda: said in view.event_messages("CheckpointReset"), "the CheckpointReset Event")
     assert view.job_config("simple").checkpoint_reset == request  # type: ignore[union-attr]  # kept: done once
 
 
@@ -959,8 +961,9 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(
     view.wait(lambda: len((view.config_map("simple") or {})["data"]) == 1, "the previous file gone")
     restarted = WatchedConfig(view.mount("simple", tmp_path / "primary")).current()
     assert restarted.bridge.spark.executor.instances == (3 if change == "executor-instances" else 1)
-    events = [(e["reason"], e["message"]) for e in view.kube.list("v1", "Event", NAMESPACE)]
-    updates = [m for r, m in events if r == "ApplicationUpdated"]
+    updates = view.wait(
+        lambda: len(u := view.event_messages("ApplicationUpdated")) >= 2 and u, "both ApplicationUpdated Events"
+    )
     assert sorted(u.split()[2] for u in updates) == ["simple-primary", "simple-secondary"]  # once each
     secret_said = ["a Secret it reads changed" in u for u in updates]
     assert secret_said == [change == "secret-rotated"] * 2, updates

@@ -11,7 +11,8 @@ new active took over; nor to the destination topic with `exactlyOnce`. With `atL
 the destination topic may only repeat messages the topic held already.
 
 The suite runs `exactlyOnce`, the mode with every check (no loss, no duplicate, no zombie write to either
-topic), to keep its budget (issue 18); JMSBRIDGE_ALL_MODES=1 adds `atLeastOnce` (as does
+topic), with a warm standby, to keep its budget (issue 18); JMSBRIDGE_ALL_MODES=1 adds `atLeastOnce` and
+a cold standby (as does
 `python bench/failover.py --delivery atLeastOnce`), and tests/e2e/test_crash.py kills an `atLeastOnce`
 job twice under load.
 """
@@ -26,7 +27,7 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.support.failover_scenario import Failover, FailoverPlan
-from tests.support.harness import ONE_AT_A_TIME, deliveries
+from tests.support.harness import ONE_AT_A_TIME, deliveries, standby_kinds
 
 # `alone`: run after the rest of the suite, with nothing beside it (scripts/test.sh): under a parallel
 # suite's load it held back messages past its waits (issue 18).
@@ -36,14 +37,20 @@ KILLS = 2  # bench/failover.py: 5
 MESSAGES = 8_000  # sent at least; two kills and the freeze take about as many at 250 per second
 
 
+@pytest.mark.parametrize("standby", standby_kinds())
 @pytest.mark.parametrize("delivery", deliveries("exactlyOnce"))
 def test_failover_under_load_loses_nothing_and_fences_the_zombie(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, kube_api: KubeApi, tmp_path: Path, delivery: str
+    activemq: ActiveMqBroker,
+    kafka: KafkaBroker,
+    kube_api: KubeApi,
+    tmp_path: Path,
+    delivery: str,
+    standby: str,
 ) -> None:
-    plan = FailoverPlan(delivery=delivery, kills=KILLS, messages=MESSAGES)
+    plan = FailoverPlan(delivery=delivery, cold_standby=standby == "cold", kills=KILLS, messages=MESSAGES)
     outcome = Failover(plan, activemq, kafka, kube_api, tmp_path, note=print).run()
     figures = outcome.figures()
-    print(f"\nfailover ({delivery}): {figures}")
+    print(f"\nfailover ({delivery}, {standby} standby): {figures}")
 
     assert figures["kills"] == plan.kills
     assert outcome.acknowledged >= plan.messages

@@ -98,6 +98,20 @@ def register(commands: Any) -> None:
         help="the job image of bridges that name none (ghcr.io/jmsbridge/bridge-job:<this version>)",
     )
     operator.add_argument(
+        "--bridge-service-account",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a service account bridges may run as besides jms-bridge-job (spec.spark.serviceAccount); "
+        "repeat for more",
+    )
+    operator.add_argument(
+        "--privileged-pods",
+        action="store_true",
+        help="let bridges' pods go beyond the Pod Security Standard restricted (root, hostPath volumes, "
+        "added capabilities, privilege escalation)",
+    )
+    operator.add_argument(
         "--leader-election",
         action="store_true",
         help="run only while holding a Lease in the operator's namespace; other replicas stand by",
@@ -178,6 +192,10 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
         env[options.ENV_KAFKA_CHECKS] = "false"
     if args.job_image:
         env[options.ENV_JOB_IMAGE] = args.job_image
+    if args.bridge_service_account:
+        env[options.ENV_SERVICE_ACCOUNTS] = ",".join(args.bridge_service_account)
+    if args.privileged_pods:
+        env[options.ENV_PRIVILEGED_PODS] = "true"
     return env
 
 

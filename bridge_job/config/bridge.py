@@ -25,7 +25,7 @@ from bridge_job.config.schema import (
     exactly_one,
     exactly_one_rule,
 )
-from bridge_job.config.spark_settings import OWNED_SETTINGS
+from bridge_job.config.spark_settings import OWNED_SETTINGS, REFUSED_PREFIXES, refused_setting
 from bridge_job.redaction import SECRET_KEY_RE2, USER_INFO_RE2
 
 
@@ -540,7 +540,16 @@ class SparkSpec(CamelModel):
                 f"!has(self.sparkConf) || self.sparkConf.all(k, !(k in {sorted(OWNED_SETTINGS)}))",
                 f"sparkConf cannot set {', '.join(sorted(OWNED_SETTINGS))}: the bridge job needs its values",
                 "sparkConf",
-            )
+            ),
+            Rule(
+                "!has(self.sparkConf) || self.sparkConf.all(k, "
+                + " && ".join(f"!k.startsWith('{prefix}')" for prefix in REFUSED_PREFIXES)
+                + ")",
+                f"sparkConf cannot set {', '.join(p + '*' for p in REFUSED_PREFIXES)}: they choose the job's "
+                "namespace, identity, credentials, images and submission, which are "
+                "the operator's (use spec.spark.image, serviceAccount, pod)",
+                "sparkConf",
+            ),
         )
     )
 
@@ -598,9 +607,13 @@ class SparkSpec(CamelModel):
 
     @model_validator(mode="after")
     def _conf_leaves_ours(self) -> Self:
-        taken = sorted(set(self.spark_conf or {}) & OWNED_SETTINGS)
-        if taken:
-            raise ValueError(f"sparkConf cannot set {', '.join(taken)}: the bridge job needs its values")
+        refused = [
+            why
+            for key, value in sorted((self.spark_conf or {}).items())
+            if (why := refused_setting(key, value))
+        ]
+        if refused:
+            raise ValueError("; ".join(refused))
         return self
 
 

@@ -30,6 +30,36 @@ SPARK_SETTINGS: dict[str, str] = {
 MERGED_SETTINGS = frozenset({"spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"})
 OWNED_SETTINGS = frozenset(SPARK_SETTINGS) - MERGED_SETTINGS
 
+# What a bridge's `spark.sparkConf` cannot set, by prefix: settings that choose where the job runs and as
+# whom, with which credentials, images and submission (Spark's "Running on Kubernetes" and "Security"
+# pages), and the RPC authentication the operator sets up. spark-submit keeps the last value of a key, so
+# one of these in sparkConf would override what the operator rendered. Each says what to use instead.
+REFUSED_PREFIXES: dict[str, str] = {
+    "spark.kubernetes.": "the namespace, service account, API credentials, images and pods are the "
+    "operator's: use spec.spark.image, spec.spark.serviceAccount and spec.spark.pod",
+    "spark.authenticate": "Spark's RPC authentication is the operator's",
+    "spark.network.crypto.": "Spark's RPC encryption is the operator's",
+    "spark.master": "the operator submits the job to its own cluster",
+    "spark.submit.": "the operator submits the job",
+    "spark.driver.host": "the operator's driver service is the address executors reach",
+}
+# A JVM option `-Dspark.x=y` is a Spark setting by the back door (SparkConf reads `spark.*` system
+# properties): refused in extraJavaOptions, whatever its name.
+SPARK_PROPERTY_OPTION = "-Dspark."
+
+
+def refused_setting(key: str, value: str) -> str | None:
+    """Why a bridge's sparkConf entry cannot be taken, if it cannot."""
+    if key in OWNED_SETTINGS:
+        return f"sparkConf cannot set {key}: the bridge job needs its value"
+    for prefix, why in REFUSED_PREFIXES.items():
+        if key.startswith(prefix):
+            return f"sparkConf cannot set {key}: {why}"
+    if key in MERGED_SETTINGS and SPARK_PROPERTY_OPTION in value:
+        option = f"{SPARK_PROPERTY_OPTION}<name>=..."
+        return f"sparkConf {key} cannot set Spark settings ({option}): set them in sparkConf itself"
+    return None
+
 
 def merged_settings(given: Mapping[str, str]) -> dict[str, str]:
     """The job's settings with a bridge's own (`spark.sparkConf`, which has no key of OWNED_SETTINGS)."""

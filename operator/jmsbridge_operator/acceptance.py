@@ -37,6 +37,7 @@ from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, 
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
+from jmsbridge_operator.policy import DEFAULT_POLICY, Policy, policy_problems
 from jmsbridge_operator.status import RouteVerdict
 
 BRIDGE_NOT_FOUND = "BridgeNotFound"
@@ -166,9 +167,14 @@ def bridge_id_problems(body: Mapping[str, Any], bridge: JmsBridge) -> tuple[Prob
 
 
 def validate(
-    body: Mapping[str, Any], route_bodies: Sequence[Mapping[str, Any]], *, namespace: str | None = None
+    body: Mapping[str, Any],
+    route_bodies: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str | None = None,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Validation:
-    """Judge a JmsBridge body and the bodies of the routes that reference it."""
+    """Judge a JmsBridge body and the bodies of the routes that reference it, within the platform team's
+    `policy`."""
     name = str((body.get("metadata") or {}).get("name"))
     try:
         bridge = as_api_server(JmsBridge, body)
@@ -178,7 +184,7 @@ def validate(
     found = bridge_faults(bridge.spec)
     faults = tuple(problem_of(fault) for fault in refusals(found))
     problems = faults + checkpoint_problems(bridge.spec) + annotation_problems(body)
-    problems += bridge_id_problems(body, bridge)
+    problems += bridge_id_problems(body, bridge) + policy_problems(bridge.spec, policy)
     if problems:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)

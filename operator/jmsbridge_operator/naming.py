@@ -76,6 +76,11 @@ SECONDARY: Final = "secondary"
 # chart creates it with this name, with what Spark's driver needs (executor pods, services...) and get,
 # create and update on leases (the job's active/standby election, `bridge_job/kube/leadership.py`).
 JOB_SERVICE_ACCOUNT: Final = "jms-bridge-job"
+# The Secret holding the key that signs the marks only a bridge may make (bridge_job/signing.py: NATS reply
+# subjects, loop marks), one per namespace where bridges run, made by the chart beside the service account:
+# both instances of a bridge must hold the same key, so that a mark one made is good at the other.
+BRIDGE_KEY_SECRET: Final = "jms-bridge-job-key"
+BRIDGE_KEY_SECRET_KEY: Final = "key"
 
 MAX_CHILD_NAME: Final = 63
 _NOT_LABEL_CHARS = re.compile(r"[^a-z0-9-]+")

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from bridge_job.config import DEFAULT_JOB_IMAGE
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
+from jmsbridge_operator.policy import DEFAULT_POLICY, Policy
 from jmsbridge_operator.taken_names import Backoff
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 
@@ -38,8 +39,11 @@ ENV_ROLLOUT_DEADLINE = "JMSBRIDGE_ROLLOUT_DEADLINE"
 ENV_SETTLE_SECONDS = "JMSBRIDGE_SETTLE_SECONDS"
 ENV_GATHER_SECONDS = "JMSBRIDGE_GATHER_SECONDS"
 ENV_JOB_IMAGE = "JMSBRIDGE_JOB_IMAGE"
+ENV_SERVICE_ACCOUNTS = "JMSBRIDGE_SERVICE_ACCOUNTS"
+ENV_PRIVILEGED_PODS = "JMSBRIDGE_PRIVILEGED_PODS"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
+_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +72,8 @@ class OperatorOptions:
     timing: Timing = DEFAULT_TIMING  # when failures count as one streak, how long a rollout may take
     # What bridges that name no `spark.image` run: this release's job image, or one from your registry.
     job_image: str = DEFAULT_JOB_IMAGE
+    # What bridges may ask of Kubernetes (policy.py): more service accounts, privileged pods.
+    policy: Policy = DEFAULT_POLICY
 
     def __post_init__(self) -> None:
         if self.kafka_check_interval_seconds <= 0:
@@ -129,6 +135,11 @@ class OperatorOptions:
                 ENV_CONFLICT_BACKOFF_MAX, defaults.conflict_backoff_max_seconds
             ),
             job_image=env.get(ENV_JOB_IMAGE, "").strip() or defaults.job_image,
+            policy=Policy(
+                service_accounts=defaults.policy.service_accounts
+                | {name.strip() for name in env.get(ENV_SERVICE_ACCOUNTS, "").split(",") if name.strip()},
+                privileged_pods=env.get(ENV_PRIVILEGED_PODS, "").strip().lower() in _TRUE,
+            ),
             timing=Timing(
                 failure_window_seconds=number(ENV_FAILURE_WINDOW, defaults.timing.failure_window_seconds),
                 rollout_deadline_seconds=number(

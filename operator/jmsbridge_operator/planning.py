@@ -36,6 +36,7 @@ from jmsbridge_operator.drift import application_drift, config_map_drift, listed
 from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
+from jmsbridge_operator.policy import DEFAULT_POLICY, Policy
 from jmsbridge_operator.render import (
     Rendered,
     config_hash_of,
@@ -232,9 +233,10 @@ def plan(
     now: str,
     timing: Timing = DEFAULT_TIMING,
     job_image: str = DEFAULT_JOB_IMAGE,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Plan:
     """Decide the writes and statuses for one bridge. `now` is the RFC 3339 time for new transitions;
-    `job_image` runs bridges that name no image."""
+    `job_image` runs bridges that name no image; `policy` is what the platform team lets bridges ask."""
     body = observed.bridge
     meta = _meta(body)
     name = str(meta.get("name"))
@@ -242,7 +244,7 @@ def plan(
     generation = meta.get("generation")
     previous = body.get("status")
 
-    checked = validate(body, observed.routes, namespace=namespace)
+    checked = validate(body, observed.routes, namespace=namespace, policy=policy)
     judgement = checked.routes
 
     lease = observed_lease(body, None if of_a_former_bridge(observed.lease, body) else observed.lease)

@@ -56,3 +56,50 @@ def pod_security_context(given: PodSecurityContext | None) -> dict[str, Any]:
 def container_security_context(given: ContainerSecurityContext | None) -> dict[str, Any]:
     """The `securityContext` of the Spark containers and of the jar-copy init containers."""
     return _over(CONTAINER_DEFAULTS, given)
+
+
+# The volume sources the restricted profile allows (Kubernetes' Pod Security Standards); hostPath above all
+# is not one of them: a node's files are no bridge's business.
+RESTRICTED_VOLUME_SOURCES = frozenset(
+    {
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
+    }
+)
+
+
+def beyond_restricted(
+    pod: PodSecurityContext | None,
+    container: ContainerSecurityContext | None,
+    volume_sources: dict[str, str],
+) -> list[tuple[str, str]]:
+    """What the pods of these settings would do that the Pod Security Standard `restricted` forbids, as
+    (field under spec.spark.pod, what) pairs. `volume_sources` maps each volume's name to its source."""
+    pod_context, container_context = pod_security_context(pod), container_security_context(container)
+    found: list[tuple[str, str]] = []
+    for field, context in (("securityContext", pod_context), ("containerSecurityContext", container_context)):
+        if context.get("runAsUser") == 0:
+            found.append((f"{field}.runAsUser", "runs as root (uid 0)"))
+        if context.get("runAsNonRoot") is False:
+            found.append((f"{field}.runAsNonRoot", "allows running as root"))
+    seccomp = (container_context.get("seccompProfile") or pod_context.get("seccompProfile") or {}).get("type")
+    if seccomp not in ("RuntimeDefault", "Localhost"):
+        found.append(("securityContext.seccompProfile", f"seccomp profile {seccomp or 'none'}"))
+    if container_context.get("allowPrivilegeEscalation") is not False:
+        found.append(("containerSecurityContext.allowPrivilegeEscalation", "allows privilege escalation"))
+    capabilities = container_context.get("capabilities") or {}
+    if "ALL" not in (capabilities.get("drop") or []):
+        found.append(("containerSecurityContext.capabilities.drop", "keeps capabilities (drop ALL)"))
+    added = sorted(set(capabilities.get("add") or []) - {"NET_BIND_SERVICE"})
+    if added:
+        found.append(("containerSecurityContext.capabilities.add", f"adds capabilities {', '.join(added)}"))
+    for name, source in sorted(volume_sources.items()):
+        if source not in RESTRICTED_VOLUME_SOURCES:
+            found.append(("volumes", f"volume {name} is a {source} volume"))
+    return found

@@ -42,6 +42,7 @@ from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
+from jmsbridge_operator.policy import DEFAULT_POLICY, Policy
 from jmsbridge_operator.secret_versions import SecretVersions
 from jmsbridge_operator.status import (
     ACCEPTED,
@@ -142,6 +143,7 @@ class Reconciler:
         backoff: Backoff | None = None,
         timing: Timing | None = None,
         job_image: str = DEFAULT_JOB_IMAGE,
+        policy: Policy = DEFAULT_POLICY,
         secrets_max_age: float | None = None,
     ) -> None:
         self.kube = kube
@@ -160,6 +162,7 @@ class Reconciler:
         self.taken_config = TakenNames(backoff or Backoff())  # ConfigMaps
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
+        self.policy = policy
         self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
         # The Secrets each bridge's pods read, and when their versions are due to be read again.
         self._secret_looks: dict[tuple[str, str], tuple[tuple[str, ...], datetime.datetime | None]] = {}
@@ -279,11 +282,11 @@ class Reconciler:
             health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
         versions = self.secrets.known(namespace) if self.secrets is not None else None
         observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health, versions)
-        decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
+        decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
         if self.secrets is not None and (stale := self.secrets.stale(namespace, decided.secrets)):
             self.secrets.refresh(namespace, stale)  # a GET each, at most every max_age per Secret
             observed = dataclasses.replace(observed, secret_versions=self.secrets.known(namespace))
-            decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image)
+            decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as clash:

@@ -68,6 +68,7 @@ from bridge_job.config import (
     SecretRef,
 )
 from bridge_job.config.spark_settings import merged_settings
+from bridge_job.signing import KEY_ENV
 from jmsbridge_operator import naming, spark_application
 from jmsbridge_operator.pod_security import container_security_context, pod_security_context
 
@@ -202,7 +203,9 @@ def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
             env.append(_secret_key_env(nats.token_secret_ref, ENV_NATS_TOKEN))
         if nats.creds_secret_ref is not None:
             env.append(_secret_key_env(nats.creds_secret_ref, ENV_NATS_CREDS))
-    return env
+    # Not a credential, but as secret: the key that signs what only the bridge may write (signing.py).
+    key = SecretKeyRef(name=naming.BRIDGE_KEY_SECRET, key=naming.BRIDGE_KEY_SECRET_KEY)
+    return [*env, _secret_key_env(key, KEY_ENV)]
 
 
 def _checkpoint_volume(config: JobConfig) -> dict[str, Any] | None:

@@ -206,6 +206,28 @@ CASES = [
         "spec.spark",
         "sparkConf cannot set",
     ),
+    # A bridge author aiming at another namespace, service account or the API server's credentials.
+    Case(
+        "spark-conf-chooses-the-namespace",
+        "JmsBridge",
+        _set("spec.spark.sparkConf", {"spark.kubernetes.namespace": "payments"}),
+        "spec.spark",
+        "spark.kubernetes.",  # the model names the key, the CRD's rule the families
+    ),
+    Case(
+        "spark-conf-chooses-credentials",
+        "JmsBridge",
+        _set("spec.spark.sparkConf", {"spark.kubernetes.authenticate.driver.serviceAccountName": "admin"}),
+        "spec.spark",
+        "spark.kubernetes.",
+    ),
+    Case(
+        "spark-conf-turns-rpc-authentication-off",
+        "JmsBridge",
+        _set("spec.spark.sparkConf", {"spark.authenticate": "false"}),
+        "spec.spark",
+        "spark.authenticate",
+    ),
     Case(
         "env-takes-a-credential-name",
         "JmsBridge",
@@ -391,6 +413,26 @@ CASES = [
         "spec.jmsDestination",
         "set exactly one of `queue`, `topic` or `fromHeader`",
     ),
+    Case(
+        "from-header-without-allowed",
+        "JmsBridgeRoute",
+        _both(
+            _set("spec.direction", "kafkaToJms"),
+            _set("spec.jmsDestination", {"fromHeader": "jms.JMSReplyTo"}),
+        ),
+        "spec.jmsDestination",
+        "`fromHeader` needs `allowed`",
+    ),
+    Case(
+        "allowed-without-from-header",
+        "JmsBridgeRoute",
+        _both(
+            _set("spec.direction", "kafkaToJms"),
+            _set("spec.jmsDestination", {"queue": "q", "allowed": "queue://q"}),
+        ),
+        "spec.jmsDestination",
+        "`allowed` applies to `fromHeader` only",
+    ),
 ]
 
 # Cross-field rules the models keep that no CEL rule states, and why; the operator reports them as
@@ -448,7 +490,13 @@ def test_valid_resources_pass_both(server: KubeApi, kind: str) -> None:
         )
         bodies.append(customised)
     else:
-        bodies.append(route("back", direction="kafkaToJms", jmsDestination={"fromHeader": "jms.JMSReplyTo"}))
+        bodies.append(
+            route(
+                "back",
+                direction="kafkaToJms",
+                jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"},
+            )
+        )
     bodies += [d for d in load_yaml(EXAMPLES.parent / "nats" / "bridge.yaml") if d["kind"] == kind]
     for body in bodies:
         assert model_rejections(model, body) == []
@@ -498,6 +546,15 @@ MODEL_ONLY = [
         _set("spec.spark.pod", {"volumes": [{**TLS, "emptyDir": {}}]}),
         "spec.spark.pod.volumes.0",
         "exactly one volume source",
+    ),
+    Case(  # a Spark setting by the back door: SparkConf reads `spark.*` system properties
+        "java-options-set-a-spark-setting",
+        "JmsBridge",
+        _set(
+            "spec.spark.sparkConf", {"spark.driver.extraJavaOptions": "-Dspark.kubernetes.namespace=payments"}
+        ),
+        "spec.spark",
+        "cannot set Spark settings (-Dspark.<name>=...)",
     ),
 ]
 

@@ -103,6 +103,7 @@ def test_secrets_are_referenced_by_name_only() -> None:
         "JMSBRIDGE_JMS_PASSWORD": {"name": "amq-credentials", "key": "password"},
         "JMSBRIDGE_KAFKA_USERNAME": {"name": "bridge-kafka-user", "key": "username"},
         "JMSBRIDGE_KAFKA_PASSWORD": {"name": "bridge-kafka-user", "key": "password"},
+        "JMSBRIDGE_BRIDGE_KEY": {"name": "jms-bridge-job-key", "key": "key"},  # the chart's, per namespace
     }
     assert spec["executor"]["env"] == credentials
     assert all("value" not in e for e in credentials)
@@ -155,7 +156,8 @@ def test_nats_credentials_are_referenced_by_name_only(
             "JMSBRIDGE_KAFKA_USERNAME",
             "JMSBRIDGE_KAFKA_PASSWORD",
             *expected,
-        ]  # JMS's and Kafka's stay, NATS's follow
+            "JMSBRIDGE_BRIDGE_KEY",
+        ]  # JMS's and Kafka's stay, NATS's follow, the bridge's key last
         assert spec["executor"]["env"] == credentials
         assert all("value" not in e for e in credentials)
 
@@ -364,7 +366,7 @@ def test_pod_settings_and_spark_conf_are_added_to_the_operators() -> None:
             "JMSBRIDGE_KAFKA_USERNAME",
             "JMSBRIDGE_KAFKA_PASSWORD",
         ]  # the credentials stay, the bridge's env follows
-        assert names[4:] == ["TZ", "MQ_CHANNEL"]
+        assert names[4:] == ["JMSBRIDGE_BRIDGE_KEY", "TZ", "MQ_CHANNEL"]
         assert pod["volumeMounts"][0]["mountPath"] == CONFIG_MOUNT_PATH
     conf = spec["sparkConf"]
     assert conf["spark.ui.port"] == "4041"
@@ -414,7 +416,8 @@ def test_the_nats_example_renders_valid_applications_and_its_routes_into_the_con
     }
     for app in rendered.applications.values():
         assert schema_errors(crd, app, "v1beta2") == []
-        assert "env" not in app["spec"]["executor"]  # a local example: no Secret to reference
+        # a local example: no credentials to reference, only the signing key of the bridges' namespace
+        assert [e["name"] for e in app["spec"]["executor"]["env"]] == ["JMSBRIDGE_BRIDGE_KEY"]
 
 
 def test_applications_validate_against_the_upstream_crd_file() -> None:

@@ -21,6 +21,8 @@ from tests.operator.test_api_economy import OPERATOR_AGENTS, asked, reads, recon
 from tests.operator.test_operator import AMQ_SECRET, RUNNING, View
 from tests.operator.test_planning import NOW, as_stored, cluster_bridge, verbs
 
+KEY = naming.BRIDGE_KEY_SECRET
+
 
 def reading_secrets(**spec: Any) -> dict[str, Any]:
     body = cluster_bridge(**spec)
@@ -71,6 +73,7 @@ def test_the_secrets_the_pods_read_are_their_env_references_and_secret_volumes()
     assert secret_names(checked.bridge, checked.config) == (
         "amq-credentials",
         "extra",
+        KEY,  # every bridge's: its signing key (a new one restarts it)
         "kafka-cluster-ca",
         "kafka-user",
         "projected-one",
@@ -85,11 +88,11 @@ def test_a_version_is_uid_and_resource_version_never_the_data() -> None:
 
 def test_a_new_version_rolls_the_standby_first_and_the_same_version_writes_nothing() -> None:
     bridge = reading_secrets(**STANDBY)
-    observed = pair_running(bridge, {"amq-credentials": "u-1/42"})
+    observed = pair_running(bridge, {"amq-credentials": "u-1/42", KEY: "k-1/7"})
     assert plan(observed, open_gate, NOW).writes == []  # an operator restart reads the same version
     assert len(set(carried(observed, []).values())) == 1 and None not in carried(observed, []).values()
 
-    rotated = dataclasses.replace(observed, secret_versions={"amq-credentials": "u-1/43"})
+    rotated = dataclasses.replace(observed, secret_versions={"amq-credentials": "u-1/43", KEY: "k-1/7"})
     decided = plan(rotated, open_gate, NOW)
     assert verbs(decided) == [("replace", "SparkApplication", "simple-secondary")]  # the standby first
     assert decided.writes[0].message == (
@@ -102,7 +105,7 @@ def test_a_new_version_rolls_the_standby_first_and_the_same_version_writes_nothi
 
 def test_an_unknown_version_keeps_what_each_application_carries() -> None:
     bridge = reading_secrets(**STANDBY)
-    observed = pair_running(bridge, {"amq-credentials": "u-1/42"})
+    observed = pair_running(bridge, {"amq-credentials": "u-1/42", KEY: "k-1/7"})
     before = carried(observed, [])
     unknowns: list[dict[str, str] | None] = [{}, None]  # never read (the API refused), or not followed
     for unknown in unknowns:
@@ -111,11 +114,11 @@ def test_an_unknown_version_keeps_what_each_application_carries() -> None:
         assert carried(observed, decided.writes) == before
 
 
-def test_a_bridge_that_reads_no_secret_carries_no_version() -> None:
+def test_a_bridge_whose_secrets_are_unknown_carries_no_version() -> None:
     decided = plan(Observed(cluster_bridge(), [], secret_versions={}), open_gate, NOW)
     apps = [w.body for w in decided.writes if w.kind == naming.SPARK_KIND]
     assert apps and all(secrets_version_of(app) is None for app in apps)
-    assert decided.secrets == ()
+    assert decided.secrets == (KEY,)  # the least a bridge reads: its signing key
 
 
 def test_at_rest_a_secret_costs_one_get_per_interval_and_no_reconciliation(operator: KubeApi) -> None:

@@ -62,9 +62,13 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
         backoff=options.conflict_backoff(),
         timing=options.timing,
         job_image=options.job_image,
+        policy=options.policy,
         secrets_max_age=options.secret_check_interval_seconds,
     )
     logger.info("Bridges that name no image run %s", options.job_image)
+    privileged = "allowed" if options.policy.privileged_pods else "refused"
+    accounts = ", ".join(sorted(options.policy.service_accounts))
+    logger.info("Bridges' pods may run as %s; beyond Pod Security restricted: %s", accounts, privileged)
     if options.secret_check_interval_seconds:
         logger.info("Secrets the bridges read checked every %gs", options.secret_check_interval_seconds)
     if checks is not None:

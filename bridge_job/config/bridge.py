@@ -211,6 +211,18 @@ class SaslSpec(CamelModel):
     """The SASL mechanism."""
     credentials_secret_ref: SecretRef
     """A Secret holding the SASL username and password; the operator's Kafka checks read it too."""
+    allow_clear_text: bool = Field(
+        default=False,
+        description="Accept securityProtocol SASL_PLAINTEXT: the password (PLAIN) or what an eavesdropper "
+        "needs to guess it offline (SCRAM) crosses the network without TLS. Only where the network is "
+        "trusted; otherwise use SASL_SSL.",
+    )
+
+
+CLEAR_TEXT_REFUSED = (
+    "securityProtocol SASL_PLAINTEXT sends the SASL credentials without TLS: use SASL_SSL, or set "
+    "sasl.allowClearText: true where the network is trusted"
+)
 
 
 class KafkaSpec(CamelModel):
@@ -225,6 +237,12 @@ class KafkaSpec(CamelModel):
                 "!has(self.sasl) || self.securityProtocol in ['SASL_PLAINTEXT', 'SASL_SSL']",
                 "`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL",
                 "sasl",
+            ),
+            Rule(
+                "self.securityProtocol != 'SASL_PLAINTEXT' || !has(self.sasl) || "
+                "(has(self.sasl.allowClearText) && self.sasl.allowClearText)",
+                CLEAR_TEXT_REFUSED,
+                "securityProtocol",
             ),
         )
     )
@@ -264,6 +282,9 @@ class KafkaSpec(CamelModel):
             raise ValueError(f"securityProtocol {self.security_protocol.value} needs `sasl`")
         if self.sasl is not None and not uses_sasl:
             raise ValueError("`sasl` needs securityProtocol SASL_PLAINTEXT or SASL_SSL")
+        clear_text = self.security_protocol is SecurityProtocol.SASL_PLAINTEXT
+        if clear_text and self.sasl is not None and not self.sasl.allow_clear_text:
+            raise ValueError(CLEAR_TEXT_REFUSED)
         return self
 
 

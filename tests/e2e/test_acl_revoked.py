@@ -46,7 +46,11 @@ def test_write_revoked_while_running_stops_the_job_naming_it_and_loses_nothing(
         ],
     )
     bridge = bridge_document(name, activemq, kafka, [{"queue": queue}])
-    sasl = {"mechanism": "SCRAM-SHA-512", "credentialsSecretRef": {"name": "kafka-user"}}
+    sasl = {
+        "mechanism": "SCRAM-SHA-512",
+        "credentialsSecretRef": {"name": "kafka-user"},
+        "allowClearText": True,
+    }
     bridge["spec"]["kafka"] = {
         "bootstrapServers": kafka.sasl_bootstrap,
         "securityProtocol": "SASL_PLAINTEXT",

@@ -72,7 +72,11 @@ def refused_job(tmp_path: Path, kafka: KafkaBroker, kafka_spec: dict[str, Any], 
 def test_a_wrong_password_stops_the_job_at_once_naming_the_secret(kafka: KafkaBroker, tmp_path: Path) -> None:
     user = f"job-{uuid.uuid4().hex[:8]}"
     kafka.add_scram_user(user, "the-password")
-    sasl = {"mechanism": "SCRAM-SHA-512", "credentialsSecretRef": {"name": "kafka-user"}}
+    sasl = {
+        "mechanism": "SCRAM-SHA-512",
+        "credentialsSecretRef": {"name": "kafka-user"},
+        "allowClearText": True,
+    }
     spec = {"bootstrapServers": kafka.sasl_bootstrap, "securityProtocol": "SASL_PLAINTEXT", "sasl": sasl}
     env = {ENV_KAFKA_USERNAME: user, ENV_KAFKA_PASSWORD: "not-the-password"}
     said = refused_job(tmp_path, kafka, spec, env)

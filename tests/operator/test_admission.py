@@ -206,6 +206,20 @@ CASES = [
         "spec.spark",
         "sparkConf cannot set",
     ),
+    Case(  # PLAIN's password, or SCRAM's exchange to guess it from, on the wire without TLS
+        "clear-text-credentials",
+        "JmsBridge",
+        _set(
+            "spec.kafka",
+            {
+                "bootstrapServers": "k:9092",
+                "securityProtocol": "SASL_PLAINTEXT",
+                "sasl": {"mechanism": "PLAIN", "credentialsSecretRef": {"name": "kafka-user"}},
+            },
+        ),
+        "spec.kafka",
+        "SASL_PLAINTEXT sends the SASL credentials without TLS: use SASL_SSL, or set sasl.allowClearText",
+    ),
     # A bridge author aiming at another namespace, service account or the API server's credentials.
     Case(
         "spark-conf-chooses-the-namespace",

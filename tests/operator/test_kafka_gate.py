@@ -242,6 +242,7 @@ def secret(name: str, username: str, password: str) -> dict[str, Any]:
 SASL = {
     "mechanism": "SCRAM-SHA-512",
     "credentialsSecretRef": {"name": "kafka-user", "usernameKey": "user", "passwordKey": "pass"},
+    "allowClearText": True,  # the test broker's loopback listener
 }
 
 

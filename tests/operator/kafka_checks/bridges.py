@@ -37,6 +37,8 @@ def bridge_config(
     if sasl_secret is not None:
         kafka["securityProtocol"] = security_protocol
         kafka["sasl"] = {"mechanism": sasl_mechanism, "credentialsSecretRef": {"name": sasl_secret}}
+        if security_protocol == "SASL_PLAINTEXT":  # the test broker's loopback listener
+            kafka["sasl"]["allowClearText"] = True
     elif security_protocol == "SSL":
         kafka["securityProtocol"] = security_protocol
     if properties:

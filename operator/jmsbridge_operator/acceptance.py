@@ -34,6 +34,7 @@ from bridge_job.config import (
     job_config,
 )
 from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
+from jmsbridge_operator.bridge_ids import id_taken
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
@@ -172,9 +173,10 @@ def validate(
     *,
     namespace: str | None = None,
     policy: Policy = DEFAULT_POLICY,
+    id_holder: str | None = None,
 ) -> Validation:
     """Judge a JmsBridge body and the bodies of the routes that reference it, within the platform team's
-    `policy`."""
+    `policy`; `id_holder` is the bridge that holds its id before it (bridge_ids.py), if any."""
     name = str((body.get("metadata") or {}).get("name"))
     try:
         bridge = as_api_server(JmsBridge, body)
@@ -185,6 +187,8 @@ def validate(
     faults = tuple(problem_of(fault) for fault in refusals(found))
     problems = faults + checkpoint_problems(bridge.spec) + annotation_problems(body)
     problems += bridge_id_problems(body, bridge) + policy_problems(bridge.spec, policy)
+    if id_holder is not None:
+        problems += (id_taken(body, id_holder),)
     if problems:
         invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
         return Validation(None, None, problems, invalid)

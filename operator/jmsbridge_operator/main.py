@@ -94,6 +94,7 @@ async def routes_by_bridge(body: kopf.Body, **_: Any) -> dict[tuple[str, str], d
 @kopf.index(*BRIDGE)
 async def bridges_seen(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
     memo.reconciler.watched.seen(BRIDGES, None, namespace or "", dict(body))
+    memo.reconciler.bridge_ids.seen(body)
 
 
 @kopf.index("", "v1", "configmaps")
@@ -182,6 +183,7 @@ def _gone(type: str | None, **_: Any) -> bool:
 def bridge_gone(namespace: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
     memo.reconciler.watched.seen(BRIDGES, "DELETED", namespace or "", dict(body))
     memo.diffbase.forget(body)
+    memo.reconciler.id_freed(dict(body))
 
 
 @kopf.on.event(*BRIDGE, annotations={naming.ANNOTATION_RESET_CHECKPOINT: kopf.PRESENT})

@@ -77,6 +77,8 @@ class Observed:
     # The versions of the Secrets the pods read, by name, as far as known (secret_versions.py); None:
     # the operator does not follow Secrets.
     secret_versions: Mapping[str, str] | None = None
+    # `namespace/name` of an older bridge with this one's id (bridge_ids.py): this one is refused.
+    id_holder: str | None = None
 
 
 DRIFT_REPAIRED = "DriftRepaired"
@@ -244,7 +246,9 @@ def plan(
     generation = meta.get("generation")
     previous = body.get("status")
 
-    checked = validate(body, observed.routes, namespace=namespace, policy=policy)
+    checked = validate(
+        body, observed.routes, namespace=namespace, policy=policy, id_holder=observed.id_holder
+    )
     judgement = checked.routes
 
     lease = observed_lease(body, None if of_a_former_bridge(observed.lease, body) else observed.lease)

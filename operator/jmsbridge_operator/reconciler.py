@@ -37,6 +37,7 @@ from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
+from jmsbridge_operator.bridge_ids import BridgeIds
 from jmsbridge_operator.conditions import Transition
 from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
@@ -163,6 +164,7 @@ class Reconciler:
         self.timing = timing or DEFAULT_TIMING
         self.job_image = job_image
         self.policy = policy
+        self.bridge_ids = BridgeIds()  # every served bridge's id (bridge_ids.py), fed by their index
         self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
         # The Secrets each bridge's pods read, and when their versions are due to be read again.
         self._secret_looks: dict[tuple[str, str], tuple[tuple[str, ...], datetime.datetime | None]] = {}
@@ -207,6 +209,11 @@ class Reconciler:
         bridge = self.watched.get(BRIDGES, namespace, name)
         if bridge is None or (bridge.get("metadata") or {}).get("deletionTimestamp"):
             self.reconcile(namespace, name, routes)
+
+    def id_freed(self, gone: Mapping[str, Any]) -> None:
+        """A bridge went: the bridges refused for holding its id are reconciled again (one may run now)."""
+        for namespace, name in self.bridge_ids.gone(gone):
+            self.reconcile_soon(namespace, name, delay=0)
 
     def reconcile_soon(self, namespace: str, name: str, delay: float | None = None) -> None:
         """Reconcile a bridge `delay` seconds (the timing's settle time) after the last such request (its
@@ -281,7 +288,10 @@ class Reconciler:
             health_name = health_config_map_name(bridge_id)
             health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
         versions = self.secrets.known(namespace) if self.secrets is not None else None
-        observed = Observed(bridge, route_bodies, config_map, applications, lease, claim, health, versions)
+        first = self.bridge_ids.holder(bridge)
+        observed = Observed(
+            bridge, route_bodies, config_map, applications, lease, claim, health, versions, first
+        )
         decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
         if self.secrets is not None and (stale := self.secrets.stale(namespace, decided.secrets)):
             self.secrets.refresh(namespace, stale)  # a GET each, at most every max_age per Secret

@@ -574,3 +574,30 @@ def test_the_readme_generator_reads_comments_above_and_beside_a_key() -> None:
         ("a.c", {}, ""),
         ("d", "x", ""),
     ]
+
+
+def test_network_policies_admit_only_probes_metrics_and_the_bridges_own_pods() -> None:
+    """Anyone on the pod network reaches the operator's probe and metrics ports only, and the bridges' pods
+    only at their metrics port: Spark's RPC and the tasks' reports only from the bridges' pods."""
+    policies = {
+        (d["metadata"]["namespace"], d["metadata"]["name"]): d["spec"]
+        for d in template("bridgeJob.namespaces={apps,payments}")
+        if d["kind"] == "NetworkPolicy"
+    }
+    assert set(policies) == {("ops", "bridge-jms-bridge-operator")} | {
+        (ns, "jms-bridge-job-ingress") for ns in ("apps", "payments")
+    }
+    operator = policies[("ops", "bridge-jms-bridge-operator")]
+    assert operator["policyTypes"] == ["Ingress"]
+    assert operator["ingress"] == [
+        {"ports": [{"port": 8080, "protocol": "TCP"}, {"port": 9090, "protocol": "TCP"}]}
+    ]
+    job = {"app.kubernetes.io/name": "jms-bridge", "app.kubernetes.io/component": "job"}
+    for namespace in ("apps", "payments"):
+        bridges = policies[(namespace, "jms-bridge-job-ingress")]
+        assert bridges["podSelector"] == {"matchLabels": job}
+        assert bridges["ingress"] == [
+            {"from": [{"podSelector": {"matchLabels": job}}]},
+            {"ports": [{"port": 9464, "protocol": "TCP"}]},
+        ]
+    assert not [d for d in template("networkPolicy.enabled=false") if d["kind"] == "NetworkPolicy"]

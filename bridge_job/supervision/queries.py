@@ -18,11 +18,17 @@ messages of one JMS destination, which share a journal partition, keep their ord
 The ingress query (Kafka -> JMS) is built the same way over the kafkaToJms routes' topics
 (kafka_to_jms/source.py, kafka_to_jms/task.py), with a checkpoint of its own: one task per topic partition,
 whose order it keeps on the JMS destination.
+
+A real-time query's tasks report as they run (spark/live.py): each start of a query is a run with a key of
+its own, which reaches its tasks with their partitions, and the rows it may report are those it plans
+(`journal_rows`, `ingress_rows`, `nats_rows`), asked when a report names one the driver does not know.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from pathlib import Path
 
 from confluent_kafka import Consumer
 from pyspark.sql import SparkSession
@@ -30,15 +36,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from bridge_job.config import Direction, JobConfig
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
 from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
+from bridge_job.nats_to_jms.service import UNROUTED
 from bridge_job.nats_to_jms.source import NatsSource
 from bridge_job.spark.gate import Gate
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
+from bridge_job.spark.live import live_option
 from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, NATS_OBSERVATION, OBSERVATION
 
 log = logging.getLogger("jmsbridge.job")
+
+ROWS_TIMEOUT = 5.0  # seconds: asking Kafka which rows a query plans holds up the driver's live reports
 
 
 def register_sources(spark: SparkSession) -> None:
@@ -58,7 +70,7 @@ def egress_query(
 ) -> StreamingQuery:
     slots = task_slots(spark)
     mode = slotted_mode(config, available_now, config.bridge.kafka.journal_partitions, slots, "egress")
-    source = EgressSource.name()
+    source, live = EgressSource.name(), _live(live, mode, "egress", lambda: journal_rows(config))
     return _query(
         spark, source, OBSERVATION, config_path, config, checkpoint, mode, available_now, gate, live
     )
@@ -77,6 +89,7 @@ def ingress_query(
     slots = task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
     mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
     source, observation = IngressSource.name(), INGRESS_OBSERVATION
+    live = _live(live, mode, "ingress", _followed(config_path, ingress_rows))
     return _query(
         spark, source, observation, config_path, config, checkpoint, mode, available_now, gate, live
     )
@@ -98,7 +111,7 @@ def nats_query(
             "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "
             "executors more cores (spark.executor.cores x instances)"
         )
-    source = NatsSource.name()
+    source, live = NatsSource.name(), _live(live, REAL_TIME, "nats", _followed(config_path, nats_rows))
     return _query(
         spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate, live
     )
@@ -139,6 +152,43 @@ def ingress_partitions(config: JobConfig) -> int:
         consumer.close()
 
 
+def journal_rows(config: JobConfig) -> set[str]:
+    """The rows an egress task may report: its journal partition, one of the journal's."""
+    consumer = Consumer(journal_consumer_settings(config))
+    try:
+        topics = consumer.list_topics(config.journal_topic, timeout=ROWS_TIMEOUT).topics
+    finally:
+        consumer.close()
+    journal = topics.get(config.journal_topic)
+    return {str(p) for p in journal.partitions} if journal is not None and journal.error is None else set()
+
+
+def ingress_rows(config: JobConfig) -> set[str]:
+    """The rows an ingress task may report: `topic:partition` of a topic the kafkaToJms routes read."""
+    consumer = Consumer(ingress_task.consumer_settings(config))
+    try:
+        return {f"{topic}:{p}" for topic, p in source_partitions(consumer, config, timeout=ROWS_TIMEOUT)}
+    finally:
+        consumer.close()
+
+
+def nats_rows(config: JobConfig) -> set[str]:
+    """The rows the NATS task may report: one per route (and what no route takes any more)."""
+    return {route.name for route in config.routes} | {UNROUTED}
+
+
+def _followed(config_path: str, rows: Callable[[JobConfig], set[str]]) -> Callable[[], set[str]]:
+    """`rows` of the config as it is when asked: routes change while a query runs."""
+    watched = WatchedConfig(Path(config_path))
+    return lambda: rows(watched.current())
+
+
+def _live(address: str, mode: str, query: str, rows: Callable[[], set[str]]) -> str:
+    """Where a real-time query's tasks report as they run, with the key of this run (spark/live.py); no
+    reports in micro-batch mode."""
+    return live_option(address, query, rows) if address and mode == REAL_TIME else ""
+
+
 def slotted_mode(config: JobConfig, available_now: bool, tasks: int, slots: int, what: str) -> str:
     """The query's mode (spark/intervals.py), micro-batch when real-time tasks would not all fit: a task
     waiting for a slot would wait a whole interval."""
@@ -172,7 +222,7 @@ def _query(
     reader = spark.readStream.format(source).option("config", config_path).option("mode", mode)
     if gate is not None:  # a warm standby's query, held until it holds the lease (spark/gate.py)
         reader = reader.option("gate", str(gate.path))
-    if live and mode == REAL_TIME:  # where the long-running tasks report as they run (spark/live.py)
+    if live:  # where the long-running tasks report as they run (spark/live.py)
         reader = reader.option("live", live)
     tasks = reader.option("checkpoint", checkpoint).load()
     # One aggregate, the tasks' summary rows as they are: every extra aggregate expression costs Spark

@@ -8,8 +8,9 @@ are the dashboards' to compute (`rate()`, `histogram_quantile()`), over the inte
 Routing runs in Spark tasks; each task's counts reach the driver in its summary row, collected into the
 query's observed metrics (`observe`) and summed here from each micro-batch's progress; latencies travel as
 counts per bucket (spark/latency.py). A real-time task also reports its row as it runs (spark/live.py):
-those counts are taken as they come, and the interval's row adds what they did not. The ingest counts in
-the driver directly. One JSON log line per batch
+those counts are taken as they come, and the interval's row adds what they did not; reports the driver
+refuses (unsigned, of rows it did not plan, beyond belief: spark/live.py) change no figure and are counted
+in `jmsbridge_telemetry_rejected_total`. The ingest counts in the driver directly. One JSON log line per batch
 carries the batch's figures, with how many tasks ran and how much they overlapped (`parallelism`: task
 time over the batch's task span; 2.0 means two tasks side by side all along).
 """
@@ -31,7 +32,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from bridge_job.spark import latency
-from bridge_job.spark.live import STATES, LiveCounts
+from bridge_job.spark.live import REFUSALS, STATES, LiveCounts, Refusal, Report
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Journalled
@@ -416,6 +417,15 @@ class Metrics:
         )
         self.live = LiveCounts()  # what the running tasks' reports counted (spark/live.py)
         self.task_state = TaskStates(bridge_id, self.live, registry)
+        self.rejected = counter(
+            "jmsbridge_telemetry_rejected_total",
+            "Task reports (live figures) the driver refused, by reason: oversized, unsigned (no MAC of a "
+            "current query run), malformed, unknown (no row the query planned), ended (of a task that "
+            "ended), replayed, lowered (a count lower than before), excessive (beyond what a task does)",
+            ("reason",),
+        )
+        for reason in REFUSALS:  # every reason from the start: a refusal adds no series
+            self.rejected.labels(bridge_id, reason)
 
     live_lag = False  # real-time mode: the lag gauges are read live (supervision/lag.py), not per batch
 
@@ -431,6 +441,7 @@ class Metrics:
         if port:
             self._server = start_http_server(port, addr=address, registry=self.registry)
             self.served = True
+            log.info("metrics served at http://%s:%d/metrics", address, self._server[0].server_port)
 
     def stop(self) -> None:
         if self.served:
@@ -454,23 +465,27 @@ class Metrics:
     def record_queries(self, kinds: Sequence[str], active: Sequence[bool]) -> None:
         for kind, running in zip(kinds, active, strict=True):
             self.query_active.labels(self.bridge_id, kind).set(1 if running else 0)
+            if not running:
+                self.live.forget(kind)  # its tasks ended with it
 
     def _progressed(self, query: str, tasks: int) -> None:
         self.query_tasks.labels(self.bridge_id, query).set(tasks)
         self.query_progress.labels(self.bridge_id, query).set(time.time())
 
-    def record_live(self, report: Mapping[str, Any]) -> None:
-        """A running task's row as it stands (spark/live.py): what it adds to what was counted of it."""
-        query = str(report["query"])
-        name, started_ms, state = str(report["name"]), int(report["started_ms"]), str(report["state"])
-        added = self.live.report(query, name, started_ms, report["row"], state)
-        if added is None:
-            return  # late: its interval's row came already
-        if query == "egress":
+    def record_live(self, heard: Report | Refusal) -> None:
+        """A running task's row as it stands (spark/live.py): what it adds to what was counted of it; or
+        a report the driver refused, counted by reason."""
+        if isinstance(heard, str):
+            self.rejected.labels(self.bridge_id, heard).inc()
+            return
+        added = self.live.report(heard)
+        if isinstance(added, str):
+            self.rejected.labels(self.bridge_id, added).inc()
+        elif heard.query == "egress":
             self._count_egress(egress_figures([added]))
-        elif query == "ingress":
+        elif heard.query == "ingress":
             self._count_ingress(ingress_task_figures([added]))
-        elif query == "nats":
+        elif heard.query == "nats":
             self._count_nats([added])
 
     def _count_egress(self, figures: BatchFigures) -> None:

@@ -1,21 +1,30 @@
 """Live figures of real-time tasks (spark/live.py): a task's reports over real UDP to the driver, counted
 once with its interval's row, and its state.
 
-The end to end view, a real job's metrics before its interval ends: tests/e2e/test_egress.py.
+The end to end view, a real job's metrics before its interval ends: tests/e2e/test_egress.py. What the
+driver refuses (forged, unknown, unbelievable reports): tests/spark/test_live_attacks.py.
 """
 
 from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Mapping
-from typing import Any
+import time
 
 import pytest
 
 from bridge_job.outages import Outage
 from bridge_job.spark.latency import count_latency, no_latencies
-from bridge_job.spark.live import STALE_SECONDS, LiveCounts, LiveReceiver, Row, difference, reporting
+from bridge_job.spark.live import (
+    STALE_SECONDS,
+    LiveCounts,
+    LiveReceiver,
+    Refusal,
+    Report,
+    Row,
+    difference,
+    reporting,
+)
 from bridge_job.supervision.telemetry import Metrics, egress_figures
 from jmsbridge.local import wait_until
 
@@ -45,65 +54,75 @@ def test_a_difference_takes_counts_and_buckets_and_keeps_the_rest() -> None:
     assert difference(now, None) == now
 
 
+def report(query: str, name: str, started_ms: int, seq: int, row: Row, state: str = "moving") -> Report:
+    return Report(query, 0, name, started_ms, seq, state, row)
+
+
 def test_reports_count_as_they_come_and_the_intervals_row_adds_only_the_rest() -> None:
     book = LiveCounts()
-    assert book.report("egress", "0", 100, egress_row(100, 2), "moving") == egress_row(100, 2)
-    added = book.report("egress", "0", 100, egress_row(100, 7), "moving")
-    assert added is not None and added["published"] == 5
+    assert book.report(report("egress", "0", 100, 1, egress_row(100, 2))) == egress_row(100, 2)
+    added = book.report(report("egress", "0", 100, 2, egress_row(100, 7)))
+    assert isinstance(added, dict) and added["published"] == 5
     # The partition's next task (started later) reports before this one's row is in: counted apart.
-    assert book.report("egress", "0", 200, egress_row(200, 1), "moving") is not None
+    assert isinstance(book.report(report("egress", "0", 200, 1, egress_row(200, 1))), dict)
     [rest] = book.finish("egress", [egress_row(100, 9)])
     assert rest["published"] == 2  # 7 reported, 9 in the row
-    assert book.report("egress", "0", 100, egress_row(100, 9), "idle") is None  # late: not again
+    late: Refusal = "ended"
+    assert book.report(report("egress", "0", 100, 3, egress_row(100, 9), "idle")) == late  # not again
     [rest] = book.finish("egress", [egress_row(200, 4)])
     assert rest["published"] == 3
 
 
 def test_a_failed_attempts_reports_stay_counted_and_its_retry_counts_apart() -> None:
     book = LiveCounts()
-    book.report("ingress", "orders:0", 100, {"topic": "orders", "partition": 0, "sent": 3}, "moving")
+    book.report(report("ingress", "orders:0", 100, 1, {"topic": "orders", "partition": 0, "sent": 3}))
     retried = {"topic": "orders", "partition": 0, "sent": 5, "started_ms": 150}
     assert book.finish("ingress", [retried]) == [retried]  # the retry never reported: all of it
-    assert (
-        book.report("ingress", "orders:0", 100, {"topic": "orders", "partition": 0, "sent": 4}, "x") is None
-    )
+    again = report("ingress", "orders:0", 100, 2, {"topic": "orders", "partition": 0, "sent": 4})
+    assert book.report(again) == "ended"
 
 
 def test_a_task_not_heard_from_for_a_while_has_no_state() -> None:
     now = [0.0]
     book = LiveCounts(clock=lambda: now[0])
-    book.report("nats", "requests", 1, {"route": "requests"}, "waiting")
+    book.report(report("nats", "requests", 1, 1, {"route": "requests"}, "waiting"))
     assert book.states() == {("nats", "requests"): "waiting"}
     now[0] += STALE_SECONDS
     assert book.states() == {}
 
 
+def reports(received: list[Report | Refusal]) -> list[Report]:
+    return [r for r in received if isinstance(r, Report)]
+
+
 def test_a_task_reports_over_udp_while_it_runs_and_says_when_it_waits_out_an_outage() -> None:
-    received: list[Mapping[str, Any]] = []
-    receiver = LiveReceiver(received.append)  # every address, both families where there is IPv6
-    row = egress_row(100, 0)
+    received: list[Report | Refusal] = []
+    receiver = LiveReceiver(received.append)
+    started = int(time.time() * 1000)
+    row = egress_row(started, 0)
     try:
-        with reporting(f"127.0.0.1:{receiver.port}", "egress", 100, lambda: {"0": dict(row)}):
+        live = receiver.for_tasks("egress", lambda: {"0"})
+        with reporting(live, "egress", started, lambda: {"0": dict(row)}):
             row["published"] = 3
-            wait_until(lambda: any(r["row"]["published"] == 3 for r in received), 30, "a report")
-            last = {k: v for k, v in received[-1].items() if k != "row"}
-            assert last == {"query": "egress", "name": "0", "started_ms": 100, "state": "moving"}
+            wait_until(lambda: any(r.row["published"] == 3 for r in reports(received)), 30, "a report")
+            last = reports(received)[-1]
+            assert (last.query, last.name, last.started_ms, last.state) == ("egress", "0", started, "moving")
             outage = Outage("Kafka: asking for the end of journal/0", 300)
             outage.failed("connection refused")
             row["published"] = 4
-            wait_until(lambda: received[-1]["state"] == "waiting", 30, "a report while waiting")
+            wait_until(lambda: reports(received)[-1].state == "waiting", 30, "a report while waiting")
             outage.clear()
         assert "live-report" not in {t.name for t in threading.enumerate()}  # the task ended: no reports
     finally:
         receiver.stop()
+    assert all(isinstance(r, Report) for r in received)  # the task's own reports: none refused
 
 
 def test_metrics_count_each_record_once_whether_it_came_live_or_with_the_row() -> None:
     metrics = Metrics("orders")
     value = metrics.registry.get_sample_value
     published = {"bridge": "orders", "outcome": "published"}
-    metrics.record_live({"query": "egress", "name": "0", "started_ms": 100, "state": "moving",
-                         "row": egress_row(100, 2, 4, 4)})  # fmt: skip
+    metrics.record_live(report("egress", "0", 100, 1, egress_row(100, 2, 4, 4)))
     assert value("jmsbridge_routed_messages_total", published) == 2
     assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 2
     task = {"bridge": "orders", "query": "egress", "task": "0"}
@@ -127,11 +146,14 @@ def ipv6_loopback() -> bool:
 def test_the_receiver_takes_reports_over_ipv6_where_the_host_has_it() -> None:
     if not socket.has_ipv6 or not ipv6_loopback():
         pytest.skip("no IPv6 loopback on this host")
-    received: list[Mapping[str, Any]] = []
-    receiver = LiveReceiver(received.append)
+    received: list[Report | Refusal] = []
+    receiver = LiveReceiver(received.append, host="::1")  # a pod's address may be IPv6
+    started = int(time.time() * 1000)
     try:
-        with reporting(f"[::1]:{receiver.port}", "nats", 7, lambda: {"requests": {"route": "requests"}}):
+        live = receiver.for_tasks("nats", lambda: {"requests"})
+        assert live.endswith(f"@[::1]:{receiver.port}")
+        with reporting(live, "nats", started, lambda: {"requests": {"route": "requests"}}):
             wait_until(lambda: bool(received), 30, "a report over IPv6")
     finally:
         receiver.stop()
-    assert received[0]["name"] == "requests"
+    assert isinstance(received[0], Report) and received[0].name == "requests"

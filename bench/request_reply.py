@@ -273,7 +273,9 @@ def bridge(
     document = bridge_document("rr", activemq, kafka, [{"queue": queue}], args.trigger_ms, **spec)
     routes = [
         route_document("requests", "rr", REQUEST_TOPIC, match={"address": queue}),
-        to_jms_route("replies", "rr", REPLY_TOPIC, {"fromHeader": "jms.JMSReplyTo"}),
+        to_jms_route(
+            "replies", "rr", REPLY_TOPIC, {"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}
+        ),
     ]
     files = [write_yaml(work / "bridge.yaml", document), write_yaml(work / "routes.yaml", *routes)]
     job = BridgeJob(files, work).start()

@@ -29,7 +29,8 @@ REPLY_ROUTE = {
         "bridgeRef": {"name": "orders"},
         "direction": "kafkaToJms",
         "kafkaTopic": REPLY_TOPIC,
-        "jmsDestination": {"fromHeader": "jms.JMSReplyTo"},
+        # The requesters' temporary queues only: a record names any destination it likes (docs/security.md)
+        "jmsDestination": {"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"},
     },
 }
 NATS_SUBJECTS = "demo.orders.>"  # what the demo's natsToJms route takes

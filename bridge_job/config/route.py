@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+import re
 from typing import Annotated, Literal, Self
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_snake
 
 from bridge_job.config.schema import (
@@ -64,15 +65,28 @@ class KeySpec(CamelModel):
         return self
 
 
+# `fromHeader` lets whoever writes the route's records choose the JMS destination: `allowed` bounds that
+# choice, and a route cannot leave it unbounded by omission (security issue 43).
+FROM_HEADER_MESSAGE = (
+    "`fromHeader` needs `allowed`: a regular expression that the destination the header names, written "
+    "`queue://NAME` or `topic://NAME`, must match in full (e.g. `queue://replies\\..*`)"
+)
+ALLOWED_MESSAGE = "`allowed` applies to `fromHeader` only"
+# Room for any sensible alternation of names; a longer expression is more likely a mistake than a need.
+ALLOWED_MAX_LENGTH = 1024
+
+
 class JmsDestination(CamelModel):
-    """Where a kafkaToJms route sends: a queue, a topic, or the destination a record header names."""
+    """Where a kafkaToJms or natsToJms route sends: a queue, a topic, or the destination a header names."""
 
     model_config = ConfigDict(
         json_schema_extra=cel_rules(
             Rule(
                 "[has(self.queue), has(self.topic), has(self.fromHeader)].filter(x, x).size() == 1",
                 "set exactly one of `queue`, `topic` or `fromHeader`",
-            )
+            ),
+            Rule("!has(self.fromHeader) || has(self.allowed)", FROM_HEADER_MESSAGE, "allowed"),
+            Rule("!has(self.allowed) || has(self.fromHeader)", ALLOWED_MESSAGE, "allowed"),
         )
     )
 
@@ -83,13 +97,34 @@ class JmsDestination(CamelModel):
     from_header: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
         default=None,
         description="A Kafka record header holding `queue://NAME` or `topic://NAME`; for replies to a JMS "
-        "requester, `jms.JMSReplyTo`.",
+        "requester, `jms.JMSReplyTo`. Needs `allowed`.",
     )
+    allowed: Annotated[str, Field(min_length=1, max_length=ALLOWED_MAX_LENGTH)] | None = Field(
+        default=None,
+        description="With `fromHeader`: a (Python) regular expression that the destination the header "
+        "names, as `queue://NAME` or `topic://NAME`, must match in full, e.g. `queue://orders\\..*`; any "
+        "other destination, and any name holding whitespace, `,`, `*`, `>` or `#` (several destinations on "
+        "ActiveMQ or Artemis), is a soft failure (`DestinationNotAllowed`) and nothing is sent there.",
+    )
+
+    @field_validator("allowed")
+    @classmethod
+    def _a_regular_expression(cls, allowed: str | None) -> str | None:
+        if allowed is not None:
+            try:
+                re.compile(allowed)
+            except re.error as error:
+                raise ValueError(f"`allowed` is no regular expression: {error}") from None
+        return allowed
 
     @model_validator(mode="after")
     def _one_destination(self) -> Self:
         if sum(v is not None for v in (self.queue, self.topic, self.from_header)) != 1:
             raise ValueError("set exactly one of `queue`, `topic` or `fromHeader`")
+        if self.from_header is not None and self.allowed is None:
+            raise ValueError(FROM_HEADER_MESSAGE)
+        if self.allowed is not None and self.from_header is None:
+            raise ValueError(ALLOWED_MESSAGE)
         return self
 
 

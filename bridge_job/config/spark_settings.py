@@ -23,6 +23,12 @@ SPARK_SETTINGS: dict[str, str] = {
     # C1 alone roughly halved the JVM's CPU per batch (docs/egress.md, "Cost per batch").
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    # Spark's RPC (driver <-> executors: tasks, their results, the live-figure keys of spark/live.py) only
+    # between the job's own JVMs, encrypted: without, anyone on the pod network could join as an executor
+    # or read what the tasks carry. On Kubernetes Spark makes a secret per application and gives it to the
+    # executors in their environment (docs/security.md: who can read pods can read it).
+    "spark.authenticate": "true",
+    "spark.network.crypto.enabled": "true",
 }
 
 # A bridge's own `spark.sparkConf` may add JVM options: they are appended to ours (the JVM takes the last

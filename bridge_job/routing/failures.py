@@ -33,6 +33,8 @@ class SoftFailureReason(enum.StrEnum):
     INVALID_TEXT = "InvalidText"
     UNMAPPABLE_PROPERTY = "UnmappableProperty"
     NO_DESTINATION = "NoDestination"  # kafkaToJms: the header naming the destination is missing or bad
+    # fromHeader: the header names a destination outside jmsDestination.allowed, or several at once
+    DESTINATION_NOT_ALLOWED = "DestinationNotAllowed"
     SEND_FAILED = "SendFailed"  # kafkaToJms: the JMS provider refused the message
     REPLY_TOPIC_REFUSED = "ReplyTopicRefused"  # kafkaToJms: a request names a topic its route does not list
     REPLY_EXPIRED = "ReplyExpired"  # an answer to a `messageId` request after its deadline

@@ -1,5 +1,6 @@
 """What every flow that sends to JMS decides the same way: the destination a route names (or a header
-holds), the route's `send` overrides, and whether a message can be sent at all."""
+holds, within the route's `allowed`), the route's `send` overrides, and whether a message can be sent at
+all."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from bridge_job.message import DeliveryMode, Destination, DestinationKind, JmsMe
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+# A destination a header names must be one name, as a route's own `queue` or `topic` is (no whitespace, at
+# most 255 characters): ActiveMQ sends to every destination of `a,b` and to every queue `orders.>` or
+# `orders.*` matches, Artemis to every address `#` or `*` matches, so no expression over names could
+# bound where a name holding them goes.
+_ONE_NAME = re.compile(r"[^\s,*>#]{1,255}")
 
 
 def is_identifier(name: str) -> bool:
@@ -27,14 +34,34 @@ def jms_target(route: Route, header: Callable[[str], bytes | None]) -> Destinati
         return Destination(DestinationKind.QUEUE, spec.queue)
     if spec.topic is not None:
         return Destination(DestinationKind.TOPIC, spec.topic)
-    assert spec.from_header is not None
+    assert spec.from_header is not None and spec.allowed is not None  # the model requires both together
     raw = header(spec.from_header)
     if raw is None:
         raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header} is not set")
     try:
-        return Destination.parse(raw.decode())
+        target = Destination.parse(raw.decode())
     except (UnicodeDecodeError, ValueError) as error:
         raise SoftFailure(SoftFailureReason.NO_DESTINATION, f"header {spec.from_header}: {error}") from None
+    check_allowed(target, spec.from_header, spec.allowed)
+    return target
+
+
+def check_allowed(target: Destination, header: str, allowed: str) -> None:
+    """SoftFailure unless `target`, which the header `header` names, is one destination whose URI the
+    route's `allowed` expression matches in full."""
+    uri = target.uri()
+    shown = repr(uri if len(uri) <= 300 else uri[:300] + "...")  # the header's text, as data
+    if _ONE_NAME.fullmatch(target.name) is None:
+        raise SoftFailure(
+            SoftFailureReason.DESTINATION_NOT_ALLOWED,
+            f"header {header}: {shown} is not one destination name (1 to 255 characters, no whitespace, "
+            "none of `,` `*` `>` `#`, which name several destinations on some brokers)",
+        )
+    if re.fullmatch(allowed, uri) is None:
+        raise SoftFailure(
+            SoftFailureReason.DESTINATION_NOT_ALLOWED,
+            f"header {header}: destination {shown} is outside the route's jmsDestination.allowed: {allowed}",
+        )
 
 
 def check_sendable(message: JmsMessage) -> None:

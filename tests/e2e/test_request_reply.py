@@ -89,7 +89,9 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
             tmp_path / "bridge.yaml",
             bridge_document(bridge, activemq, kafka, [{"queue": requests_queue}]),
             route_document("requests", bridge, requests, match={"address": requests_queue}),
-            to_jms_route("replies", bridge, replies, {"fromHeader": "jms.JMSReplyTo"}),
+            to_jms_route(
+                "replies", bridge, replies, {"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}
+            ),
         )
     ]
     requesters = [JmsRequester(activemq, requests_queue) for _ in range(3)]

@@ -200,7 +200,7 @@ def test_a_jms_requester_gets_its_message_id_back_from_a_kafka_service(
         return route_document("requests", named["bridge"], named["requests_topic"], match=match)
 
     def replies(named: dict[str, str]) -> dict[str, Any]:
-        reply_to = {"fromHeader": "jms.JMSReplyTo"}
+        reply_to = {"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}
         return to_jms_route(
             "replies", named["bridge"], named["replies_topic"], reply_to, send={"correlation": "messageId"}
         )

@@ -112,6 +112,11 @@ def register(commands: Any) -> None:
         "added capabilities, privilege escalation)",
     )
     operator.add_argument(
+        "--unmarked-secrets",
+        action="store_true",
+        help="let bridges use Secrets of their namespace not annotated jmsbridge.dev/bridges for them",
+    )
+    operator.add_argument(
         "--leader-election",
         action="store_true",
         help="run only while holding a Lease in the operator's namespace; other replicas stand by",
@@ -176,26 +181,23 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
     if args.metrics_port is not None:
         env[options.ENV_METRICS_PORT] = str(args.metrics_port)
         env[options.ENV_METRICS_ADDRESS] = args.metrics_address
-    if args.resync_seconds is not None:
-        env[options.ENV_RESYNC_SECONDS] = str(args.resync_seconds)
-    if args.watch_timeout is not None:
-        env[options.ENV_WATCH_TIMEOUT] = str(args.watch_timeout)
-    if args.workers is not None:
-        env[options.ENV_WORKERS] = str(args.workers)
-    if args.kafka_check_interval is not None:
-        env[options.ENV_KAFKA_CHECK_INTERVAL] = str(args.kafka_check_interval)
-    if args.kafka_grace_period is not None:
-        env[options.ENV_KAFKA_GRACE_PERIOD] = str(args.kafka_grace_period)
-    if args.secret_check_interval is not None:
-        env[options.ENV_SECRET_CHECK_INTERVAL] = str(args.secret_check_interval)
-    if args.no_kafka_checks:
-        env[options.ENV_KAFKA_CHECKS] = "false"
-    if args.job_image:
-        env[options.ENV_JOB_IMAGE] = args.job_image
-    if args.bridge_service_account:
-        env[options.ENV_SERVICE_ACCOUNTS] = ",".join(args.bridge_service_account)
-    if args.privileged_pods:
-        env[options.ENV_PRIVILEGED_PODS] = "true"
+    given = {  # options passed on as they are, when given
+        options.ENV_RESYNC_SECONDS: args.resync_seconds,
+        options.ENV_WATCH_TIMEOUT: args.watch_timeout,
+        options.ENV_WORKERS: args.workers,
+        options.ENV_KAFKA_CHECK_INTERVAL: args.kafka_check_interval,
+        options.ENV_KAFKA_GRACE_PERIOD: args.kafka_grace_period,
+        options.ENV_SECRET_CHECK_INTERVAL: args.secret_check_interval,
+        options.ENV_JOB_IMAGE: args.job_image or None,
+        options.ENV_SERVICE_ACCOUNTS: ",".join(args.bridge_service_account) or None,
+    }
+    env |= {name: str(value) for name, value in given.items() if value is not None}
+    switches = {  # flags that change a default
+        options.ENV_KAFKA_CHECKS: ("false", args.no_kafka_checks),
+        options.ENV_PRIVILEGED_PODS: ("true", args.privileged_pods),
+        options.ENV_UNMARKED_SECRETS: ("true", args.unmarked_secrets),
+    }
+    env |= {name: value for name, (value, given_flag) in switches.items() if given_flag}
     return env
 
 

@@ -34,11 +34,14 @@ from bridge_job.config import (
     job_config,
 )
 from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
+from jmsbridge_operator import naming
 from jmsbridge_operator.bridge_ids import id_taken
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 from jmsbridge_operator.policy import DEFAULT_POLICY, Policy, policy_problems
+from jmsbridge_operator.render import secret_names
+from jmsbridge_operator.secret_marks import marked_for, not_marked
 from jmsbridge_operator.status import RouteVerdict
 
 BRIDGE_NOT_FOUND = "BridgeNotFound"
@@ -150,6 +153,7 @@ class Validation:
     problems: tuple[Problem, ...]  # the bridge's own
     routes: Judgement
     warnings: tuple[Problem, ...] = ()  # rules the spec waives (inline credentials): said, not refused
+    unmarked: tuple[str, ...] = ()  # Secrets refused as not marked for the bridge: looked at again
 
 
 def bridge_id_problems(body: Mapping[str, Any], bridge: JmsBridge) -> tuple[Problem, ...]:
@@ -167,6 +171,18 @@ def bridge_id_problems(body: Mapping[str, Any], bridge: JmsBridge) -> tuple[Prob
     return (Problem(INVALID_SPEC, "spec.bridgeId", message),)
 
 
+def unmarked_secrets(
+    bridge: JmsBridge, config: JobConfig, marks: Mapping[str, frozenset[str]]
+) -> tuple[str, ...]:
+    """The Secrets the bridge's pods read that are known not to be marked for it."""
+    name = bridge.metadata.name
+    return tuple(
+        secret
+        for secret in secret_names(bridge, config)
+        if secret != naming.BRIDGE_KEY_SECRET and secret in marks and not marked_for(marks[secret], name)
+    )
+
+
 def validate(
     body: Mapping[str, Any],
     route_bodies: Sequence[Mapping[str, Any]],
@@ -174,9 +190,11 @@ def validate(
     namespace: str | None = None,
     policy: Policy = DEFAULT_POLICY,
     id_holder: str | None = None,
+    secret_marks: Mapping[str, frozenset[str]] | None = None,
 ) -> Validation:
     """Judge a JmsBridge body and the bodies of the routes that reference it, within the platform team's
-    `policy`; `id_holder` is the bridge that holds its id before it (bridge_ids.py), if any."""
+    `policy`; `id_holder` is the bridge that holds its id before it (bridge_ids.py), if any;
+    `secret_marks` the bridges each Secret read so far is marked for (secret_marks.py)."""
     name = str((body.get("metadata") or {}).get("name"))
     try:
         bridge = as_api_server(JmsBridge, body)
@@ -197,4 +215,10 @@ def validate(
         config = job_config(bridge, judgement.accepted)
     except ValidationError as error:
         return Validation(bridge, None, field_problems(error), judgement)
+    if not policy.unmarked_secrets and (unmarked := unmarked_secrets(bridge, config, secret_marks or {})):
+        said = tuple(
+            Problem(INVALID_SPEC, "spec", not_marked(s, name, "read by the bridge's pods")) for s in unmarked
+        )
+        invalid = judge_routes(name, None, route_bodies, bridge_invalid=True, namespace=namespace)
+        return Validation(None, None, said, invalid, unmarked=unmarked)
     return Validation(bridge, config, (), judgement, tuple(problem_of(fault) for fault in warnings(found)))

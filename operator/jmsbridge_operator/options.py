@@ -41,6 +41,7 @@ ENV_GATHER_SECONDS = "JMSBRIDGE_GATHER_SECONDS"
 ENV_JOB_IMAGE = "JMSBRIDGE_JOB_IMAGE"
 ENV_SERVICE_ACCOUNTS = "JMSBRIDGE_SERVICE_ACCOUNTS"
 ENV_PRIVILEGED_PODS = "JMSBRIDGE_PRIVILEGED_PODS"
+ENV_UNMARKED_SECRETS = "JMSBRIDGE_UNMARKED_SECRETS"
 
 _FALSE = frozenset({"0", "false", "no", "off"})
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -139,6 +140,7 @@ class OperatorOptions:
                 service_accounts=defaults.policy.service_accounts
                 | {name.strip() for name in env.get(ENV_SERVICE_ACCOUNTS, "").split(",") if name.strip()},
                 privileged_pods=env.get(ENV_PRIVILEGED_PODS, "").strip().lower() in _TRUE,
+                unmarked_secrets=env.get(ENV_UNMARKED_SECRETS, "").strip().lower() in _TRUE,
             ),
             timing=Timing(
                 failure_window_seconds=number(ENV_FAILURE_WINDOW, defaults.timing.failure_window_seconds),

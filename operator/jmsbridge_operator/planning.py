@@ -79,6 +79,8 @@ class Observed:
     secret_versions: Mapping[str, str] | None = None
     # `namespace/name` of an older bridge with this one's id (bridge_ids.py): this one is refused.
     id_holder: str | None = None
+    # The bridges each Secret read so far is marked for (secret_marks.py); None: not read.
+    secret_marks: Mapping[str, frozenset[str]] | None = None
 
 
 DRIFT_REPAIRED = "DriftRepaired"
@@ -247,7 +249,12 @@ def plan(
     previous = body.get("status")
 
     checked = validate(
-        body, observed.routes, namespace=namespace, policy=policy, id_holder=observed.id_holder
+        body,
+        observed.routes,
+        namespace=namespace,
+        policy=policy,
+        id_holder=observed.id_holder,
+        secret_marks=observed.secret_marks,
     )
     judgement = checked.routes
 
@@ -288,7 +295,7 @@ def plan(
         )
 
     config_map_name = naming.config_map_name(name)
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...] = checked.unmarked  # refused for them: read again until marked
     bridge, config = checked.bridge, checkpoint.applied(checked.config)  # a reset reaches the job
     if bridge is None or config is None:
         outcome = BridgeOutcome(

@@ -58,18 +58,34 @@ def container_security_context(given: ContainerSecurityContext | None) -> dict[s
     return _over(CONTAINER_DEFAULTS, given)
 
 
-# The volume sources the restricted profile allows (Kubernetes' Pod Security Standards); hostPath above all
-# is not one of them: a node's files are no bridge's business.
-RESTRICTED_VOLUME_SOURCES = frozenset(
+# The volume sources the restricted profile refuses (Kubernetes' Pod Security Standards allow only
+# configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected and secret): hostPath
+# above all, a node's files are no bridge's business. A source Kubernetes does not know is for the
+# SparkApplication's schema check to name.
+UNRESTRICTED_VOLUME_SOURCES = frozenset(
     {
-        "configMap",
-        "csi",
-        "downwardAPI",
-        "emptyDir",
-        "ephemeral",
-        "persistentVolumeClaim",
-        "projected",
-        "secret",
+        "hostPath",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "gitRepo",
+        "nfs",
+        "iscsi",
+        "glusterfs",
+        "rbd",
+        "flexVolume",
+        "cinder",
+        "cephfs",
+        "flocker",
+        "fc",
+        "azureFile",
+        "vsphereVolume",
+        "quobyte",
+        "azureDisk",
+        "portworxVolume",
+        "scaleIO",
+        "storageos",
+        "photonPersistentDisk",
+        "image",
     }
 )
 
@@ -100,6 +116,6 @@ def beyond_restricted(
     if added:
         found.append(("containerSecurityContext.capabilities.add", f"adds capabilities {', '.join(added)}"))
     for name, source in sorted(volume_sources.items()):
-        if source not in RESTRICTED_VOLUME_SOURCES:
+        if source in UNRESTRICTED_VOLUME_SOURCES:
             found.append(("volumes", f"volume {name} is a {source} volume"))
     return found

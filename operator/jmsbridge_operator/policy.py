@@ -24,6 +24,8 @@ class Policy:
     service_accounts: frozenset[str] = frozenset({JOB_SERVICE_ACCOUNT})
     # Pods beyond the Pod Security Standard `restricted` (root, host paths, capabilities, escalation).
     privileged_pods: bool = False
+    # Secrets a bridge uses without their owner's mark for it (secret_marks.py).
+    unmarked_secrets: bool = False
 
 
 DEFAULT_POLICY = Policy()

@@ -288,9 +288,10 @@ class Reconciler:
             health_name = health_config_map_name(bridge_id)
             health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
         versions = self.secrets.known(namespace) if self.secrets is not None else None
+        marks = self.secrets.marks(namespace) if self.secrets is not None else None
         first = self.bridge_ids.holder(bridge)
         observed = Observed(
-            bridge, route_bodies, config_map, applications, lease, claim, health, versions, first
+            bridge, route_bodies, config_map, applications, lease, claim, health, versions, first, marks
         )
         decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
         if self.secrets is not None and (stale := self.secrets.stale(namespace, decided.secrets)):

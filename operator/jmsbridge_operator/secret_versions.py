@@ -17,6 +17,8 @@ rolled out standby first like any other.
   plan then keeps what each application carries (`planning.py`): an API hiccup restarts nothing.
 - Versions do not depend on the operator's memory, so an operator restart reads the same ones and rolls
   nothing.
+- The same read tells which bridges each Secret is marked for (`secret_marks.py`): a change of the mark is
+  a new resourceVersion too.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 
 from bridge_job.kube.api import SECRETS, Kube
+from jmsbridge_operator.secret_marks import bridges_of
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -59,12 +62,18 @@ class SecretVersions:
         self._clock = clock or (lambda: datetime.datetime.now(datetime.UTC))
         self._guard = threading.Lock()
         self._read: dict[Key, tuple[str, datetime.datetime]] = {}
+        self._marks: dict[Key, frozenset[str]] = {}  # the bridges each Secret is marked for
         self._failing: dict[Key, datetime.datetime] = {}  # last failed read; said once per streak
 
     def known(self, namespace: str) -> dict[str, str]:
         """The versions of the namespace's Secrets read so far, stale or not."""
         with self._guard:
             return {name: read[0] for (space, name), read in self._read.items() if space == namespace}
+
+    def marks(self, namespace: str) -> dict[str, frozenset[str]]:
+        """The bridges each of the namespace's Secrets read so far is marked for."""
+        with self._guard:
+            return {name: marks for (space, name), marks in self._marks.items() if space == namespace}
 
     def stale(self, namespace: str, names: Iterable[str]) -> list[str]:
         """The names never read, or read longer than `max_age` ago."""
@@ -83,7 +92,7 @@ class SecretVersions:
         for name in names:
             key = (namespace, name)
             try:
-                version = version_of(self.kube.get(SECRETS, namespace, name))
+                secret = self.kube.get(SECRETS, namespace, name)
             except Exception as error:
                 with self._guard:
                     first = key not in self._failing
@@ -97,8 +106,13 @@ class SecretVersions:
                         error,
                     )
                 continue
+            version = version_of(secret)
             with self._guard:
                 self._failing.pop(key, None)
+                if secret is not None:  # an absent one is not unmarked: the pods would say it is missing
+                    self._marks[key] = bridges_of(secret)
+                else:
+                    self._marks.pop(key, None)
                 before = self._read.get(key)
                 changed |= before is None or before[0] != version
                 self._read[key] = (version, self._clock())

@@ -293,6 +293,34 @@ def test_the_job_image_value_becomes_the_operators_and_the_operator_reads_it() -
     assert OperatorOptions.from_env({}).job_image == DEFAULT_JOB_IMAGE
 
 
+def test_the_bridge_policy_values_become_the_operators_policy() -> None:
+    from jmsbridge_operator.options import OperatorOptions
+    from jmsbridge_operator.policy import Policy
+
+    from jmsbridge.cli import parser
+    from jmsbridge.operator_cli import operator_environment
+
+    def policy(*values: str) -> Policy:
+        flags = [
+            a
+            for a in container(template(*values))["args"]
+            if a.startswith(("--bridge-", "--privileged", "--unmarked"))
+        ]
+        return OperatorOptions.from_env(
+            operator_environment(parser().parse_args(["operator", *flags]))
+        ).policy
+
+    assert policy() == Policy()  # jms-bridge-job only, restricted pods, marked Secrets
+    allowed = policy(
+        "bridgePolicy.serviceAccounts={spark,etl}",
+        "bridgePolicy.privilegedPods=true",
+        "bridgePolicy.unmarkedSecrets=true",
+    )
+    assert allowed == Policy(
+        frozenset({"jms-bridge-job", "spark", "etl"}), privileged_pods=True, unmarked_secrets=True
+    )
+
+
 def test_image_registry_moves_both_images() -> None:
     from bridge_job import __version__
     from bridge_job.config import JOB_IMAGE

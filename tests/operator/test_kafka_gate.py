@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import socket
 import threading
 import time
 import uuid
@@ -41,6 +42,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
 )
 from jmsbridge_operator.kafka_checks.gate import GateVerdict, KafkaGate
 from jmsbridge_operator.kafka_checks.mounted_files import FileContents
+from jmsbridge_operator.secret_marks import ANNOTATION
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, job_config
 from bridge_job.kafka.clients import KafkaCredentials
@@ -227,14 +229,20 @@ def test_the_operator_creates_the_journal_topic_when_asked(kafka: KafkaBroker, v
 # Permissions and credentials, against the broker's authorizer and SASL
 
 
-def secret(name: str, username: str, password: str) -> dict[str, Any]:
+def secret(name: str, username: str, password: str, marked_for: str = "*") -> dict[str, Any]:
+    """A Secret of SASL credentials, marked for `marked_for` (secret_marks.py)."""
+
     def encoded(value: str) -> str:
         return base64.b64encode(value.encode()).decode()
 
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": name, "namespace": NAMESPACE},
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "annotations": {ANNOTATION: marked_for},
+        },
         "data": {"user": encoded(username), "pass": encoded(password)},
     }
 
@@ -318,7 +326,8 @@ def test_a_wrong_password_is_a_hard_failure_at_once_until_the_secret_is_fixed(
     assert bridge.apps(view) == []
 
     view.kube.replace(
-        secret("kafka-user", user, password) | {"metadata": {"name": "kafka-user", "namespace": NAMESPACE}}
+        secret("kafka-user", user, password)
+        | {"metadata": {"name": "kafka-user", "namespace": NAMESPACE, "annotations": {ANNOTATION: "*"}}}
     )
     bridge.wait(view, STARTING)
 
@@ -462,3 +471,41 @@ def test_credentials_come_from_the_bridges_secret() -> None:
         read(Secrets(status=403))
     with pytest.raises(ApiError):  # anything else is the API server's trouble: retried, not a verdict
         read(Secrets(status=500))
+    # Marks required: only from a Secret marked for the bridge (or for every bridge of the namespace).
+    for mark, used in (("payments", False), ("orders,payments", True), ("*", True)):
+        kube = Secrets(secret("kafka-user", "u", "p-secret", marked_for=mark))
+        if used:
+            assert read_credentials(kube, NAMESPACE, kafka, "orders") == KafkaCredentials("u", "p-secret")
+        else:
+            with pytest.raises(CredentialsNotFound, match=r"kafka-user .* is not marked for bridge orders"):
+                read_credentials(kube, NAMESPACE, kafka, "orders")
+
+
+@pytest.mark.slow
+def test_a_secret_not_marked_for_the_bridge_is_neither_used_nor_sent(view: View) -> None:
+    """A bridge author names another team's Secret and points bootstrapServers at a host of their own. The
+    Secret is marked for the other team's bridge only: the operator refuses the bridge, says how to mark
+    it, and never connects to that host; once its owner marks it for this bridge, it is used."""
+    thief_host = socket.create_server(("127.0.0.1", 0))
+    thief_host.settimeout(0.2)
+    try:
+        thief = Bridge(
+            f"127.0.0.1:{thief_host.getsockname()[1]}", securityProtocol="SASL_PLAINTEXT", sasl=SASL
+        )
+        view.create(secret("kafka-user", "payments", "their-password", marked_for="payments-bridge"))
+        thief.create(view)
+        body = thief.wait(view, {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")})
+        assert view.message(body, "Stalled") == (
+            f"Invalid spec: Secret kafka-user (read by the bridge's pods) is not marked for bridge "
+            f"{thief.name}: its owner allows it with the annotation jmsbridge.dev/bridges={thief.name} "
+            "(a comma-separated list of bridges, or * for every bridge of the namespace)."
+        )
+        with pytest.raises(TimeoutError):
+            thief_host.accept()  # nobody came: the check stopped before connecting
+        assert thief.apps(view) == []
+
+        marked = {ANNOTATION: f"payments-bridge,{thief.name}"}
+        view.kube.patch("v1", "Secret", "kafka-user", NAMESPACE, {"metadata": {"annotations": marked}})
+        thief.wait(view, stalled("KafkaUnreachable"), timeout=60)  # now it tries: nothing answers there
+    finally:
+        thief_host.close()

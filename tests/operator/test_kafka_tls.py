@@ -149,7 +149,11 @@ def _secrets(root: Path) -> list[dict[str, Any]]:
         return {
             "apiVersion": "v1",
             "kind": "Secret",
-            "metadata": {"name": name, "namespace": NAMESPACE},
+            "metadata": {
+                "name": name,
+                "namespace": NAMESPACE,
+                "annotations": {"jmsbridge.dev/bridges": "*"},
+            },
             "data": data,
         }
 

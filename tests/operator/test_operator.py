@@ -877,7 +877,12 @@ CHANGES = {
 AMQ_SECRET = {
     "apiVersion": "v1",
     "kind": "Secret",
-    "metadata": {"name": "amq-credentials", "namespace": NAMESPACE},
+    # marked for every bridge of the namespace (secret_marks.py)
+    "metadata": {
+        "name": "amq-credentials",
+        "namespace": NAMESPACE,
+        "annotations": {"jmsbridge.dev/bridges": "*"},
+    },
     "stringData": {"username": "bridge", "password": "first"},
 }
 
@@ -962,7 +967,8 @@ def test_a_spec_change_reaches_the_standby_first_then_the_active(
     restarted = WatchedConfig(view.mount("simple", tmp_path / "primary")).current()
     assert restarted.bridge.spark.executor.instances == (3 if change == "executor-instances" else 1)
     updates = view.wait(
-        lambda: len(u := view.event_messages("ApplicationUpdated")) >= 2 and u, "both ApplicationUpdated Events"
+        lambda: len(u := view.event_messages("ApplicationUpdated")) >= 2 and u,
+        "both ApplicationUpdated Events",
     )
     assert sorted(u.split()[2] for u in updates) == ["simple-primary", "simple-secondary"]  # once each
     secret_said = ["a Secret it reads changed" in u for u in updates]

@@ -130,3 +130,29 @@ def test_the_policy_refuses_what_the_restricted_profile_refuses(
         for pod in pods_of(app).values()
     ]
     assert any(violations(pod) for pod in pods)
+
+
+def test_secrets_the_pods_read_must_be_marked_for_the_bridge_unless_the_policy_waives_it() -> None:
+    body = bridge_asking({})
+    body["spec"]["jms"]["credentialsSecretRef"] = {"name": "amq-credentials"}
+    name = body["metadata"]["name"]
+    for marks, refused in (
+        ({"amq-credentials": frozenset()}, True),  # unmarked
+        ({"amq-credentials": frozenset({"payments"})}, True),  # another bridge's
+        ({"amq-credentials": frozenset({"payments", name})}, False),
+        ({"amq-credentials": frozenset({"*"})}, False),  # every bridge of the namespace
+        ({}, False),  # not read (yet, or the operator reads no Secrets): the pods' own business
+    ):
+        checked = validate(body, [], namespace="apps", secret_marks=marks)
+        assert bool(checked.problems) is refused, (marks, checked.problems)
+        assert checked.unmarked == (("amq-credentials",) if refused else ())
+        waived = validate(
+            body, [], namespace="apps", secret_marks=marks, policy=Policy(unmarked_secrets=True)
+        )
+        assert waived.problems == ()
+    checked = validate(body, [], namespace="apps", secret_marks={"amq-credentials": frozenset()})
+    assert checked.problems[0].message == (
+        f"Secret amq-credentials (read by the bridge's pods) is not marked for bridge {name}: its owner "
+        f"allows it with the annotation jmsbridge.dev/bridges={name} (a comma-separated list of bridges, "
+        "or * for every bridge of the namespace)"
+    )

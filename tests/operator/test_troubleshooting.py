@@ -58,6 +58,7 @@ NOT_REASONS = {
     "IfNotPresent",
     "OnRootMismatch",
     "RuntimeDefault",
+    "Localhost",
     # status.checkpointReset.state, and the metric label of API errors (`Api<status>`)
     "Requested",
     "Done",

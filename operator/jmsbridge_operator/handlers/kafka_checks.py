@@ -43,6 +43,7 @@ from jmsbridge_operator.kafka_checks.gate import CREDENTIALS_NOT_FOUND, KafkaGat
 from jmsbridge_operator.kafka_checks.material import read_kafka_files
 from jmsbridge_operator.kafka_checks.mounted_files import KafkaFileUnreadable
 from jmsbridge_operator.reconciler import EventSink, Reconciler, RoutesLookup
+from jmsbridge_operator.secret_marks import bridges_of, marked_for, not_marked
 
 logger = logging.getLogger("jmsbridge_operator")
 
@@ -51,8 +52,12 @@ class CredentialsNotFound(Exception):
     """The bridge's Secret, or a key in it, cannot be read; the message names them, never a value."""
 
 
-def read_credentials(kube: Kube, namespace: str, kafka: KafkaSpec) -> KafkaCredentials | None:
-    """The SASL username and password from the bridge's Secret; None without SASL."""
+def read_credentials(
+    kube: Kube, namespace: str, kafka: KafkaSpec, marked_for_bridge: str | None = None
+) -> KafkaCredentials | None:
+    """The SASL username and password from the bridge's Secret; None without SASL. With
+    `marked_for_bridge`, only from a Secret marked for that bridge (secret_marks.py): the keys go to the
+    bootstrap servers the bridge chose."""
     if kafka.sasl is None:
         return None
     ref = kafka.sasl.credentials_secret_ref
@@ -67,6 +72,10 @@ def read_credentials(kube: Kube, namespace: str, kafka: KafkaSpec) -> KafkaCrede
         raise
     if secret is None:
         raise CredentialsNotFound(f"{where} not found in namespace {namespace}")
+    if marked_for_bridge is not None and not marked_for(bridges_of(secret), marked_for_bridge):
+        raise CredentialsNotFound(
+            not_marked(ref.name, marked_for_bridge, "spec.kafka.sasl.credentialsSecretRef")
+        )
     data: Mapping[str, Any] = secret.get("data") or {}
     missing = [key for key in (ref.username_key, ref.password_key) if key not in data]
     if missing:
@@ -136,12 +145,13 @@ class BridgeChecks:
 
     async def check(self, config: JobConfig) -> tuple[float, bool]:
         """Check once and record the verdict: (seconds until the next check, whether it changed)."""
-        namespace = self.key[0]
+        namespace, kube = self.key[0], self.reconciler.kube
+        bridge = None if self.reconciler.policy.unmarked_secrets else self.key[1]  # Secrets marked for it
         try:
             credentials = await asyncio.to_thread(
-                read_credentials, self.reconciler.kube, namespace, config.bridge.kafka
+                read_credentials, kube, namespace, config.bridge.kafka, bridge
             )
-            files = await asyncio.to_thread(read_kafka_files, self.reconciler.kube, namespace, config.bridge)
+            files = await asyncio.to_thread(read_kafka_files, kube, namespace, config.bridge, bridge)
         except (CredentialsNotFound, KafkaFileUnreadable) as problem:
             self._unreadable += 1
             backoff = self.settings.retry_seconds * 2 ** min(self._unreadable - 1, 16)

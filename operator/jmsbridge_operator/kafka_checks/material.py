@@ -14,12 +14,16 @@ from typing import Any
 from bridge_job.config import JmsBridgeSpec
 from bridge_job.kube.api import CONFIG_MAPS, SECRETS, ApiError, Kube, Resource
 from jmsbridge_operator.kafka_checks.mounted_files import FileContents, KafkaFileUnreadable, mounted_files
+from jmsbridge_operator.secret_marks import bridges_of, marked_for, not_marked
 
 
-def read_kafka_files(kube: Kube, namespace: str, spec: JmsBridgeSpec) -> FileContents:
+def read_kafka_files(
+    kube: Kube, namespace: str, spec: JmsBridgeSpec, marked_for_bridge: str | None = None
+) -> FileContents:
     """The contents of every file `spec.kafka.properties` name, from the Secrets or ConfigMaps that
-    `spec.spark.pod` mounts them from. KafkaFileUnreadable names what is missing or forbidden; ApiError
-    for any other API answer (try again)."""
+    `spec.spark.pod` mounts them from; with `marked_for_bridge`, only from Secrets marked for that bridge
+    (secret_marks.py). KafkaFileUnreadable names what is missing, forbidden or unmarked; ApiError for any
+    other API answer (try again)."""
     files = mounted_files(spec.kafka, spec.spark.pod)
     objects: dict[tuple[str, str], dict[str, Any]] = {}
     contents: dict[str, bytes] = {}
@@ -28,6 +32,9 @@ def read_kafka_files(kube: Kube, namespace: str, spec: JmsBridgeSpec) -> FileCon
         if key not in objects:
             resource: Resource = SECRETS if file.source == "Secret" else CONFIG_MAPS
             objects[key] = _get(kube, resource, namespace, file.source, file.name, file.where)
+            unmarked = not marked_for(bridges_of(objects[key]), marked_for_bridge or "")
+            if file.source == "Secret" and marked_for_bridge is not None and unmarked:
+                raise KafkaFileUnreadable(not_marked(file.name, marked_for_bridge, file.where))
         contents[file.setting] = _value(objects[key], file.source, file.key, file.where)
     return FileContents(contents)
 

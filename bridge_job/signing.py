@@ -7,9 +7,10 @@ makes the ingress drop a record) carries a MAC made with a key that only the bri
 The operator keeps one key per bridge in a Secret of its own and gives it to both instances (the driver and
 the executors) in the environment variable KEY_ENV, so that a mark made by one instance is good at the other
 after a failover. A job run by hand without it makes a key of its own for its lifetime, and says so: its
-marks are then good only until it restarts. That key is put in the process's environment, so that the
-processes it starts afterwards (Spark's JVM and its Python workers, in a local run) sign with it too; a
-process that made one after starting them signs alone.
+marks are then good only until it restarts. The key is made when this module is first imported and put in
+the process's environment: a local run's driver imports it (through the routing it checks) before it
+starts Spark's JVM, whose Python workers, which sign and verify, then inherit the one key. Made later, in
+each worker, the keys would differ: a worker's answers and loop marks would not verify at another's.
 
 What does not verify is not acted on, and `Forgeries` says so in the log, rate-limited: whoever floods the
 bridge with forged marks does not flood its log too.
@@ -29,26 +30,35 @@ import time
 from typing import Final
 
 KEY_ENV: Final = "JMSBRIDGE_BRIDGE_KEY"
+MADE_ENV: Final = "JMSBRIDGE_BRIDGE_KEY_MADE"  # set beside a key a process made: who uses it says so
 MAC_BYTES: Final = 16  # 128 bits: a forger must guess it, and it keeps a NATS subject short
 LOG_EVERY_SECONDS: Final = 60.0
 
 log = logging.getLogger("jmsbridge.signing")
 
 
+def _make_a_key_unless_given() -> None:
+    """A key of this process's own in KEY_ENV when it has none, for the processes it starts to inherit."""
+    if not os.environ.get(KEY_ENV):
+        os.environ[KEY_ENV] = secrets.token_urlsafe(32)
+        os.environ[MADE_ENV] = str(os.getpid())
+
+
+_make_a_key_unless_given()  # on import: before a local run's driver starts Spark (see above)
+
+
 @functools.cache
 def bridge_key() -> bytes:
-    """The bridge's key, from KEY_ENV; a key of this process's own when it is not set."""
-    given = os.environ.get(KEY_ENV, "")
-    if given:
-        return given.encode()
-    log.warning(
-        "%s is not set: this process signs NATS reply subjects and loop marks with a key of its own, good "
-        "until it stops (the operator sets it from the bridge's key Secret; set it to one random secret for "
-        "both instances of a job run by hand)",
-        KEY_ENV,
-    )
-    made = os.environ[KEY_ENV] = secrets.token_urlsafe(32)  # inherited by the processes started from now on
-    return made.encode()
+    """The bridge's key, from KEY_ENV; one this job made when it was not set."""
+    _make_a_key_unless_given()
+    if os.environ.get(MADE_ENV):
+        log.warning(
+            "%s is not set: this job signs NATS reply subjects and loop marks with a key of its own, good "
+            "until it stops (the operator sets it from the bridge's key Secret; set it to one random secret "
+            "for both instances of a job run by hand)",
+            KEY_ENV,
+        )
+    return os.environ[KEY_ENV].encode()
 
 
 def mac(key: bytes, *parts: bytes) -> str:
@@ -84,4 +94,4 @@ class Forgeries:
             if self._logged_at is not None and now - self._logged_at < self.every:
                 return
             count, self._unlogged, self._logged_at = self._unlogged, 0, now
-        log.warning("%s (%d since the last such line): %s", self.what, count, why)
+        log.warning("%s: %s (%d seen since the last such line)", self.what, why, count)

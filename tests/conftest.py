@@ -11,6 +11,7 @@ import pytest
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 
 pytest_plugins = ["tests.apiserver.fixtures", "tests.operator.fixtures"]
+os.environ.setdefault("JMSBRIDGE_BRIDGE_KEY", os.urandom(24).hex())  # one key for every job the tests start
 
 
 @pytest.fixture(scope="session")

@@ -13,12 +13,17 @@ Encoding (documented in docs/formats.md):
 - `jmsbridge.messageType` is the JMS message interface (`TextMessage`, `BytesMessage`); without it a
   record is a BytesMessage, which loses nothing.
 - `jmsbridge.origin` names the bridge that wrote the record, so that a bridge never feeds its own
-  output back to JMS (cycle prevention).
+  output back to JMS (cycle prevention): its ingress drops a record of its own whose `jms.JMSDestination`
+  is where the record would go. A record's producer may write any header, so the bridge also writes
+  `jmsbridge.origin.mac`, a MAC with the bridge's key (bridge_job/signing.py) over the origin, the
+  `jms.JMSDestination` header and the value (`signed`): only a record with a MAC that verifies is a loop
+  (`loop_mark`); one that merely claims the bridge's origin is delivered like any other.
 - text bodies are UTF-8, bytes bodies are passed as they are; no body is a null value.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 
 from bridge_job.formats import FormatError, KafkaRecord, utf8
@@ -32,11 +37,50 @@ from bridge_job.message import (
     PropertyType,
     PropertyValue,
 )
+from bridge_job.signing import mac, verify
 
 PREFIX = "jms."
 TYPES_HEADER = "jmsbridge.types"
 MESSAGE_TYPE_HEADER = "jmsbridge.messageType"
 ORIGIN_HEADER = "jmsbridge.origin"
+ORIGIN_MAC_HEADER = "jmsbridge.origin.mac"
+DESTINATION_HEADER = PREFIX + "JMSDestination"
+_SIGNED = b"origin"  # what the MAC signs besides the record: no other mark of the bridge signs alike
+
+
+class LoopMark(enum.Enum):
+    """What a record's origin says of it, for the JMS destination it would go to."""
+
+    NONE = "none"  # another producer's, or for another destination
+    LOOP = "loop"  # this bridge wrote it from that very destination: a loop
+    FORGED = "forged"  # claims so, and its MAC does not verify (or it has none)
+
+
+def _origin_signed(origin: bytes, record: KafkaRecord) -> tuple[bytes, ...]:
+    """What the origin's MAC signs: the destination and the value too, so that it cannot be moved to a
+    record of another destination or content."""
+    return (_SIGNED, origin, record.header(DESTINATION_HEADER) or b"", record.value or b"")
+
+
+def origin_mac(key: bytes, origin: str, record: KafkaRecord) -> str:
+    return mac(key, *_origin_signed(origin.encode(), record))
+
+
+def signed(record: KafkaRecord, origin: str, key: bytes) -> KafkaRecord:
+    """`record`, which names `origin` in ORIGIN_HEADER, with the MAC that vouches for it."""
+    headers = [*record.headers, (ORIGIN_MAC_HEADER, origin_mac(key, origin, record).encode())]
+    return KafkaRecord(value=record.value, headers=headers, key=record.key)
+
+
+def loop_mark(record: KafkaRecord, target: Destination, bridge_id: str, key: bytes) -> LoopMark:
+    """Whether `record` is one this bridge wrote from `target`, the destination it would now go to."""
+    origin = record.header(ORIGIN_HEADER)
+    if origin != bridge_id.encode() or record.header(DESTINATION_HEADER) != target.uri().encode():
+        return LoopMark.NONE
+    given = record.header(ORIGIN_MAC_HEADER)
+    if given is None or not verify(key, given.decode(errors="replace"), *_origin_signed(origin, record)):
+        return LoopMark.FORGED
+    return LoopMark.LOOP
 
 
 def render_value(value: PropertyValue) -> str:

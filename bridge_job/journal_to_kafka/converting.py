@@ -8,7 +8,10 @@ original record to the dead-letter topic with headers saying why and where it ca
 
 A jmsToNats route takes its messages the same way and makes each a NATS message in the route's format
 (`to_nats`): a message with JMSReplyTo becomes a NATS request whose reply subject holds the way back
-(routing/nats_replies.py).
+(routing/nats_replies.py), signed with the bridge's key.
+
+Every record and NATS message carries the bridge's loop mark: `jmsbridge.origin` and the MAC that vouches
+for it, `jmsbridge.origin.mac` (formats/native.py, `signed`), made once per message.
 
 A record larger than its topic takes (`limit`, learned by the caller: kafka/limits.py) is a soft
 failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from bridge_job.config import Direction, Format, JobConfig, Route, SoftFailurePolicy
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
-from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import BodyType, PropertyType
 from bridge_job.nats.message import NatsPublish, nats_headers
@@ -45,6 +48,7 @@ from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, NATS_SUBJECT_PROPERTY
 from bridge_job.routing.nats_replies import WayBack, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
+from bridge_job.signing import bridge_key
 
 
 class Action(enum.StrEnum):
@@ -102,9 +106,9 @@ def kafka_key(entry: JournalEntry, route: Route) -> bytes:
     return text.encode()
 
 
-def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
-    """The Kafka record for a journalled message on a route; raises SoftFailure when this message cannot
-    go, FormatError when the journal record itself is malformed.
+def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> KafkaRecord:
+    """The Kafka record for a journalled message on a route, its origin signed with `key`; raises
+    SoftFailure when this message cannot go, FormatError when the journal record itself is malformed.
 
     A `native` route passes the journal record's headers and body through and adds the origin: the
     journal holds the message in the `native` encoding already. Other formats rebuild the message.
@@ -115,10 +119,10 @@ def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
             SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
             f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
         )
-    key = kafka_key(entry, route)
+    record_key = kafka_key(entry, route)
     if route.spec.format is Format.NATIVE:
         headers = [*entry.record.headers, (ORIGIN_HEADER, origin.encode())]
-        return KafkaRecord(value=entry.record.value, headers=headers, key=key)
+        return signed(KafkaRecord(value=entry.record.value, headers=headers, key=record_key), origin, key)
     message = entry.message()
     try:
         record = codec(route.spec.format).encode(message, origin)
@@ -126,12 +130,13 @@ def convert(entry: JournalEntry, route: Route, origin: str) -> KafkaRecord:
         raise SoftFailure(
             SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
         ) from None
-    return KafkaRecord(value=record.value, headers=record.headers, key=key)
+    return signed(KafkaRecord(value=record.value, headers=record.headers, key=record_key), origin, key)
 
 
-def to_nats(entry: JournalEntry, route: Route, origin: str) -> NatsPublish:
-    """The NATS message for a journalled message on a jmsToNats route; a request (JMSReplyTo set) names
-    the reply subject that leads its answer back. SoftFailure when the message cannot go."""
+def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes) -> NatsPublish:
+    """The NATS message for a journalled message on a jmsToNats route, its origin and its reply subject
+    signed with `key`; a request (JMSReplyTo set) names the reply subject that leads its answer back.
+    SoftFailure when the message cannot go."""
     body_type = entry.body_type
     if body_type not in (BodyType.TEXT, BodyType.BYTES):
         raise SoftFailure(
@@ -140,7 +145,7 @@ def to_nats(entry: JournalEntry, route: Route, origin: str) -> NatsPublish:
         )
     message = entry.message()
     try:
-        record = codec(route.spec.format).encode(message, origin)
+        record = signed(codec(route.spec.format).encode(message, origin), origin, key)
         headers = nats_headers(record)
     except FormatError as error:
         reason = SoftFailureReason.CONVERSION_FAILED
@@ -149,7 +154,7 @@ def to_nats(entry: JournalEntry, route: Route, origin: str) -> NatsPublish:
     reply = None
     if message.reply_to is not None:
         correlation = message.correlation_id or message.message_id or ""
-        reply = reply_subject(origin, WayBack(message.reply_to, correlation, route.name))
+        reply = reply_subject(origin, WayBack(message.reply_to, correlation, route.name), key)
     return NatsPublish(route.spec.nats_subject, record.value or b"", headers, reply)
 
 
@@ -184,6 +189,7 @@ class Egress:
         self.reply_queue = replies.reply_queue(config)
         self.reply_topics = replies.reply_topics(config)
         self.pending = pending if config.keeps_pending_requests else None
+        self.key = bridge_key()
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -196,10 +202,9 @@ class Egress:
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
             if route.spec.direction is Direction.JMS_TO_NATS:
-                return Outcome(
-                    Action.NATS, route=route.name, nats=to_nats(entry, route, self.config.bridge_id)
-                )
-            record = convert(entry, route, self.config.bridge_id)
+                nats = to_nats(entry, route, self.config.bridge_id, self.key)
+                return Outcome(Action.NATS, route=route.name, nats=nats)
+            record = convert(entry, route, self.config.bridge_id, self.key)
             topic = route.spec.topic
             limit = self.limits(topic)
             if limit != sys.maxsize and (size := record_size(record)) > limit:
@@ -214,7 +219,7 @@ class Egress:
     def reply(self, entry: JournalEntry) -> Outcome:
         """A JMS service's answer to a request from Kafka, to the topic it names (routing/replies.py), or
         to the one its pending request names."""
-        answer = replies.reply_record(entry, self.config.bridge_id, self.reply_topics)
+        answer = replies.reply_record(entry, self.config.bridge_id, self.reply_topics, self.key)
         if isinstance(answer, str):
             if self.pending is None:
                 raise SoftFailure(SoftFailureReason.NO_ROUTE, answer)
@@ -227,7 +232,7 @@ class Egress:
         assert self.pending is not None
         message_id = entry.text("JMSCorrelationID")
         found = None if message_id is None else self.pending(message_id)
-        answer = replies.pending_answer(entry, self.config.bridge_id, found, self.reply_topics)
+        answer = replies.pending_answer(entry, self.config.bridge_id, found, self.reply_topics, self.key)
         done = (
             ()
             if found is None or message_id is None

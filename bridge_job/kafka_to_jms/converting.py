@@ -15,7 +15,11 @@ A `native` record without `jmsbridge.messageType` (from a plain Kafka producer) 
 when its value is UTF-8 and a BytesMessage otherwise.
 
 No loops: a record this bridge wrote (`jmsbridge.origin`) is not sent back to the JMS destination it was
-taken from (`jms.JMSDestination`); such records are skipped and counted.
+taken from (`jms.JMSDestination`); such records are skipped and counted. Any producer may write those
+headers, so only a record whose `jmsbridge.origin.mac` verifies with the bridge's key is one
+(formats/native.py, `loop_mark`): a forged mark cannot make the bridge drop a record, which is delivered
+like any other and logged (rate-limited). A record the bridge wrote before it signed its marks has no MAC:
+it goes to JMS once, where the egress stops it (`JmsBridgeOrigin`, `KafkaTopic`).
 
 What cannot be done for one record is a soft failure under the route's (else the bridge's) policy, as in
 egress: `fail` stops the bridge, `skip` drops the record, `deadLetter` writes it to the dead-letter topic
@@ -39,7 +43,8 @@ from bridge_job.config import (
     SoftFailurePolicy,
 )
 from bridge_job.formats import FormatError, KafkaRecord, native
-from bridge_job.formats.codecs import codec, origin
+from bridge_job.formats.codecs import codec
+from bridge_job.formats.native import LoopMark, loop_mark
 from bridge_job.message import BodyType, Destination, JmsMessage, Property
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
@@ -47,6 +52,7 @@ from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
 from bridge_job.routing.sends import check_sendable, jms_target, send_changes
+from bridge_job.signing import Forgeries, bridge_key
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 
@@ -95,12 +101,6 @@ class IngressOutcome:
     route: str | None = None
     failure: SoftFailure | None = None
     request: PendingRequest | None = None  # SEND of a `messageId` request: kept under the id it is sent with
-
-
-def is_loop(record: KafkaRecord, target: Destination, bridge_id: str) -> bool:
-    """A record this bridge took from `target` itself."""
-    came_from = record.header(native.PREFIX + "JMSDestination")
-    return origin(record) == bridge_id and came_from == target.uri().encode()
 
 
 def kafka_properties(record: KafkaRecord, source: KafkaSource, bridge_id: str) -> dict[str, Property]:
@@ -216,6 +216,11 @@ class Ingress:
     def __init__(self, config: JobConfig) -> None:
         self.config = config
         self.table = RouteTable.of(config.routes, Direction.KAFKA_TO_JMS)
+        self.key = bridge_key()
+        self.forged = Forgeries(
+            "records with this bridge's loop mark and no valid jmsbridge.origin.mac were sent to JMS, not "
+            "dropped as loops (forged, or written before the bridge signed its marks)"
+        )
 
     def route(self, record: IngressRecord) -> Route | None:
         return self.table.route_record(record.source.topic, record.text)
@@ -231,8 +236,11 @@ class Ingress:
             message = to_jms(record, route, self.config, now_ms)
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
-        if is_loop(record.record, message.destination, self.config.bridge_id):
+        mark = loop_mark(record.record, message.destination, self.config.bridge_id, self.key)
+        if mark is LoopMark.LOOP:
             return IngressOutcome(IngressAction.LOOP, route=route.name)
+        if mark is LoopMark.FORGED:
+            self.forged.seen(record.source.describe())
         request = pending_request(record, route, message, now_ms)
         return IngressOutcome(IngressAction.SEND, message, route=route.name, request=request)
 

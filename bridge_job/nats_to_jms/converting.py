@@ -6,6 +6,11 @@ the value, so each `format` decodes it as it decodes a record (docs/formats.md):
 headers and properties from `jms.*` headers (types in `jmsbridge.types`), `envelope` from the payload.
 The sent message also carries `NatsSubject` (where it was published) and `JmsBridgeOrigin`.
 
+No loops: a message this bridge published (jmsToNats) is not sent back to the JMS destination it was taken
+from. As on Kafka, its `jmsbridge.origin` counts only with a `jmsbridge.origin.mac` that verifies with the
+bridge's key (formats/native.py, `loop_mark`): any NATS client may write headers, and a forged mark must not
+make the bridge drop a message. The bridge's answers to NATS requesters carry the signed mark too.
+
 A request (a message with a reply subject) goes with JMSReplyTo the bridge's reply queue and a
 JMSCorrelationID the bridge made; the JMS service's answer goes back to the reply subject in the route's
 format. NATS header values are single-line text without surrounding blanks: an answer header that is
@@ -24,6 +29,7 @@ import time
 from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
+from bridge_job.formats.native import LoopMark, loop_mark, signed
 from bridge_job.message import BodyType, Destination, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage, nats_headers
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
@@ -39,8 +45,9 @@ def nats_routes(config: JobConfig) -> list[Route]:
     return config.routes_for(Direction.NATS_TO_JMS)
 
 
-def route_named(config: JobConfig, name: str) -> Route | None:
-    return next((r for r in config.routes if r.name == name), None)
+def requesting_route(config: JobConfig, name: str) -> Route | None:
+    """The jmsToNats route `name`, whose requests a NATS service answers; None when there is none now."""
+    return next((r for r in config.routes_for(Direction.JMS_TO_NATS) if r.name == name), None)
 
 
 def queue_group(route: Route, bridge_id: str) -> str:
@@ -90,11 +97,13 @@ def to_jms(
     return dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
 
 
-def is_loop(message: NatsMessage, target: Destination, bridge_id: str) -> bool:
-    """A message this bridge published to NATS (jmsToNats) from the very JMS destination it would go to."""
+def nats_loop_mark(message: NatsMessage, target: Destination, bridge_id: str, key: bytes) -> LoopMark:
+    """Whether a message is one this bridge published to NATS (jmsToNats) from the very JMS destination it
+    would go to (LOOP), or only claims so (FORGED)."""
     headers = message.headers
-    came_from = headers.get(native.PREFIX + "JMSDestination")
-    return headers.get(native.ORIGIN_HEADER) == bridge_id and came_from == target.uri()
+    if headers.get(native.ORIGIN_HEADER) != bridge_id:  # most messages: told without making a record
+        return LoopMark.NONE
+    return loop_mark(as_record(message), target, bridge_id, key)
 
 
 def decode(message: NatsMessage, fmt: Format, target: Destination) -> JmsMessage:
@@ -132,11 +141,11 @@ def nats_answer_to_jms(message: NatsMessage, way_back: WayBack, fmt: Format, bri
     )
 
 
-def answer(message: JmsMessage, fmt: Format, bridge_id: str) -> tuple[bytes, dict[str, str]]:
-    """A JMS service's answer as the NATS reply: data and headers in the route's format. SoftFailure when
-    a header cannot be NATS header text."""
+def answer(message: JmsMessage, fmt: Format, bridge_id: str, key: bytes) -> tuple[bytes, dict[str, str]]:
+    """A JMS service's answer as the NATS reply: data and headers in the route's format, the origin signed
+    with `key`. SoftFailure when a header cannot be NATS header text."""
     try:
-        record = codec(fmt).encode(message, bridge_id)
+        record = signed(codec(fmt).encode(message, bridge_id), bridge_id, key)
     except FormatError as error:
         raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
     try:

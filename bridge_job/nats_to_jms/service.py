@@ -13,6 +13,13 @@ subscriptions (one per route, in the route's queue group) and three threads:
   status, watches the NATS connection against the patience, and stops the service once no task has
   hosted it for `RELEASE_SECONDS`.
 
+The sender also takes the NATS services' answers to JMS requesters (the requests of jmsToNats routes):
+each goes to the destination its reply subject names once the subject's MAC verifies
+(routing/nats_replies.py). An answer on the bridge's reply subjects that the bridge did not sign, or whose
+route is no jmsToNats route of the bridge, is dropped, counted as `unknown_replies` of no route (`-`) and
+logged, rate-limited: anyone may publish there, and what the bridge did not sign names no route of the
+metrics.
+
 A service lives in a Spark task's Python worker and is hosted by the NATS query's tasks
 (nats_to_jms/interval.py): as long as one runs, the subscriptions stay; between two intervals nothing is
 unsubscribed, so no message meets a missing subscriber. A service no task hosts any more (the next
@@ -44,6 +51,7 @@ from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConf
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
+from bridge_job.formats.native import LoopMark
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
@@ -65,11 +73,11 @@ from bridge_job.nats_to_jms.converting import (
     answer,
     as_record,
     first_route,
-    is_loop,
     nats_answer_to_jms,
+    nats_loop_mark,
     nats_routes,
     queue_group,
-    route_named,
+    requesting_route,
     subject_of,
     to_jms,
 )
@@ -77,6 +85,7 @@ from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.nats_replies import replies_subject, way_back
+from bridge_job.signing import Forgeries, bridge_key
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.nats")
@@ -99,7 +108,7 @@ class NatsCounts:
     replies: int = 0  # answers published to their requesters
     timeouts: int = 0  # requests answered with a 408 status
     refused: int = 0  # requests answered with a 400 status: they could not go to JMS
-    unknown_replies: int = 0  # answers to no request in flight here (late, or another process's)
+    unknown_replies: int = 0  # answers to no request in flight here (late, another process's), or unsigned
     loops: int = 0  # messages this bridge published from the JMS destination they would go back to
     answered: int = 0  # jmsToNats: NATS answers sent to their JMS requesters
     no_responders: int = 0  # jmsToNats: requests no NATS service took
@@ -145,6 +154,14 @@ class NatsService:
         credentials, classpath, jms = jms_credentials(config), jms_classpath(config), config.bridge.jms
         self.jms = JmsLink(lambda: JmsConnection(jms, credentials, classpath, name))
         self.inflight = InFlight()
+        self._key = bridge_key()
+        self._forged_answers = Forgeries(
+            f"dropped answers on the NATS reply subjects of {self.bridge_id}, counted as unknown_replies"
+        )
+        self._forged_loops = Forgeries(
+            "NATS messages with this bridge's loop mark and no valid jmsbridge.origin.mac were sent to JMS, "
+            "not dropped as loops (forged, or published before the bridge signed its marks)"
+        )
         self.failure: BridgeStopped | None = None
         self.closed = threading.Event()
         self._incoming: queue.Queue[Delivered] = queue.Queue()
@@ -347,9 +364,12 @@ class NatsService:
         except SoftFailure as failure:
             self._soft_failure(config, failure, message, route, dead_letters)
             return None
-        if is_loop(message, jms.destination, self.bridge_id):
+        mark = nats_loop_mark(message, jms.destination, self.bridge_id, self._key)
+        if mark is LoopMark.LOOP:
             self._count(route, "loops")
             return None
+        if mark is LoopMark.FORGED:
+            self._forged_loops.seen(f"NATS subject {message.subject}")
         if message.reply is None:
             return Send(message, route, jms, "forwarded")
         deadline = message.received + route.spec.timeout_ms / 1000
@@ -359,20 +379,24 @@ class NatsService:
     def _plan_answer(
         self, config: JobConfig, message: NatsMessage, dead_letters: list[Addressed]
     ) -> Send | None:
-        """A NATS service's answer to a JMS requester (a jmsToNats route's request): to its JMSReplyTo."""
+        """A NATS service's answer to a JMS requester (a jmsToNats route's request): to its JMSReplyTo,
+        which only a reply subject the bridge signed names."""
         try:
-            back = way_back(message.subject)
+            back = way_back(message.subject, self.bridge_id, self._key)
         except ValueError as error:
             self._count(None, "unknown_replies")
-            log.warning("dropped a message on the bridge's reply subjects: %s", error)
+            self._forged_answers.seen(str(error))
             return None
-        route = route_named(config, back.route)
+        route = requesting_route(config, back.route)
+        if route is None:
+            self._count(None, "unknown_replies")
+            self._forged_answers.seen(f"route {back.route!r} is no jmsToNats route of the bridge (any more)")
+            return None
         if is_no_responders(message):  # no NATS service took the request: its requester times out
             self._count(route, "no_responders")
             return None
-        fmt = route.spec.format if route is not None else Format.NATIVE  # the route went meanwhile
         try:
-            jms = nats_answer_to_jms(message, back, fmt, self.bridge_id)
+            jms = nats_answer_to_jms(message, back, route.spec.format, self.bridge_id)
         except SoftFailure as failure:
             self._soft_failure(config, failure, message, route, dead_letters)
             return None
@@ -502,7 +526,7 @@ class NatsService:
         route = next((r for r in nats_routes(config) if r.name == request.route), None)
         fmt = route.spec.format if route is not None else Format.NATIVE  # the route went meanwhile
         try:
-            data, headers = answer(message, fmt, self.bridge_id)
+            data, headers = answer(message, fmt, self.bridge_id, self._key)
         except SoftFailure as failure:
             error = f"{failure.reason.value}: {failure.error}"
             log.warning(

@@ -1,14 +1,22 @@
 """Request/reply from a JMS requester to a NATS service: how the answer finds its way back.
 
 A JMS message with JMSReplyTo on a jmsToNats route is a request: the bridge publishes it with a reply
-subject of its own, `_JMSBRIDGE.<bridgeId>.reply.<token>`, the token carrying where the answer goes (the
-requester's JMSReplyTo), the correlation id the requester expects (its JMSCorrelationID, or its
+subject of its own, `_JMSBRIDGE.<bridgeId>.reply.<mac>.<token>`, the token carrying where the answer goes
+(the requester's JMSReplyTo), the correlation id the requester expects (its JMSCorrelationID, or its
 JMSMessageID when it set none) and the route (whose format the answer is read in). The bridge's NATS
-service subscribes to `_JMSBRIDGE.<bridgeId>.reply.*` and sends each answer there.
+service subscribes to `_JMSBRIDGE.<bridgeId>.reply.>` and sends each answer there.
+
+Anyone who may publish on NATS may publish to those subjects too, with a token naming any JMS destination;
+so the token is signed with the bridge's key (bridge_job/signing.py), and an answer is sent only when its
+subject is one the bridge made: its destination is then a requester's own reply destination, and its
+route one the bridge published the request on. The MAC is a subject token of its own, since a token
+cannot hold `.`. What does not verify (an unsigned subject of a bridge before signing, a forged or altered
+one) is dropped; the service counts and logs it.
 
 As with Kafka's `<topic>/<id>` correlation (routing/replies.py), the way back travels in the request:
 nothing is remembered between request and answer, so an answer finds its requester whichever process of
-the bridge gets it, after a restart or a failover too.
+the bridge gets it, after a restart or a failover too. Both instances sign with the one key the operator
+keeps in the bridge's Secret, so one verifies what the other signed.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ import json
 from dataclasses import dataclass
 
 from bridge_job.message import Destination
+from bridge_job.signing import mac, verify
 
 REPLY_PREFIX = "_JMSBRIDGE.{bridge_id}.reply"
+_SIGNED = b"nats-reply"  # what the MAC signs besides the token: no other mark of the bridge signs alike
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,19 +41,32 @@ class WayBack:
 
 
 def replies_subject(bridge_id: str) -> str:
-    """What the bridge's NATS service subscribes to for the answers."""
-    return REPLY_PREFIX.format(bridge_id=bridge_id) + ".*"
+    """What the bridge's NATS service subscribes to for the answers: all of its reply subjects, those it
+    did not make too, so that a forged answer is dropped and counted rather than unheard."""
+    return REPLY_PREFIX.format(bridge_id=bridge_id) + ".>"
 
 
-def reply_subject(bridge_id: str, way_back: WayBack) -> str:
+def reply_subject(bridge_id: str, way_back: WayBack, key: bytes) -> str:
     fields = {"to": way_back.destination.uri(), "c": way_back.correlation_id, "r": way_back.route}
-    token = base64.urlsafe_b64encode(json.dumps(fields, separators=(",", ":")).encode()).rstrip(b"=")
-    return f"{REPLY_PREFIX.format(bridge_id=bridge_id)}.{token.decode()}"
+    token = base64.urlsafe_b64encode(json.dumps(fields, separators=(",", ":")).encode()).rstrip(b"=").decode()
+    signature = mac(key, _SIGNED, bridge_id.encode(), token.encode())
+    return f"{REPLY_PREFIX.format(bridge_id=bridge_id)}.{signature}.{token}"
 
 
-def way_back(subject: str) -> WayBack:
-    """The way back a reply subject holds; ValueError when it holds none."""
-    token = subject.rpartition(".")[2]
+def way_back(subject: str, bridge_id: str, key: bytes) -> WayBack:
+    """The way back a reply subject the bridge made holds; ValueError saying why when it is not one."""
+    prefix = REPLY_PREFIX.format(bridge_id=bridge_id) + "."
+    signature, dot, token = subject.removeprefix(prefix).partition(".")
+    if not subject.startswith(prefix) or not dot or "." in token:
+        raise ValueError(
+            f"reply subject {subject!r} is not <mac>.<token> under {prefix}*: unsigned (made before reply "
+            "subjects were signed) or forged"
+        )
+    if not verify(key, signature, _SIGNED, bridge_id.encode(), token.encode()):
+        raise ValueError(
+            f"reply subject {subject!r}: its MAC does not verify: forged or altered, or signed with another "
+            "key (the instances' JMSBRIDGE_BRIDGE_KEY differ, or the key changed)"
+        )
     try:
         fields = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         return WayBack(Destination.parse(str(fields["to"])), str(fields["c"]), str(fields["r"]))

@@ -6,7 +6,8 @@ the bridge's `jms.replyQueue` and JMSCorrelationID `<reply topic>/<correlation i
 being the record's `jms.JMSCorrelationID` header, else its key, else its coordinates. A JMS service
 answers as JMS services do: to JMSReplyTo, copying JMSCorrelationID. The bridge consumes the reply queue
 (one of its sources) and writes each answer to the topic its JMSCorrelationID names, with the requester's
-correlation id as the record key and as `jms.JMSCorrelationID`, in the `native` format.
+correlation id as the record key and as `jms.JMSCorrelationID`, in the `native` format, with the bridge's
+signed loop mark as on every record it writes (formats/native.py, `signed`).
 
 The reply topic travels in the correlation id, so nothing is remembered between request and reply: a
 restart, a failover or a reply hours later all work. Topic names cannot hold `/`, so the split is exact.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from bridge_job.config import Direction, JobConfig
 from bridge_job.formats import KafkaRecord, native
-from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
@@ -51,10 +52,10 @@ def reply_topics(config: JobConfig) -> dict[str, str]:
 
 
 def reply_record(
-    entry: JournalEntry, origin: str, allowed: dict[str, str]
+    entry: JournalEntry, origin: str, allowed: dict[str, str], key: bytes
 ) -> tuple[str, KafkaRecord, str] | str:
-    """The topic, record and allowing route of an answer on the reply queue; what is wrong with it when it
-    is not the answer to a request from Kafka."""
+    """The topic, record and allowing route of an answer on the reply queue, its origin signed with `key`;
+    what is wrong with it when it is not the answer to a request from Kafka."""
     correlation = entry.text("JMSCorrelationID")
     topic, separator, requester_id = (correlation or "").partition(SEPARATOR)
     if not separator:
@@ -66,18 +67,20 @@ def reply_record(
     route = allowed.get(topic)
     if route is None:
         return f"reply topic {topic!r} is in no route's reply.topics"
-    return topic, answer(entry, origin, requester_id), route
+    return topic, answer(entry, origin, requester_id, key), route
 
 
-def answer(entry: JournalEntry, origin: str, requester_id: str) -> KafkaRecord:
+def answer(entry: JournalEntry, origin: str, requester_id: str, key: bytes) -> KafkaRecord:
     """The answer as the requester gets it: its correlation id as the key and as `jms.JMSCorrelationID`."""
     headers = [(k, v) for k, v in entry.record.headers if k != CORRELATION_HEADER]
     headers += [(CORRELATION_HEADER, requester_id.encode()), (ORIGIN_HEADER, origin.encode())]
-    return KafkaRecord(value=entry.record.value, headers=headers, key=requester_id.encode())
+    return signed(
+        KafkaRecord(value=entry.record.value, headers=headers, key=requester_id.encode()), origin, key
+    )
 
 
 def pending_answer(
-    entry: JournalEntry, origin: str, found: bytes | None, allowed: dict[str, str]
+    entry: JournalEntry, origin: str, found: bytes | None, allowed: dict[str, str], key: bytes
 ) -> tuple[str, KafkaRecord, str] | SoftFailure:
     """The topic, record and route of the answer to a request kept pending (routing/pending.py), `found`
     its entry; the soft failure when there is none, or it expired."""
@@ -103,4 +106,4 @@ def pending_answer(
         return SoftFailure(
             SoftFailureReason.NO_ROUTE, f"reply topic {request.reply_topic!r} is in no route's reply.topics"
         )
-    return request.reply_topic, answer(entry, origin, request.correlation_id), request.route
+    return request.reply_topic, answer(entry, origin, request.correlation_id, key), request.route

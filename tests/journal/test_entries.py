@@ -34,8 +34,8 @@ def entry_of(message: JmsMessage) -> JournalEntry:
 @given(carried)
 def test_native_pass_through_equals_a_full_re_encode(message: JmsMessage) -> None:
     entry = entry_of(message)
-    record = convert(entry, config(route("r", "t", key={"header": "JMSPriority"})).routes[0], "bridge")
-    expected = native.encode(message, "bridge")
+    record = convert(entry, config(route("r", "t", key={"header": "JMSPriority"})).routes[0], "bridge", b"k")
+    expected = native.signed(native.encode(message, "bridge"), "bridge", b"k")
     assert (record.value, record.headers) == (expected.value, expected.headers)
     assert record.key == str(message.priority).encode()
 

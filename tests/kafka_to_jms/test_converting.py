@@ -31,6 +31,7 @@ from bridge_job.message import (
 )
 from bridge_job.routing.failures import SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record, tombstone
+from bridge_job.signing import bridge_key
 from tests.support.builders import config, route
 
 NOW = 1_700_000_000_000
@@ -116,7 +117,7 @@ def test_send_overrides_delivery_mode_priority_and_time_to_live() -> None:
 
 
 def test_destination_from_a_header_and_the_reply_header_is_not_passed_on() -> None:
-    cfg = config(ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo"}))
+    cfg = config(ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}))
     message = sent(handle(cfg, b"answer", [("jms.JMSReplyTo", b"queue://ID:temp-1")]))
     assert message.destination == Destination(DestinationKind.QUEUE, "ID:temp-1")
     assert message.reply_to is None
@@ -132,19 +133,44 @@ def test_destination_from_a_header_and_the_reply_header_is_not_passed_on() -> No
 def test_a_missing_or_bad_destination_header_is_a_soft_failure(
     headers: list[tuple[str, bytes]], error: str
 ) -> None:
-    cfg = config(ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo"}, onSoftFailure="skip"))
+    cfg = config(
+        ingress_route(
+            jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}, onSoftFailure="skip"
+        )
+    )
     outcome = handle(cfg, b"answer", headers)
     assert outcome.action is IngressAction.SKIP and outcome.failure is not None
     assert outcome.failure.reason.value == "NoDestination" and error in outcome.failure.error
 
 
+def test_a_reply_to_a_destination_outside_allowed_follows_the_policy_and_is_not_sent() -> None:
+    """A record on a reply route names any destination it likes: `allowed` keeps it to the requesters'
+    temporary queues (security issue 43)."""
+    cfg = config(
+        ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}),
+        routing={"onSoftFailure": "deadLetter", "deadLetterTopic": "dlq"},
+    )
+    outcome = handle(cfg, b"rm -rf", [("jms.JMSReplyTo", b"queue://admin.commands")])
+    assert outcome.action is IngressAction.DEAD_LETTER and outcome.message is None
+    assert outcome.dead_letter is not None
+    assert outcome.dead_letter.header("jmsbridge.deadletter.reason") == b"DestinationNotAllowed"
+    error = outcome.dead_letter.header("jmsbridge.deadletter.error") or b""
+    assert b"'queue://admin.commands' is outside the route's jmsDestination.allowed: queue://ID:.*" in error
+
+
+def signed_headers(origin: str, destination: bytes, value: bytes) -> list[tuple[str, bytes]]:
+    """The loop mark as a bridge with this process's key writes it."""
+    headers = [("jmsbridge.origin", origin.encode()), ("jms.JMSDestination", destination)]
+    return native.signed(KafkaRecord(value, headers), origin, bridge_key()).headers
+
+
 def test_a_record_this_bridge_took_from_the_target_is_a_loop() -> None:
     cfg = config(ingress_route())
-    from_target = [("jmsbridge.origin", b"orders"), ("jms.JMSDestination", b"queue://out")]
+    from_target = signed_headers("orders", b"queue://out", b"x")
     assert handle(cfg, b"x", from_target).action is IngressAction.LOOP
-    from_elsewhere = [("jmsbridge.origin", b"orders"), ("jms.JMSDestination", b"queue://in")]
+    from_elsewhere = signed_headers("orders", b"queue://in", b"x")
     assert handle(cfg, b"x", from_elsewhere).action is IngressAction.SEND
-    other_bridge = [("jmsbridge.origin", b"billing"), ("jms.JMSDestination", b"queue://out")]
+    other_bridge = signed_headers("billing", b"queue://out", b"x")
     assert handle(cfg, b"x", other_bridge).action is IngressAction.SEND
 
 
@@ -327,7 +353,10 @@ def test_without_a_message_id_route_no_pending_request_is_looked_up() -> None:
 
 def test_a_reply_to_a_jms_requester_may_carry_the_request_message_id_as_correlation_id() -> None:
     cfg = config(
-        ingress_route(jmsDestination={"fromHeader": "jms.JMSReplyTo"}, send={"correlation": "messageId"}),
+        ingress_route(
+            jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"},
+            send={"correlation": "messageId"},
+        ),
         bridgeId="b",
     )
     headers = [("jms.JMSReplyTo", b"queue://ID:temp-1"), ("jms.JMSMessageID", b"ID:req-7")]
@@ -335,7 +364,7 @@ def test_a_reply_to_a_jms_requester_may_carry_the_request_message_id_as_correlat
     assert message.correlation_id == "ID:req-7"
     skip = config(
         ingress_route(
-            jmsDestination={"fromHeader": "jms.JMSReplyTo"},
+            jmsDestination={"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"},
             send={"correlation": "messageId"},
             onSoftFailure="skip",
         )

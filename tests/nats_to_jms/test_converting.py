@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
+from bridge_job.formats.native import LoopMark
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_kafka.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
@@ -15,8 +16,8 @@ from bridge_job.nats.message import NatsMessage
 from bridge_job.nats_to_jms.converting import (
     answer,
     first_route,
-    is_loop,
     nats_answer_to_jms,
+    nats_loop_mark,
     queue_group,
     to_jms,
 )
@@ -25,6 +26,7 @@ from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.nats_replies import WayBack, reply_subject, way_back
 
 REPLIES = Destination(DestinationKind.QUEUE, "ID:replies-1")
+KEY = b"the bridge's key"
 
 
 def journal_entry(message: JmsMessage) -> JournalEntry:
@@ -67,7 +69,8 @@ def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> 
 
 
 def test_a_destination_from_a_header_and_what_cannot_go() -> None:
-    route = nats_route("r", "svc.>", jmsDestination={"fromHeader": "to"})
+    to_header = {"fromHeader": "to", "allowed": "topic://prices|queue://svc"}
+    route = nats_route("r", "svc.>", jmsDestination=to_header)
     sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", 0)
     assert sent.destination == Destination(DestinationKind.TOPIC, "prices")
     with pytest.raises(SoftFailure) as missing:
@@ -85,13 +88,13 @@ def test_an_answer_becomes_nats_headers_or_a_soft_failure_when_a_header_cannot()
         correlation_id="nats-1",
         properties={"count": Property.of(3)},
     )
-    data, headers = answer(message, Format.NATIVE, "b")
+    data, headers = answer(message, Format.NATIVE, "b", KEY)
     assert data == b"re: hello"
     assert headers["jms.count"] == "3" and "count=long" in headers["jmsbridge.types"]
     multi_line = JmsMessage(message.destination, body="x", properties={"note": Property.string("a\nb")})
     with pytest.raises(SoftFailure, match="format envelope carries it"):
-        answer(multi_line, Format.NATIVE, "b")
-    data, headers = answer(multi_line, Format.ENVELOPE, "b")  # the envelope carries it in the payload
+        answer(multi_line, Format.NATIVE, "b", KEY)
+    data, headers = answer(multi_line, Format.ENVELOPE, "b", KEY)  # the envelope carries it in the payload
     assert b"a\nb" in data
 
 
@@ -112,11 +115,11 @@ def test_a_request_is_found_by_either_id_once_and_expires_whole() -> None:
 
 def test_the_way_back_of_a_jms_request_travels_in_its_reply_subject() -> None:
     back = WayBack(Destination(DestinationKind.QUEUE, "ID:host-1:2:1:1"), "c-1", "ask")
-    subject = reply_subject("b", back)
-    assert subject.startswith("_JMSBRIDGE.b.reply.") and subject.count(".") == 3  # one token: `*` takes it
-    assert way_back(subject) == back
-    with pytest.raises(ValueError, match="names no JMS requester"):
-        way_back("_JMSBRIDGE.b.reply.not-base64!")
+    subject = reply_subject("b", back, KEY)
+    assert subject.startswith("_JMSBRIDGE.b.reply.") and subject.count(".") == 4  # <mac>.<token>
+    assert way_back(subject, "b", KEY) == back
+    with pytest.raises(ValueError, match="unsigned"):
+        way_back("_JMSBRIDGE.b.reply.not-base64!", "b", KEY)
 
 
 def test_a_nats_answer_goes_to_the_requester_with_the_correlation_it_expects() -> None:
@@ -143,12 +146,12 @@ def test_a_jms_message_on_a_jms_to_nats_route_becomes_a_nats_message_or_request(
         properties={"n": Property.of(1)},
     )
     entry = journal_entry(message)
-    published = to_nats(entry, route, "b")
+    published = to_nats(entry, route, "b", KEY)
     assert (published.subject, published.data) == ("svc.ask", b"hi")
     assert published.headers["jms.n"] == "1" and published.headers["jmsbridge.origin"] == "b"
     assert published.reply is not None
-    assert way_back(published.reply) == WayBack(requester, "ID:m-1", "ask")  # no JMSCorrelationID: its id
-    one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b")
+    assert way_back(published.reply, "b", KEY) == WayBack(requester, "ID:m-1", "ask")  # no correlation: its id
+    one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b", KEY)
     assert one_way.reply is None
 
 
@@ -159,9 +162,16 @@ def test_jms_to_nats_subjects_take_no_wildcards() -> None:
 
 
 def test_a_message_this_bridge_published_from_a_destination_is_a_loop_back_to_it() -> None:
-    origin = {"jmsbridge.origin": "b", "jms.JMSDestination": "queue://svc"}
-    published = NatsMessage("svc.a", b"x", headers=origin)
-    assert is_loop(published, Destination(DestinationKind.QUEUE, "svc"), "b")
-    assert not is_loop(published, Destination(DestinationKind.QUEUE, "other"), "b")
-    assert not is_loop(published, Destination(DestinationKind.QUEUE, "svc"), "another-bridge")
-    assert not is_loop(NatsMessage("svc.a", b"x"), Destination(DestinationKind.QUEUE, "svc"), "b")
+    out = Route(
+        name="out",
+        spec=JmsBridgeRouteSpec.model_validate(
+            {"bridgeRef": {"name": "b"}, "direction": "jmsToNats", "natsSubject": "svc.a"}
+        ),
+    )
+    sent = to_nats(journal_entry(JmsMessage(Destination(DestinationKind.QUEUE, "svc"), body="x")), out, "b", KEY)
+    published = NatsMessage(sent.subject, sent.data, headers=sent.headers)  # as a subscription gets it
+    svc = Destination(DestinationKind.QUEUE, "svc")
+    assert nats_loop_mark(published, svc, "b", KEY) is LoopMark.LOOP
+    assert nats_loop_mark(published, Destination(DestinationKind.QUEUE, "other"), "b", KEY) is LoopMark.NONE
+    assert nats_loop_mark(published, svc, "another-bridge", KEY) is LoopMark.NONE
+    assert nats_loop_mark(NatsMessage("svc.a", b"x"), svc, "b", KEY) is LoopMark.NONE

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import nats
@@ -33,6 +31,7 @@ from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wa
 from tests.support.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
 from tests.support.nats_accounts import Account
+from tests.support.nats_service import nats_service
 
 
 def queue(name: str) -> Destination:
@@ -73,36 +72,6 @@ def nats_route(name: str, bridge: str, subject: str, queue: str, **spec: object)
 def to_nats_route(name: str, bridge: str, queue: str, subject: str, **spec: object) -> dict[str, object]:
     match = {"address": queue}
     return a_route(name, bridge, direction="jmsToNats", match=match, natsSubject=subject, **spec)
-
-
-@contextmanager
-def nats_service(bridge: NatsBridge, subject: str) -> Iterator[None]:
-    """A NATS service answering each request on `subject` with `re: <data>` and the request's headers,
-    until the block ends."""
-    stop = threading.Event()
-    ready = threading.Event()
-
-    async def serve() -> None:
-        client = await bridge.connect()
-
-        async def respond(request: Msg) -> None:
-            await request.respond(b"re: " + request.data)
-
-        await client.subscribe(subject, cb=respond)
-        await client.flush()
-        ready.set()
-        while not stop.is_set():
-            await asyncio.sleep(0.05)
-        await client.close()
-
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(30), "the NATS service did not start"
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(30)
 
 
 @pytest.fixture(scope="module")
@@ -307,7 +276,7 @@ def test_jms_requesters_get_their_answers_from_a_nats_service(
     n = bridge.n
     requesters = [JmsRequester(activemq, f"ask.{n}") for _ in range(2)]
     try:
-        with nats_service(bridge, f"ask.{n}.svc"):
+        with nats_service(bridge.connect, f"ask.{n}.svc"):
             for who, requester in enumerate(requesters):
                 for i in range(5):
                     requester.request(f"q{who}.{i}", f"c{who}-{i}")

@@ -150,7 +150,7 @@ def test_a_jms_message_on_a_jms_to_nats_route_becomes_a_nats_message_or_request(
     assert (published.subject, published.data) == ("svc.ask", b"hi")
     assert published.headers["jms.n"] == "1" and published.headers["jmsbridge.origin"] == "b"
     assert published.reply is not None
-    assert way_back(published.reply, "b", KEY) == WayBack(requester, "ID:m-1", "ask")  # no correlation: its id
+    assert way_back(published.reply, "b", KEY) == WayBack(requester, "ID:m-1", "ask")  # no JMSCorrelationID
     one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b", KEY)
     assert one_way.reply is None
 
@@ -168,9 +168,9 @@ def test_a_message_this_bridge_published_from_a_destination_is_a_loop_back_to_it
             {"bridgeRef": {"name": "b"}, "direction": "jmsToNats", "natsSubject": "svc.a"}
         ),
     )
-    sent = to_nats(journal_entry(JmsMessage(Destination(DestinationKind.QUEUE, "svc"), body="x")), out, "b", KEY)
-    published = NatsMessage(sent.subject, sent.data, headers=sent.headers)  # as a subscription gets it
     svc = Destination(DestinationKind.QUEUE, "svc")
+    sent = to_nats(journal_entry(JmsMessage(svc, body="x")), out, "b", KEY)
+    published = NatsMessage(sent.subject, sent.data, headers=sent.headers)  # as a subscription gets it
     assert nats_loop_mark(published, svc, "b", KEY) is LoopMark.LOOP
     assert nats_loop_mark(published, Destination(DestinationKind.QUEUE, "other"), "b", KEY) is LoopMark.NONE
     assert nats_loop_mark(published, svc, "another-bridge", KEY) is LoopMark.NONE

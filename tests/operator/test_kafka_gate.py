@@ -473,7 +473,7 @@ def test_credentials_come_from_the_bridges_secret() -> None:
         read(Secrets(status=500))
     # Marks required: only from a Secret marked for the bridge (or for every bridge of the namespace).
     for mark, used in (("payments", False), ("orders,payments", True), ("*", True)):
-        kube = Secrets(secret("kafka-user", "u", "p-secret", marked_for=mark))
+        kube: Any = Secrets(secret("kafka-user", "u", "p-secret", marked_for=mark))
         if used:
             assert read_credentials(kube, NAMESPACE, kafka, "orders") == KafkaCredentials("u", "p-secret")
         else:

@@ -14,10 +14,11 @@ from jmsbridge_operator.options import OperatorOptions
 from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.policy import Policy
 from jmsbridge_operator.render import render
+from jmsbridge_operator.status import find_condition
 
 from tests.operator.helpers import route
 from tests.operator.restricted import pods_of, violations
-from tests.operator.test_planning import NOW, cluster_bridge, find_condition
+from tests.operator.test_planning import NOW, cluster_bridge
 
 ATTACKS: list[tuple[str, dict[str, Any], str, str]] = [
     (

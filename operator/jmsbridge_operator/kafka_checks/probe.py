@@ -37,7 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
 
@@ -128,6 +128,9 @@ _ANY_ACL = AclBindingFilter(
 )
 
 
+NO_BROKER_ANSWERED: Final = "no broker answered as Kafka (the operator's log says what the client saw)"
+
+
 class _NoAnswer(Exception):
     """The cluster gave no usable answer in time: the probe is incomplete."""
 
@@ -167,6 +170,7 @@ class _Probe:
         self._settings = settings
         self._deadline = time.monotonic() + settings.probe_deadline_seconds
         self._errors: list[KafkaError] = []
+        self.answered = False  # whether a broker answered as Kafka (the cluster's description)
         callbacks: dict[str, Any] = {"error_cb": self._errors.append, "logger": _librdkafka_log}
         self._admin = AdminClient({**admin, **callbacks})
 
@@ -225,6 +229,7 @@ class _Probe:
             "describe cluster",
             timeout,
         )
+        self.answered = True
         authorizer = self.authorizer(_operations(cluster.authorized_operations))
         topics = self.describe_topics([use.name for use in access.topics])
         creation = access.journal_creation
@@ -443,10 +448,17 @@ def _probe_kafka(
     except _Refused as refused:
         found = refused.refusal
         return ProbeResult.refusal(found.kind.value, what_to_fix(found, kafka, operator=True))
-    except _NoAnswer as gap:
-        return ProbeResult.unreachable(str(gap))
-    except KafkaException as error:  # the cluster request itself failed (not a per-topic answer)
-        return ProbeResult.unreachable(_kafka_error(error).str())
+    except (_NoAnswer, KafkaException) as error:
+        detail = _kafka_error(error).str() if isinstance(error, KafkaException) else str(error)
+        if probe.answered:  # Kafka's own answer (a topic, a group): the user's to read
+            return ProbeResult.unreachable(detail)
+        # Before any broker answered as Kafka, one text whatever happened (refused, silent, not Kafka,
+        # no such host): the status is no port scanner for whoever chose the bootstrap servers. The
+        # operator's log keeps the detail.
+        log.info(
+            "Kafka at %s for bridge %s did not answer: %s", access.bootstrap_servers, access.bridge_id, detail
+        )
+        return ProbeResult.unreachable(NO_BROKER_ANSWERED)
     except Exception as error:  # a bug here must not take the caller down; the check reports it
         log.exception("Kafka probe for bridge %s failed", access.bridge_id)
         return ProbeResult.unreachable(f"the probe failed: {type(error).__name__}: {error}")

@@ -7,11 +7,13 @@ makes the ingress drop a record) carries a MAC made with a key that only the bri
 The chart keeps one key per namespace where bridges run, in the Secret jms-bridge-job-key, and the operator
 gives it to both instances of every bridge there (the driver and the executors) in the environment variable
 KEY_ENV, so that a mark made by one instance is good at the other after a failover; the MACs cover the
-bridge id, so a mark one bridge made is no other bridge's. A job run by hand without it makes a key of its own for its lifetime, and says so: its
-marks are then good only until it restarts. The key is made when this module is first imported and put in
-the process's environment: a local run's driver imports it (through the routing it checks) before it
-starts Spark's JVM, whose Python workers, which sign and verify, then inherit the one key. Made later, in
-each worker, the keys would differ: a worker's answers and loop marks would not verify at another's.
+bridge id, so a mark one bridge made is no other bridge's.
+
+A job run by hand without it makes a key of its own for its lifetime, and says so: its marks are then good
+only until it restarts. The key is made when this module is first imported and put in the process's
+environment: a local run's driver imports it (through the routing it checks) before it starts Spark's JVM,
+whose Python workers, which sign and verify, then inherit the one key. Made later, in each worker, the keys
+would differ: a worker's answers and loop marks would not verify at another's.
 
 What does not verify is not acted on, and `Forgeries` says so in the log, rate-limited: whoever floods the
 bridge with forged marks does not flood its log too.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -254,6 +255,7 @@ class KafkaBroker(_Process):
         bindings = [AclBinding(*self._acl_fields(principal, acl)) for acl in acls]
         for future in admin.create_acls(bindings).values():
             future.result(timeout=30)
+        self._until_applied(admin, principal, bindings, present=True)
 
     def revoke(self, principal: str, acls: Iterable[Acl]) -> None:
         from confluent_kafka.admin import AclBindingFilter  # type: ignore[attr-defined]
@@ -262,6 +264,38 @@ class KafkaBroker(_Process):
         filters = [AclBindingFilter(*self._acl_fields(principal, acl)) for acl in acls]
         for future in admin.delete_acls(filters).values():
             future.result(timeout=30)
+        self._until_applied(admin, principal, filters, present=False)
+
+    def _until_applied(self, admin: Any, principal: str, bindings: list[Any], *, present: bool) -> None:
+        """Until the broker's authorizer has the change: the controller acknowledges it once committed, and
+        the broker applies it a moment later, from its metadata log."""
+        from confluent_kafka.admin import (  # type: ignore[attr-defined]
+            AclBindingFilter,
+            AclOperation,
+            AclPermissionType,
+            ResourcePatternType,
+            ResourceType,
+        )
+
+        wanted = {(b.restype, b.name, b.resource_pattern_type, b.operation) for b in bindings}
+        anything: Any = None  # a filter's "any name", "any host" (the stubs want a str)
+        everything = AclBindingFilter(
+            ResourceType.ANY,
+            anything,
+            ResourcePatternType.ANY,
+            principal,
+            anything,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            seen = admin.describe_acls(everything).result(timeout=30)
+            held = {(b.restype, b.name, b.resource_pattern_type, b.operation) for b in seen}
+            if (wanted <= held) if present else not (wanted & held):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"the broker did not apply the ACL change for {principal} within 30 s")
 
     def issue_client_certificate(self, common_name: str) -> tuple[Path, Path]:
         """A client certificate and key signed by this broker's CA: principal `User:CN=<common_name>` on

@@ -196,6 +196,26 @@ class KubeApi:
             established = functools.partial(self._established, crd_name)
             self.wait_for(established, what=f"CRD {crd_name} established")
         self._kinds.clear()
+        self.wait_listed(crds)
+
+    def wait_listed(self, crds: Iterable[Mapping[str, Any]]) -> None:
+        """Wait until the server lists each CRD's objects: after a CRD is created or replaced, its watch
+        cache starts again, and until it is ready a list or watch is refused (429, "storage is
+        (re)initializing"), which a client such as kopf waits out with growing pauses."""
+        for crd in crds:
+            group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+            for version in (v["name"] for v in crd["spec"]["versions"] if v.get("served", True)):
+                path = f"/apis/{group}/{version}/{plural}?limit=1"
+                self.wait_for(functools.partial(self._listed, path), what=f"{path} listed")
+
+    def _listed(self, path: str) -> bool:
+        try:
+            self.request("GET", path)
+        except KubeApiError as error:
+            if error.status != 429:
+                raise
+            return False
+        return True
 
     def _established(self, name: str) -> bool:
         current = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)

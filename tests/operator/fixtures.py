@@ -107,9 +107,11 @@ def without_validation_rules(kube: KubeApi) -> Iterator[None]:
     for crd in crds:
         kube.replace(crdgen.without(crd, "x-kubernetes-validations"))
     kube.wait_for(lambda: not any(_refused(kube, p) for p in _PROBES), what="the CEL rules gone")
+    kube.wait_listed(crds)
     try:
         yield
     finally:
         for crd in crds:
             kube.replace(crd)
         kube.wait_for(lambda: all(_refused(kube, p) for p in _PROBES), what="the CEL rules back")
+        kube.wait_listed(crds)  # what runs next lists and watches them at once

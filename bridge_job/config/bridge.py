@@ -724,7 +724,8 @@ class JmsBridgeSpec(CamelModel):
     bridge_id: Annotated[str, Field(pattern=BRIDGE_ID_PATTERN, max_length=40)] | None = Field(
         default=None,
         description="Names the journal topic, consumer groups, transactional ids and Lease; defaults to "
-        "metadata.name. Fixed at creation.",
+        "<metadata.namespace>-<metadata.name> (a bridge that ran keeps the id in its status). Fixed at "
+        "creation.",
         json_schema_extra=cel_rules(Rule("self == oldSelf", BRIDGE_ID_FIXED)),
     )
     jms: JmsSpec

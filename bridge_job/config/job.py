@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bridge_job.config.bridge import JmsBridgeSpec
+from bridge_job.config.names import default_bridge_id
 from bridge_job.config.route import Correlation, JmsBridgeRouteSpec
 from bridge_job.config.schema import (
     BRIDGE_ID_PATTERN,
@@ -133,12 +134,16 @@ def route_sort_key(route: Route) -> tuple[int, str]:
     return (route.spec.order, route.name)
 
 
-def bridge_id_of(bridge: JmsBridge) -> str:
-    return bridge.spec.bridge_id or bridge.metadata.name
+def bridge_id_of(bridge: JmsBridge, ran_as: str | None = None) -> str:
+    """spec.bridgeId, else the id the bridge ran as (`ran_as`, its status's), else the default for its
+    namespace and name: an id never changes under a bridge that ran."""
+    metadata = bridge.metadata
+    return bridge.spec.bridge_id or ran_as or default_bridge_id(metadata.namespace, metadata.name)
 
 
-def job_config(bridge: JmsBridge, routes: Iterable[JmsBridgeRoute]) -> JobConfig:
-    """The JobConfig for a bridge and the routes that reference it (others are ignored)."""
+def job_config(bridge: JmsBridge, routes: Iterable[JmsBridgeRoute], ran_as: str | None = None) -> JobConfig:
+    """The JobConfig for a bridge and the routes that reference it (others are ignored); `ran_as` as for
+    `bridge_id_of`."""
     mine = [
         Route(name=r.metadata.name, spec=r.spec)
         for r in routes
@@ -146,7 +151,7 @@ def job_config(bridge: JmsBridge, routes: Iterable[JmsBridgeRoute]) -> JobConfig
         and (r.metadata.namespace or None) == (bridge.metadata.namespace or None)
     ]
     return JobConfig(
-        bridge_id=bridge_id_of(bridge),
+        bridge_id=bridge_id_of(bridge, ran_as),
         namespace=bridge.metadata.namespace,
         bridge=bridge.spec,
         routes=sorted(mine, key=route_sort_key),

@@ -8,6 +8,29 @@ needs get, create and update on leases there.
 
 from __future__ import annotations
 
+import hashlib
+import re
+
+_NOT_ID_CHARS = re.compile(r"[^a-z0-9-]+")
+MAX_BRIDGE_ID = 40  # schema.BRIDGE_ID_PATTERN
+
+
+def default_bridge_id(namespace: str | None, name: str) -> str:
+    """A bridge's id when spec.bridgeId sets none: `<namespace>-<name>`, or `name` outside Kubernetes.
+
+    The id names what is global per Kafka and NATS cluster (journal topic, groups, transactional ids,
+    reply subjects), while a name is unique only in its namespace: with the namespace in it, two teams'
+    bridges of one name do not collide. An id that would not be a DNS label of at most 40 characters
+    (long or dotted names) is shortened and ends in a hash of the whole, so it stays one of its own.
+    Bridges that ran before keep the id they ran as (the operator pins it in their status).
+    """
+    whole = f"{namespace}-{name}" if namespace else name
+    label = _NOT_ID_CHARS.sub("-", whole.lower()).strip("-") or "bridge"
+    if label == whole and len(label) <= MAX_BRIDGE_ID:
+        return label
+    tag = hashlib.sha256(whole.encode()).hexdigest()[:6]
+    return f"{label[: MAX_BRIDGE_ID - len(tag) - 1].rstrip('-')}-{tag}"
+
 
 def kafka_name_prefix(bridge_id: str) -> str:
     """What every consumer group and transactional id of the bridge starts with (one prefixed ACL)."""

@@ -35,7 +35,7 @@ from bridge_job.config import (
 )
 from bridge_job.config.validation import Fault, bridge_faults, judge, refusals, warnings
 from jmsbridge_operator import naming
-from jmsbridge_operator.bridge_ids import id_taken
+from jmsbridge_operator.bridge_ids import id_taken, ran_as
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
@@ -159,14 +159,13 @@ class Validation:
 def bridge_id_problems(body: Mapping[str, Any], bridge: JmsBridge) -> tuple[Problem, ...]:
     """A bridge id other than the one the bridge ran with (its status says which): the API server refuses
     that change (a CEL transition rule), unless its CRD predates the rule or it runs no CEL."""
-    status = body.get("status")
-    ran_as = status.get("bridgeId") if isinstance(status, Mapping) else None
-    if not ran_as or ran_as == bridge_id_of(bridge):
+    ran = ran_as(body)
+    if not ran or ran == bridge_id_of(bridge, ran):
         return ()
     message = (
-        f"spec.bridgeId: the bridge ran as {ran_as!r}, and its journal topic, consumer groups, transactional "
+        f"spec.bridgeId: the bridge ran as {ran!r}, and its journal topic, consumer groups, transactional "
         f"ids and Lease are named after it; {bridge_id_of(bridge)!r} would be another bridge on the same JMS "
-        f"destinations. Set spec.bridgeId back to {ran_as!r}, or create a new JmsBridge"
+        f"destinations. Set spec.bridgeId back to {ran!r}, or create a new JmsBridge"
     )
     return (Problem(INVALID_SPEC, "spec.bridgeId", message),)
 
@@ -212,7 +211,7 @@ def validate(
         return Validation(None, None, problems, invalid)
     judgement = judge_routes(name, bridge, route_bodies, namespace=namespace)
     try:
-        config = job_config(bridge, judgement.accepted)
+        config = job_config(bridge, judgement.accepted, ran_as(body))
     except ValidationError as error:
         return Validation(bridge, None, field_problems(error), judgement)
     if not policy.unmarked_secrets and (unmarked := unmarked_secrets(bridge, config, secret_marks or {})):

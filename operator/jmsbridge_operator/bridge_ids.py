@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from bridge_job.config import default_bridge_id
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
 
 
@@ -25,13 +26,17 @@ def _of(body: Mapping[str, Any], part: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def ran_as(body: Mapping[str, Any]) -> str | None:
+    """The id the bridge ran as, which its status records from its first reconciliation on."""
+    return str(_of(body, "status").get("bridgeId") or "") or None
+
+
 def effective_id(body: Mapping[str, Any]) -> str:
-    """The id a bridge runs (or ran) as: the one its status records, else spec.bridgeId, else its name."""
-    return str(
-        _of(body, "status").get("bridgeId")
-        or _of(body, "spec").get("bridgeId")
-        or _of(body, "metadata")["name"]
-    )
+    """The id a bridge runs (or ran) as: the one its status records, else spec.bridgeId, else the default
+    for its namespace and name (bridge_job.config.default_bridge_id)."""
+    metadata = _of(body, "metadata")
+    named = _of(body, "spec").get("bridgeId")
+    return ran_as(body) or str(named or default_bridge_id(metadata.get("namespace"), str(metadata["name"])))
 
 
 Seniority = tuple[str, str, str]  # (creationTimestamp, namespace, name): the older first

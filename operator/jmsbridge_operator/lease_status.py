@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bridge_job.config import lease_name
+from jmsbridge_operator.bridge_ids import effective_id
 from jmsbridge_operator.conditions import Condition
 
 ACTIVE_INSTANCE = "ActiveInstance"
@@ -113,16 +114,10 @@ def observed_lease(bridge: Mapping[str, Any], lease: Mapping[str, Any] | None) -
         return None
     return BridgeLease(
         str((bridge.get("metadata") or {}).get("namespace") or ""),
-        lease_name(bridge_id_in(bridge)),
+        lease_name(effective_id(bridge)),
         float(failover.get("leaseDurationSeconds") or 10),
         lease,
     )
-
-
-def bridge_id_in(bridge: Mapping[str, Any]) -> str:
-    spec = bridge.get("spec") or {}
-    named = spec.get("bridgeId") if isinstance(spec, Mapping) else None
-    return str(named or (bridge.get("metadata") or {}).get("name") or "")
 
 
 @dataclasses.dataclass(frozen=True)

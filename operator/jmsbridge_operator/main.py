@@ -35,8 +35,8 @@ import kopf
 from bridge_job.kube.api import CONFIG_MAPS, LEASES
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
+from jmsbridge_operator.bridge_ids import effective_id
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup
-from jmsbridge_operator.lease_status import bridge_id_in
 from jmsbridge_operator.options import OperatorOptions
 from jmsbridge_operator.reconciler import APPLICATIONS, BRIDGES, CLAIMS, RoutesLookup
 
@@ -135,7 +135,7 @@ async def bridge_names(namespace: str | None, name: str, **_: Any) -> dict[tuple
 async def bridges_by_id(
     namespace: str | None, name: str, body: kopf.Body, **_: Any
 ) -> dict[tuple[str, str], str]:
-    return {(namespace or "", bridge_id_in(body)): name}
+    return {(namespace or "", effective_id(body)): name}
 
 
 @kopf.index(*BRIDGE)

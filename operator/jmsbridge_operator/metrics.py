@@ -39,10 +39,11 @@ KAFKA_CHECKS = Counter(
 BRIDGE_READY = Gauge(
     "jmsbridge_operator_bridge_ready",
     "1 while a JmsBridge's Ready condition is True, 0 otherwise, with the condition's reason (as the "
-    "operator last wrote it).",
-    ["bridge_namespace", "bridge", "reason"],
+    "operator last wrote it) and the bridge id (the `bridge` label of the job's own metrics).",
+    ["bridge_namespace", "bridge", "bridge_id", "reason"],
 )
-_ready_reasons: dict[tuple[str, str], str] = {}  # the reason of each bridge's series, to drop it on a change
+# The bridge id and reason of each bridge's series, to drop it on a change.
+_ready_series: dict[tuple[str, str], tuple[str, str]] = {}
 _ready_lock = threading.Lock()
 WRITES = Counter(
     "jmsbridge_operator_writes_total",
@@ -51,20 +52,20 @@ WRITES = Counter(
 )
 
 
-def bridge_ready(namespace: str, name: str, condition: Mapping[str, Any] | None) -> None:
+def bridge_ready(namespace: str, name: str, condition: Mapping[str, Any] | None, bridge_id: str = "") -> None:
     """A bridge's readiness as its Ready condition now says; None: the bridge is gone. One series per
-    bridge: the one of its previous reason goes."""
+    bridge: the one of its previous reason (or id) goes."""
     key = (namespace, name)
-    reason = None if condition is None else str(condition.get("reason") or "")
+    series = None if condition is None else (bridge_id, str(condition.get("reason") or ""))
     with _ready_lock:
-        previous = _ready_reasons.pop(key, None)
-        if previous is not None and previous != reason:
+        previous = _ready_series.pop(key, None)
+        if previous is not None and previous != series:
             with contextlib.suppress(KeyError):
-                BRIDGE_READY.remove(namespace, name, previous)
-        if condition is None or reason is None:
+                BRIDGE_READY.remove(namespace, name, *previous)
+        if condition is None or series is None:
             return
-        _ready_reasons[key] = reason
-        BRIDGE_READY.labels(namespace, name, reason).set(1 if condition.get("status") == "True" else 0)
+        _ready_series[key] = series
+        BRIDGE_READY.labels(namespace, name, *series).set(1 if condition.get("status") == "True" else 0)
 
 
 @contextlib.contextmanager

@@ -37,7 +37,7 @@ from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
-from jmsbridge_operator.bridge_ids import BridgeIds
+from jmsbridge_operator.bridge_ids import BridgeIds, effective_id
 from jmsbridge_operator.conditions import Transition
 from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
@@ -284,8 +284,7 @@ class Reconciler:
         health = None
         states = [ApplicationState.observe("", "", app) for app in applications]
         if any(state.running or state.failed for state in states):  # JMS state, or why a job stopped
-            bridge_id = str((bridge.get("spec") or {}).get("bridgeId") or name)
-            health_name = health_config_map_name(bridge_id)
+            health_name = health_config_map_name(effective_id(bridge))
             health = self.watched.get(CONFIG_MAPS, namespace, health_name, watched=made_by_a_job, fresh=fresh)
         versions = self.secrets.known(namespace) if self.secrets is not None else None
         marks = self.secrets.marks(namespace) if self.secrets is not None else None
@@ -351,7 +350,10 @@ class Reconciler:
         if patch is not None:
             self.watched.wrote(BRIDGES, namespace, self.kube.patch_status(BRIDGES, namespace, name, patch))
             metrics.WRITES.labels(naming.BRIDGE_PLURAL, "status").inc()
-        metrics.bridge_ready(namespace, name, find_condition(decided.status, READY) or {})
+        ready = find_condition(decided.status, READY) or {}
+        metrics.bridge_ready(
+            namespace, name, ready, str(decided.status.get("bridgeId") or effective_id(bridge))
+        )
         if decided.failover is not None:
             self._announce(bridge, decided.failover)
         if decided.transition is not None:

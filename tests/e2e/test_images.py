@@ -29,6 +29,7 @@ from bridge_job.config import (
     CONFIG_MOUNT_PATH,
     JmsBridge,
     JmsBridgeRoute,
+    default_bridge_id,
     health_config_map_name,
     job_config,
     lease_holder_identity,
@@ -127,6 +128,7 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
 ) -> None:
     n = uuid.uuid4().hex[:8]
     name, queue, topic = f"image-{n}", f"orders.{n}", f"orders-{n}"
+    bridge_id = default_bridge_id(NAMESPACE, name)  # its Lease's and health report's names
     kafka.create_topics(topic)
     bridge = bridge_document(name, activemq, kafka, [{"queue": queue}])
     del bridge["spec"]["jms"]["classpath"]  # the image's default: /opt/jmsbridge/jms-lib/*.jar
@@ -183,11 +185,11 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
         )
         records = read_topics(kafka, [topic], len(sent), settle=1.0)
         holder = cluster.wait_for(
-            lambda: held(cluster.get("coordination.k8s.io/v1", "Lease", lease_name(name), NAMESPACE)),
+            lambda: held(cluster.get("coordination.k8s.io/v1", "Lease", lease_name(bridge_id), NAMESPACE)),
             what="the job's Lease, held",
         )
         health = cluster.wait_for(
-            lambda: reported(cluster.get("v1", "ConfigMap", health_config_map_name(name), NAMESPACE)),
+            lambda: reported(cluster.get("v1", "ConfigMap", health_config_map_name(bridge_id), NAMESPACE)),
             what="the job's health ConfigMap, this instance's report in it",
         )
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]  # still running

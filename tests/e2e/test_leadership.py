@@ -25,7 +25,7 @@ import nats as nats_client
 import pytest
 from nats.errors import TimeoutError as NatsTimeout
 
-from bridge_job.config import lease_name
+from bridge_job.config import default_bridge_id, lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob, wait_until
@@ -63,6 +63,7 @@ def test_two_jobs_run_as_an_active_standby_pair(
 ) -> None:
     n = uuid.uuid4().hex[:8]
     name, source, topic, service = f"pair-{n}", f"pair.{n}", f"pair-{n}", f"svc.{n}"
+    bridge_id = default_bridge_id(NAMESPACE, name)  # its Lease's name
     kafka.create_topics(topic)
     bridge = bridge_document(name, activemq, kafka, [{"queue": source}], nats={"servers": [nats.url]})
     bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": 4}
@@ -135,7 +136,7 @@ def test_two_jobs_run_as_an_active_standby_pair(
                 a.process.send_signal(signal.SIGTERM)  # a clean stop releases the lease: b takes over
                 assert a.wait_exit(120) == 0
                 b.wait_running(120)
-                assert lease_spec_of(cluster, name)["holderIdentity"] == "secondary/pod-secondary"
+                assert lease_spec_of(cluster, bridge_id)["holderIdentity"] == "secondary/pod-secondary"
                 held.answer()
             asking.join(60)
             assert len(in_flight) == 1 and isinstance(in_flight[0], NatsTimeout), in_flight
@@ -165,7 +166,7 @@ def test_two_jobs_run_as_an_active_standby_pair(
             wait_until(lambda: group_gone(group), 60, "the stopped standby's processes to end", 0.2)
 
             thief = {"spec": {"holderIdentity": "thief/pod"}}
-            cluster.patch(LEASES, "Lease", lease_name(name), NAMESPACE, thief)
+            cluster.patch(LEASES, "Lease", lease_name(bridge_id), NAMESPACE, thief)
             assert b.wait_exit(120) == EXIT_LEADERSHIP_LOST
             assert "lost the lease" in b.log()
             # Nobody renews the Lease now: no instance is active, whatever the applications say.

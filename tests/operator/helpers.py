@@ -103,6 +103,11 @@ def held_lease(
     return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
 
 
+def default_id(name: str, namespace: str = NAMESPACE) -> str:
+    """The id of a bridge without spec.bridgeId: `<namespace>-<name>` (bridge_job/config/names.py)."""
+    return f"{namespace}-{name}"
+
+
 def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, Any]:
     """A small bridge: ActiveMQ queue in, plaintext Kafka out; `standby` with its checkpoint claim."""
     body: dict[str, Any] = {

@@ -26,7 +26,7 @@ from tests.apiserver import tools
 from tests.apiserver.chart import CHART_DIR
 from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker
-from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim, held_lease
+from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim, default_id, held_lease
 from tests.operator.test_kubectl import Kubectl
 from tests.operator.test_operator import View
 
@@ -151,7 +151,8 @@ def test_helm_install_then_the_examples_then_uninstall(
     )
     for app in ("orders-primary", "orders-secondary"):
         view.play_spark(app, "RUNNING")
-    kube_api.create(held_lease("orders", "primary/orders-primary-driver"))  # as the active job writes it
+    # As the active job writes it:
+    kube_api.create(held_lease(default_id("orders"), "primary/orders-primary-driver"))
     kubectl("wait", "--for=condition=Ready", "jmsbridge/orders", "--timeout=60s")
     # The operator's Kafka checks, on the real broker:
     assert view.conditions(view.bridge("orders"))["KafkaReady"][0] == "True"

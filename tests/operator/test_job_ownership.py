@@ -17,12 +17,12 @@ from bridge_job.kube.leadership import KubernetesLeases, Leadership
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from tests.apiserver.chart import job_client
 from tests.apiserver.client import KubeApi
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
+from tests.operator.helpers import GROUP_VERSION, NAMESPACE, default_id, route, simple_bridge
 from tests.operator.test_operator import LEASES, PRIMARY, SECONDARY, View
 
 pytestmark = pytest.mark.timeout(120)
 
-HEALTH = "simple-jms-bridge-health"
+HEALTH = f"{default_id('simple')}-jms-bridge-health"
 
 
 @pytest.fixture()
@@ -42,10 +42,10 @@ def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> Leadership:
         if name in (ENV_OWNER_NAME, ENV_OWNER_UID):
             monkeypatch.setenv(name, value)
     kube = job_client(view.kube, NAMESPACE)  # as the bridge's pods
-    leases = KubernetesLeases(NAMESPACE, lease_name("simple"), kube)
+    leases = KubernetesLeases(NAMESPACE, lease_name(default_id("simple")), kube)
     leadership = Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"})
     assert leadership.try_acquire()
-    report = HealthConfigMap(kube, NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(kube, NAMESPACE, default_id("simple"), "primary")
     try:
         report.report_stop("Test", "written by the job's own code")
     finally:
@@ -77,7 +77,7 @@ def check_ownership(view: View, bridge: dict[str, Any]) -> None:
     view.play_spark("simple-secondary", "RUNNING", attempts=1)
     view.play_lease("simple", SECONDARY, transitions=1)  # a failover
     view.wait(lambda: status(view).get("failovers") == 1, "the failover in the status")
-    for kind, name in (("Lease", lease_name("simple")), ("ConfigMap", HEALTH)):
+    for kind, name in (("Lease", lease_name(default_id("simple"))), ("ConfigMap", HEALTH)):
         owner = (view.kube.get(LEASES if kind == "Lease" else "v1", kind, name, NAMESPACE) or {})["metadata"]
         assert [(o["kind"], o["uid"]) for o in owner["ownerReferences"]] == [
             ("JmsBridge", bridge["metadata"]["uid"])
@@ -85,7 +85,10 @@ def check_ownership(view: View, bridge: dict[str, Any]) -> None:
 
     view.kube.delete(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE)
     view.wait(lambda: view.bridge("simple") is None, "the bridge gone")
-    view.wait(lambda: view.kube.get(LEASES, "Lease", lease_name("simple"), NAMESPACE) is None, "Lease gone")
+    view.wait(
+        lambda: view.kube.get(LEASES, "Lease", lease_name(default_id("simple")), NAMESPACE) is None,
+        "Lease gone",
+    )
     view.wait(lambda: view.kube.get("v1", "ConfigMap", HEALTH, NAMESPACE) is None, "health report gone")
 
     view.create(simple_bridge(standby=True))

@@ -51,7 +51,7 @@ from jmsbridge.kafka_server import Acl
 from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker, free_port
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
-from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
+from tests.operator.helpers import NAMESPACE, SPARK_VERSION, default_id, route, simple_bridge
 from tests.operator.test_operator import View, everything_but_secrets
 
 pytestmark = pytest.mark.timeout(120)
@@ -87,13 +87,14 @@ def unique(prefix: str) -> str:
 
 
 class Bridge:
-    """A bridge with one jmsToKafka route to `topic`; its journal is `<name>.jms-bridge.journal`."""
+    """A bridge with one jmsToKafka route to `topic`; its journal is `<bridgeId>.jms-bridge.journal`."""
 
     def __init__(self, bootstrap: str, **kafka: Any) -> None:
         self.name = unique("b")
         self.topic = unique("out")
         self.route = f"{self.name}-out"
-        self.journal = f"{self.name}.jms-bridge.journal"
+        self.id = default_id(self.name)
+        self.journal = f"{self.id}.jms-bridge.journal"
         self.body = simple_bridge(self.name)
         self.body["spec"]["kafka"] = {"bootstrapServers": bootstrap, **kafka}
         self.primary = f"{self.name}-primary"
@@ -263,7 +264,7 @@ def principal(kafka: KafkaBroker) -> tuple[str, str]:
 
 def needs(bridge: Bridge) -> list[Acl]:
     """What docs/kafka-checks.md says the bridge needs: its topic, its journal, its group and ids."""
-    prefix = f"{bridge.name}.jms-bridge."
+    prefix = f"{bridge.id}.jms-bridge."
     return [
         Acl("TOPIC", bridge.topic, "WRITE"),
         Acl("TOPIC", bridge.journal, "WRITE"),

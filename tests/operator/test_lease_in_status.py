@@ -58,7 +58,7 @@ def test_nobody_holding_the_lease_past_its_duration_is_no_active_instance(view: 
     message = view.message(bridge)
     assert "No instance has held the Lease for more than 2s while the applications run" in message
     assert (
-        "Lease simple-jms-bridge in namespace apps was last renewed by primary/simple-primary-driver"
+        "Lease apps-simple-jms-bridge in namespace apps was last renewed by primary/simple-primary-driver"
         in message
     )
     assert "activeInstance" not in bridge["status"]
@@ -69,7 +69,7 @@ def test_nobody_holding_the_lease_past_its_duration_is_no_active_instance(view: 
     bridge = view.wait_conditions("JmsBridge", "simple", {"Ready": ("True", "Running")})
     assert bridge["status"]["activeInstance"] == "simple-secondary"
     assert bridge["status"]["failovers"] == 1
-    lease = view.kube.get("coordination.k8s.io/v1", "Lease", "simple-jms-bridge", NAMESPACE) or {}
+    lease = view.kube.get("coordination.k8s.io/v1", "Lease", "apps-simple-jms-bridge", NAMESPACE) or {}
     assert bridge["status"]["lastFailoverTime"] == lease["spec"]["acquireTime"]
     events = view.wait(lambda: failover_events(view, "simple"), "a Failover Event")
     assert "primary/simple-primary-driver -> secondary/simple-secondary-driver" in events[0]
@@ -82,7 +82,7 @@ def test_an_absent_lease_while_the_applications_run_is_awaited_then_reported(vie
     both_running(view, "simple")
     view.wait_conditions("JmsBridge", "simple", AWAITING)
     bridge = view.wait_conditions("JmsBridge", "simple", NO_ACTIVE)
-    assert "Lease simple-jms-bridge in namespace apps does not exist" in view.message(bridge)
+    assert "Lease apps-simple-jms-bridge in namespace apps does not exist" in view.message(bridge)
 
 
 def test_the_status_says_whether_the_checkpoint_claim_can_be_shared(view: View) -> None:

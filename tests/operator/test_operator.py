@@ -41,6 +41,7 @@ from tests.operator.helpers import (
     NAMESPACE,
     REPO,
     SPARK_VERSION,
+    default_id,
     example,
     held_lease,
     load_yaml,
@@ -124,8 +125,8 @@ class View:
     def play_lease(
         self, bridge: str, holder: str | None, transitions: int = 0, duration: int = 300
     ) -> dict[str, Any]:
-        """Write the bridge's Lease as its jobs would (`helpers.held_lease`)."""
-        lease = held_lease(bridge, holder, transitions, duration)
+        """Write the Lease of the bridge named `bridge` as its jobs would (`helpers.held_lease`)."""
+        lease = held_lease(default_id(bridge), holder, transitions, duration)
         name = lease["metadata"]["name"]
         if self.kube.get(LEASES, "Lease", name, NAMESPACE) is None:
             return self.kube.create(lease)
@@ -174,6 +175,8 @@ class View:
             if sample.labels["bridge_namespace"] == NAMESPACE and sample.labels["bridge"] == name
         ]
         assert len(samples) <= 1, samples  # one series per bridge, labelled with its reason
+        # and with the id the jobs' metrics call it by, which the alerts join on
+        assert all(sample.labels["bridge_id"] == default_id(name) for sample in samples), samples
         return samples[0].value if samples else None
 
     def wait(self, condition: Callable[[], Any], what: str, timeout: float = 30) -> Any:
@@ -247,7 +250,7 @@ def test_bridge_and_routes_become_config_and_applications(view: View) -> None:
             bridge["metadata"]["uid"],
         )
     config = view.job_config("orders")
-    assert config is not None and config.bridge_id == "orders"
+    assert config is not None and config.bridge_id == "apps-orders"  # <namespace>-<name>
 
     for name in ("orders-to-kafka", "prices-to-kafka", "confirmations-to-jms"):
         view.wait_conditions(
@@ -329,7 +332,7 @@ def test_an_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -
     view.play_spark("simple-primary", "RUNNING")
     view.wait_conditions("JmsBridge", "simple", RUNNING)
 
-    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, default_id("simple"), "primary")
     health = ConnectionHealth(report, 300, "jms")
     try:
         health.back("JMS")
@@ -384,7 +387,7 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     line = (
         "bridge simple: checkpoint mismatch on topic simple.jms-bridge.journal: checkpoint /cp was taken ..."
     )
-    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, default_id("simple"), "primary")
     try:
         report.report_stop("CheckpointMismatch", line)
     finally:
@@ -422,7 +425,7 @@ def test_a_checkpoint_mismatch_the_job_reports_is_stalled_with_its_reason(view: 
     )
     # the job resets its checkpoint once and says what it skipped (as bridge_job/supervision/checkpoints.py)
     view.play_spark("simple-primary", "RUNNING", attempts=3)
-    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, "simple", "primary")
+    report = HealthConfigMap(job_client(view.kube, NAMESPACE), NAMESPACE, default_id("simple"), "primary")
     try:
         summary = "topic simple.jms-bridge.journal partition 0: checkpoint at 24, ...: starts at 5 (skips 5)"
         report({"checkpointReset": {"id": request.id, "to": "latest", "summary": summary}})
@@ -522,8 +525,8 @@ def test_a_changed_bridge_id_that_reached_the_operator_is_refused(view: View) ->
         view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"bridgeId": "other"}})
     invalid = {"Ready": ("False", "InvalidSpec"), "Stalled": ("True", "InvalidSpec")}
     bridge = view.wait_conditions("JmsBridge", "simple", invalid)
-    assert "spec.bridgeId: the bridge ran as 'simple'" in view.message(bridge)
-    assert bridge["status"]["bridgeId"] == "simple"
+    assert "spec.bridgeId: the bridge ran as 'apps-simple'" in view.message(bridge)
+    assert bridge["status"]["bridgeId"] == "apps-simple"
     assert view.apps()["simple-primary"]["metadata"]["resourceVersion"] == app["metadata"]["resourceVersion"]
 
     with without_validation_rules(view.kube):

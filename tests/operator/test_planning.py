@@ -177,15 +177,15 @@ def test_transient_gate_changes_no_application() -> None:
 def test_a_changed_bridge_id_is_refused_and_changes_nothing_that_runs() -> None:
     """Where the API server did not refuse it (a CRD older than its transition rule)."""
     observed = steady(cluster_bridge(), [route("r1")])
-    assert observed.bridge["status"]["bridgeId"] == "simple"
+    assert observed.bridge["status"]["bridgeId"] == "apps-simple"
     changed = copy.deepcopy(dict(observed.bridge))
     changed["spec"]["bridgeId"] = "other"
     decided = plan(dataclasses.replace(observed, bridge=changed), open_gate, NOW)
     assert decided.writes == []
     ready = find_condition(decided.status, "Ready")
     assert ready is not None and (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
-    assert "spec.bridgeId: the bridge ran as 'simple'" in ready["message"]
-    assert decided.status["bridgeId"] == "simple"  # so the next reconciliation refuses it too
+    assert "spec.bridgeId: the bridge ran as 'apps-simple'" in ready["message"]
+    assert decided.status["bridgeId"] == "apps-simple"  # so the next reconciliation refuses it too
 
     del changed["spec"]["bridgeId"]  # set back: runs as before
     again = plan(dataclasses.replace(observed, bridge=changed), open_gate, NOW)

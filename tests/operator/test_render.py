@@ -63,7 +63,7 @@ def test_config_map_holds_the_job_config() -> None:
     assert re.fullmatch(r"job-[0-9a-f]{12}\.yaml", key)
     config = JobConfig.model_validate(yaml.safe_load(text))
     assert [r.name for r in config.routes] == ["confirmations-to-jms", "orders-to-kafka", "prices-to-kafka"]
-    assert config.bridge_id == "orders" and config.namespace == "apps"
+    assert config.bridge_id == "apps-orders" and config.namespace == "apps"
 
 
 def test_application_runs_our_job() -> None:

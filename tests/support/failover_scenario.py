@@ -220,6 +220,7 @@ class Failover:
         spec: dict[str, Any] = {"delivery": plan.delivery}
         bridge = bridge_document(self.bridge_id, self.activemq, self.kafka, [{"queue": self.queue}], **spec)
         bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": plan.lease_seconds}
+        bridge["spec"]["bridgeId"] = self.bridge_id  # its Lease, journal and group: named here, not defaulted
         bridge["spec"]["spark"].pop("triggerIntervalMs")
         if plan.trigger_ms is not None:
             bridge["spec"]["spark"]["triggerIntervalMs"] = plan.trigger_ms

@@ -8,7 +8,7 @@ original record to the dead-letter topic with headers saying why and where it ca
 
 A jmsToNats route takes its messages the same way and makes each a NATS message in the route's format
 (`to_nats`): a message with JMSReplyTo becomes a NATS request whose reply subject holds the way back
-(routing/nats_replies.py), signed with the bridge's key.
+(routing/nats_replies.py), signed with the bridge's key and good until the request expires.
 
 Every record and NATS message carries the bridge's loop mark: `jmsbridge.origin` and the MAC that vouches
 for it, `jmsbridge.origin.mac` (formats/native.py, `signed`), made once per message.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,7 +46,7 @@ from bridge_job.routing.failures import (
     too_large,
 )
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
-from bridge_job.routing.nats_replies import WayBack, reply_subject
+from bridge_job.routing.nats_replies import WayBack, expiry, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
 from bridge_job.signing import bridge_key
@@ -133,10 +134,10 @@ def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> Kafka
     return signed(KafkaRecord(value=record.value, headers=record.headers, key=record_key), origin, key)
 
 
-def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes) -> NatsPublish:
-    """The NATS message for a journalled message on a jmsToNats route, its origin and its reply subject
-    signed with `key`; a request (JMSReplyTo set) names the reply subject that leads its answer back.
-    SoftFailure when the message cannot go."""
+def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes, now: float) -> NatsPublish:
+    """The NATS message for a journalled message on a jmsToNats route, published at `now` (unix seconds),
+    its origin and its reply subject signed with `key`; a request (JMSReplyTo set) names the reply subject
+    that leads its answer back until the request expires. SoftFailure when the message cannot go."""
     body_type = entry.body_type
     if body_type not in (BodyType.TEXT, BodyType.BYTES):
         raise SoftFailure(
@@ -154,7 +155,8 @@ def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes) -> NatsP
     reply = None
     if message.reply_to is not None:
         correlation = message.correlation_id or message.message_id or ""
-        reply = reply_subject(origin, WayBack(message.reply_to, correlation, route.name), key)
+        back = WayBack(message.reply_to, correlation, route.name)
+        reply = reply_subject(origin, back, key, expiry(message.expiration, now))
     return NatsPublish(route.spec.nats_subject, record.value or b"", headers, reply)
 
 
@@ -181,9 +183,14 @@ class Egress:
     """Routes and converts journalled messages under one JobConfig."""
 
     def __init__(
-        self, config: JobConfig, limits: Limits = no_limits, pending: PendingLookup | None = None
+        self,
+        config: JobConfig,
+        limits: Limits = no_limits,
+        pending: PendingLookup | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self.clock = clock  # unix seconds: when NATS reply subjects expire
         self.table = RouteTable.of(config.routes)
         self.limits = limits
         self.reply_queue = replies.reply_queue(config)
@@ -202,7 +209,7 @@ class Egress:
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
             if route.spec.direction is Direction.JMS_TO_NATS:
-                nats = to_nats(entry, route, self.config.bridge_id, self.key)
+                nats = to_nats(entry, route, self.config.bridge_id, self.key, self.clock())
                 return Outcome(Action.NATS, route=route.name, nats=nats)
             record = convert(entry, route, self.config.bridge_id, self.key)
             topic = route.spec.topic

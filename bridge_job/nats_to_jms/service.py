@@ -15,10 +15,10 @@ subscriptions (one per route, in the route's queue group) and three threads:
 
 The sender also takes the NATS services' answers to JMS requesters (the requests of jmsToNats routes):
 each goes to the destination its reply subject names once the subject's MAC verifies
-(routing/nats_replies.py). An answer on the bridge's reply subjects that the bridge did not sign, or whose
-route is no jmsToNats route of the bridge, is dropped, counted as `unknown_replies` of no route (`-`) and
-logged, rate-limited: anyone may publish there, and what the bridge did not sign names no route of the
-metrics.
+(routing/nats_replies.py). An answer on the bridge's reply subjects that the bridge did not sign, that
+expired, or whose route is no jmsToNats route of the bridge, is dropped, counted as `unknown_replies` of
+no route (`-`) and logged, rate-limited: anyone may publish there, and what the bridge did not sign names
+no route of the metrics.
 
 A service lives in a Spark task's Python worker and is hosted by the NATS query's tasks
 (nats_to_jms/interval.py): as long as one runs, the subscriptions stay; between two intervals nothing is
@@ -108,7 +108,9 @@ class NatsCounts:
     replies: int = 0  # answers published to their requesters
     timeouts: int = 0  # requests answered with a 408 status
     refused: int = 0  # requests answered with a 400 status: they could not go to JMS
-    unknown_replies: int = 0  # answers to no request in flight here (late, another process's), or unsigned
+    unknown_replies: int = (
+        0  # answers to no request in flight here (late, another process's), unsigned, expired
+    )
     loops: int = 0  # messages this bridge published from the JMS destination they would go back to
     answered: int = 0  # jmsToNats: NATS answers sent to their JMS requesters
     no_responders: int = 0  # jmsToNats: requests no NATS service took
@@ -380,9 +382,9 @@ class NatsService:
         self, config: JobConfig, message: NatsMessage, dead_letters: list[Addressed]
     ) -> Send | None:
         """A NATS service's answer to a JMS requester (a jmsToNats route's request): to its JMSReplyTo,
-        which only a reply subject the bridge signed names."""
+        which only a reply subject the bridge signed, and not yet expired, names."""
         try:
-            back = way_back(message.subject, self.bridge_id, self._key)
+            back = way_back(message.subject, self.bridge_id, self._key, time.time())
         except ValueError as error:
             self._count(None, "unknown_replies")
             self._forged_answers.seen(str(error))

@@ -2,9 +2,10 @@
 
 The attacker may publish on NATS and produce to the bridge's topics, nothing more. It publishes answers
 to the bridge's NATS reply subjects naming a queue of its choice (an unsigned subject of the old form, a
-MAC it made up, a genuine MAC over a payload it altered) and a signed one naming a route that is no
-jmsToNats route: nothing arrives on that queue, each is counted (`unknown_replies` of no route), and the
-genuine request/reply still answers. It writes the bridge's loop mark (`jmsbridge.origin` and
+MAC it made up, a genuine MAC over a payload it altered), a signed one naming a route that is no
+jmsToNats route and a signed one that expired (a subject replayed after its requester stopped waiting):
+nothing arrives on that queue, each is counted (`unknown_replies` of no route), and the genuine
+request/reply still answers. It writes the bridge's loop mark (`jmsbridge.origin` and
 `jms.JMSDestination`) on Kafka records and NATS messages to make the bridge drop them: they are delivered,
 while what the bridge itself wrote from a destination is still dropped as a loop.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -147,13 +149,18 @@ def test_forged_answers_reach_no_queue_and_are_counted(bridge: Bridge, activemq:
             prefix, genuine_mac, _ = seen[0].rsplit(".", 2)
             assert prefix == f"_JMSBRIDGE.{bridge.id}.reply"
             to_victim = token({"to": f"queue://{victim}", "c": "c-1", "r": "ask"})
+            victim_queue = Destination(DestinationKind.QUEUE, victim)
             forged = [
                 f"{prefix}.{to_victim}",  # unsigned, as before reply subjects were signed
                 f"{prefix}.{'A' * 22}.{to_victim}",  # a MAC made up
                 f"{prefix}.{genuine_mac}.{to_victim}",  # a genuine MAC, the payload altered
                 # signed (as only the bridge's key can), its route a natsToJms route: no requester's
                 reply_subject(
-                    bridge.id, WayBack(Destination(DestinationKind.QUEUE, victim), "c-1", "nin"), bridge_key()
+                    bridge.id, WayBack(victim_queue, "c-1", "nin"), bridge_key(), int(time.time()) + 3600
+                ),
+                # signed, for a jmsToNats route, replayed an hour after it expired
+                reply_subject(
+                    bridge.id, WayBack(victim_queue, "c-1", "ask"), bridge_key(), int(time.time()) - 3600
                 ),
             ]
             publish(bridge.nats_url, [(subject, b"written by the attacker", None) for subject in forged])

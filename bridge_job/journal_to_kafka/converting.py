@@ -13,6 +13,11 @@ A jmsToNats route takes its messages the same way and makes each a NATS message 
 Every record and NATS message carries the bridge's loop mark: `jmsbridge.origin` and the MAC that vouches
 for it, `jmsbridge.origin.mac` (formats/native.py, `signed`), made once per message.
 
+A message the bridge's ingress sent to JMS from the topic (or subject) its route writes to is a loop and
+is dropped (`is_loop`), when its mark (`JmsBridgeOrigin`, `KafkaTopic` or `NatsSubject`) carries a MAC that
+verifies (`JmsBridgeOriginMac`, routing/loops.py); any JMS producer can set the properties, and a message
+that only claims the mark is sent on like any other.
+
 A record larger than its topic takes (`limit`, learned by the caller: kafka/limits.py) is a soft
 failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
 size it records.
@@ -34,7 +39,7 @@ from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import BodyType, PropertyType
 from bridge_job.nats.message import NatsPublish, nats_headers
-from bridge_job.routing import replies
+from bridge_job.routing import loops, replies
 from bridge_job.routing.failures import (
     BODY_SIZE_HEADER,
     Limits,
@@ -45,11 +50,16 @@ from bridge_job.routing.failures import (
     record_size,
     too_large,
 )
-from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.loops import (
+    KAFKA_TOPIC_PROPERTY,
+    NATS_SUBJECT_PROPERTY,
+    ORIGIN_MAC_PROPERTY,
+    ORIGIN_PROPERTY,
+)
 from bridge_job.routing.nats_replies import WayBack, expiry, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
-from bridge_job.signing import bridge_key
+from bridge_job.signing import Forgeries, LoopMark, bridge_key
 
 
 class Action(enum.StrEnum):
@@ -197,6 +207,11 @@ class Egress:
         self.reply_topics = replies.reply_topics(config)
         self.pending = pending if config.keeps_pending_requests else None
         self.key = bridge_key()
+        self.forged = Forgeries(
+            f"JMS messages with this bridge's loop mark ({ORIGIN_PROPERTY}) and no valid "
+            f"{ORIGIN_MAC_PROPERTY} were sent on, not dropped as loops (forged, or sent to JMS before the "
+            "bridge signed its marks)"
+        )
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -253,12 +268,16 @@ class Egress:
         return Outcome(Action.PUBLISH, topic, record, route_name, also=done)
 
     def is_loop(self, entry: JournalEntry, route: Route) -> bool:
-        """A message this bridge sent to JMS from the very topic (or NATS subject) the route writes to."""
-        if entry.property_text(ORIGIN_PROPERTY) != self.config.bridge_id:
-            return False
+        """A message this bridge sent to JMS from the very topic (or NATS subject) the route writes to, by
+        a mark whose MAC verifies; one that only claims so is sent on, and said (rate-limited)."""
         if route.spec.direction is Direction.JMS_TO_NATS:
-            return entry.property_text(NATS_SUBJECT_PROPERTY) == route.spec.nats_subject
-        return entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
+            source_property, source = NATS_SUBJECT_PROPERTY, route.spec.nats_subject
+        else:
+            source_property, source = KAFKA_TOPIC_PROPERTY, route.spec.kafka_topic
+        mark = loops.loop_mark(entry, source_property, source or "", self.config.bridge_id, self.key)
+        if mark is LoopMark.FORGED:
+            self.forged.seen(self.source(entry).describe())
+        return mark is LoopMark.LOOP
 
     def source(self, entry: JournalEntry) -> SourceCoordinates:
         destination = entry.record.header(native.PREFIX + "JMSDestination")

@@ -51,7 +51,6 @@ from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConf
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.formats.native import LoopMark
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
@@ -85,7 +84,7 @@ from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.nats_replies import replies_subject, way_back
-from bridge_job.signing import Forgeries, bridge_key
+from bridge_job.signing import Forgeries, LoopMark, bridge_key
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.nats")
@@ -362,7 +361,7 @@ class NatsService:
             return None
         correlation = None if message.reply is None else f"nats-{uuid.uuid4().hex}"
         try:  # JMSReplyTo: the reply queue of the connection that sends it (`_send_chunk`)
-            jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
+            jms = to_jms(message, route, self.bridge_id, self._key, now_ms, None, correlation)
         except SoftFailure as failure:
             self._soft_failure(config, failure, message, route, dead_letters)
             return None

@@ -6,7 +6,8 @@ MAC it made up, a genuine MAC over a payload it altered), a signed one naming a 
 jmsToNats route and a signed one that expired (a subject replayed after its requester stopped waiting):
 nothing arrives on that queue, each is counted (`unknown_replies` of no route), and the genuine
 request/reply still answers. It writes the bridge's loop mark (`jmsbridge.origin` and
-`jms.JMSDestination`) on Kafka records and NATS messages to make the bridge drop them: they are delivered,
+`jms.JMSDestination`) on Kafka records and NATS messages, and as a plain JMS producer the ingress's
+(`JmsBridgeOrigin` and `KafkaTopic`) on JMS messages, to make the bridge drop them: they are delivered,
 while what the bridge itself wrote from a destination is still dropped as a loop.
 """
 
@@ -27,7 +28,7 @@ import nats
 import pytest
 from confluent_kafka import Producer
 
-from bridge_job.message import Destination, DestinationKind, JmsMessage
+from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from bridge_job.routing.nats_replies import WayBack, reply_subject
 from bridge_job.signing import bridge_key
 from jmsbridge.local import BridgeJob, JmsRequester
@@ -35,6 +36,7 @@ from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wa
 from tests.support.harness import (
     bridge_document,
     queued,
+    read_topics,
     received_from,
     route_document,
     send,
@@ -94,8 +96,8 @@ def bridge(
     work = tmp_path_factory.mktemp("forged")
     n = uuid.uuid4().hex[:8]
     name = f"forged-{n}"
-    kafka.create_topics(f"kin-{n}", f"kloop-{n}")
-    sources = [{"queue": f"ask.{n}"}, {"queue": f"nloop.{n}"}, {"queue": f"kloop.{n}"}]
+    kafka.create_topics(f"kin-{n}", f"kloop-{n}", f"jin-{n}")
+    sources = [{"queue": f"ask.{n}"}, {"queue": f"nloop.{n}"}, {"queue": f"kloop.{n}"}, {"queue": f"jin.{n}"}]
     document = bridge_document(name, activemq, kafka, sources, nats={"servers": [nats.url]})
     routes = [
         # JMS requesters -> a NATS service
@@ -103,6 +105,8 @@ def bridge(
         # where forged loop marks are written: from NATS and from Kafka to queues no route reads
         from_nats("nin", name, f"nin.{n}", f"nin.{n}"),
         to_jms_route("kin", name, f"kin-{n}", {"queue": f"kin.{n}"}),
+        # and by a JMS producer, on a source queue whose route writes to the topic the mark names
+        route_document("jin", name, f"jin-{n}", match={"address": f"jin.{n}"}),
         # genuine loops: a queue to NATS and back, a queue to Kafka and back
         to_nats("nloop-out", name, f"nloop.{n}", f"nloop.{n}"),
         from_nats("nloop-in", name, f"nloop.{n}", f"nloop.{n}"),
@@ -206,6 +210,26 @@ def test_a_forged_loop_mark_on_nats_is_delivered(bridge: Bridge, activemq: Activ
     )
     delivered = received_from(activemq, f"nin.{bridge.n}", 2)
     assert [m.body for m in delivered] == ["no mac", "a wrong mac"]
+
+
+def test_a_forged_loop_mark_on_jms_is_published(
+    bridge: Bridge, kafka: KafkaBroker, activemq: ActiveMqBroker
+) -> None:
+    """As the ingress marks what it sends from topic `jin-<n>`: the egress would drop it as a loop."""
+    n, claim = bridge.n, {"JmsBridgeOrigin": bridge.id, "KafkaTopic": f"jin-{bridge.n}"}
+    wrong = claim | {"JmsBridgeOriginMac": "A" * 22}
+    forged = [("no mac", claim), ("a wrong mac", wrong)]
+    jin = Destination(DestinationKind.QUEUE, f"jin.{n}")
+    send(
+        activemq,
+        [
+            JmsMessage(jin, body=b, properties={k: Property.string(v) for k, v in p.items()})
+            for b, p in forged
+        ],
+    )
+    records = read_topics(kafka, [f"jin-{n}"], 2)
+    assert sorted(r.value or b"" for r in records) == [b"a wrong mac", b"no mac"]
+    bridge.job.wait_log("were sent on, not dropped as loops", timeout=60)
 
 
 def test_what_the_bridge_wrote_from_a_queue_is_still_a_loop(bridge: Bridge, activemq: ActiveMqBroker) -> None:

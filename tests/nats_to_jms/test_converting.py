@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
-from bridge_job.formats.native import LoopMark
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_kafka.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
@@ -30,6 +29,7 @@ from bridge_job.routing.nats_replies import (
     reply_subject,
     way_back,
 )
+from bridge_job.signing import LoopMark
 
 REPLIES = Destination(DestinationKind.QUEUE, "ID:replies-1")
 KEY = b"the bridge's key"
@@ -58,7 +58,7 @@ def test_the_first_route_in_order_takes_a_subject_that_several_match() -> None:
 def test_a_request_goes_with_the_reply_queue_a_correlation_and_its_deadline() -> None:
     route = nats_route("r", "svc.>", timeoutSeconds=5)
     message = NatsMessage("svc.a", b"hello", "_INBOX.x", {"jms.count": "3", "jmsbridge.types": "count=int"})
-    sent = to_jms(message, route, "b", now_ms=1_000, reply_to=REPLIES, correlation_id="nats-1")
+    sent = to_jms(message, route, "b", KEY, now_ms=1_000, reply_to=REPLIES, correlation_id="nats-1")
     assert (sent.body_type, sent.body) == (BodyType.TEXT, "hello")
     assert (sent.reply_to, sent.correlation_id, sent.expiration) == (REPLIES, "nats-1", 6_000)
     assert sent.destination == Destination(DestinationKind.QUEUE, "svc")
@@ -69,7 +69,7 @@ def test_a_request_goes_with_the_reply_queue_a_correlation_and_its_deadline() ->
 
 def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> None:
     route = nats_route("r", "svc.>", send={"timeToLiveMs": 500, "priority": 7})
-    sent = to_jms(NatsMessage("svc.a", b"\xff\x00"), route, "b", now_ms=1_000, reply_to=REPLIES)
+    sent = to_jms(NatsMessage("svc.a", b"\xff\x00"), route, "b", KEY, now_ms=1_000, reply_to=REPLIES)
     assert (sent.body_type, sent.body) == (BodyType.BYTES, b"\xff\x00")  # not UTF-8: bytes as they are
     assert (sent.reply_to, sent.correlation_id) == (None, None)
     assert (sent.expiration, sent.priority) == (1_500, 7)
@@ -78,13 +78,15 @@ def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> 
 def test_a_destination_from_a_header_and_what_cannot_go() -> None:
     to_header = {"fromHeader": "to", "allowed": "topic://prices|queue://svc"}
     route = nats_route("r", "svc.>", jmsDestination=to_header)
-    sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", 0)
+    sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", KEY, 0)
     assert sent.destination == Destination(DestinationKind.TOPIC, "prices")
     with pytest.raises(SoftFailure) as missing:
-        to_jms(NatsMessage("svc.a", b"x"), route, "b", 0)
+        to_jms(NatsMessage("svc.a", b"x"), route, "b", KEY, 0)
     assert missing.value.reason is SoftFailureReason.NO_DESTINATION
     with pytest.raises(SoftFailure) as bad_name:
-        to_jms(NatsMessage("svc.a", b"x", headers={"jms.not-a-name": "1"}), nats_route("q", "svc.>"), "b", 0)
+        to_jms(
+            NatsMessage("svc.a", b"x", headers={"jms.not-a-name": "1"}), nats_route("q", "svc.>"), "b", KEY, 0
+        )
     assert bad_name.value.reason is SoftFailureReason.CONVERSION_FAILED
 
 

@@ -1,8 +1,9 @@
 """The bridge's key: what signs the marks only the bridge itself may make.
 
-Anyone who may publish on NATS or produce to a bridge's Kafka topics can write any subject or header, so a
-mark the bridge acts on (a NATS reply subject naming the JMS destination of the answer, the loop mark that
-makes the ingress drop a record) carries a MAC made with a key that only the bridge's pods hold.
+Anyone who may publish on NATS, produce to a bridge's Kafka topics or send to its JMS sources can write
+any subject, header or property, so a mark the bridge acts on (a NATS reply subject naming the JMS
+destination of the answer, the loop marks that make the ingress drop a record and the egress a JMS message)
+carries a MAC made with a key that only the bridge's pods hold.
 
 The chart keeps one key per namespace where bridges run, in the Secret jms-bridge-job-key, and the operator
 gives it to both instances of every bridge there (the driver and the executors) in the environment variable
@@ -22,6 +23,7 @@ bridge with forged marks does not flood its log too.
 from __future__ import annotations
 
 import base64
+import enum
 import functools
 import hashlib
 import hmac
@@ -75,6 +77,19 @@ def mac(key: bytes, *parts: bytes) -> str:
 
 def verify(key: bytes, given: str, *parts: bytes) -> bool:
     return hmac.compare_digest(given.encode(), mac(key, *parts).encode())
+
+
+class LoopMark(enum.Enum):
+    """What a message's loop mark says of it, for where it would go now."""
+
+    NONE = "none"  # another producer's, or from somewhere else
+    LOOP = "loop"  # this bridge sent it from where it would now go: a loop
+    FORGED = "forged"  # claims so, and its MAC does not verify (or it has none)
+
+
+def vouched(key: bytes, given: str | None, *parts: bytes) -> LoopMark:
+    """A mark that claims a loop: LOOP when its MAC (`given`) verifies over `parts`, else FORGED."""
+    return LoopMark.LOOP if given is not None and verify(key, given, *parts) else LoopMark.FORGED
 
 
 class Forgeries:

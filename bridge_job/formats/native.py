@@ -23,7 +23,6 @@ Encoding (documented in docs/formats.md):
 
 from __future__ import annotations
 
-import enum
 import math
 
 from bridge_job.formats import FormatError, KafkaRecord, utf8
@@ -37,7 +36,7 @@ from bridge_job.message import (
     PropertyType,
     PropertyValue,
 )
-from bridge_job.signing import mac, verify
+from bridge_job.signing import LoopMark, mac, vouched
 
 PREFIX = "jms."
 TYPES_HEADER = "jmsbridge.types"
@@ -46,14 +45,6 @@ ORIGIN_HEADER = "jmsbridge.origin"
 ORIGIN_MAC_HEADER = "jmsbridge.origin.mac"
 DESTINATION_HEADER = PREFIX + "JMSDestination"
 _SIGNED = b"origin"  # what the MAC signs besides the record: no other mark of the bridge signs alike
-
-
-class LoopMark(enum.Enum):
-    """What a record's origin says of it, for the JMS destination it would go to."""
-
-    NONE = "none"  # another producer's, or for another destination
-    LOOP = "loop"  # this bridge wrote it from that very destination: a loop
-    FORGED = "forged"  # claims so, and its MAC does not verify (or it has none)
 
 
 def _origin_signed(origin: bytes, record: KafkaRecord) -> tuple[bytes, ...]:
@@ -78,9 +69,8 @@ def loop_mark(record: KafkaRecord, target: Destination, bridge_id: str, key: byt
     if origin != bridge_id.encode() or record.header(DESTINATION_HEADER) != target.uri().encode():
         return LoopMark.NONE
     given = record.header(ORIGIN_MAC_HEADER)
-    if given is None or not verify(key, given.decode(errors="replace"), *_origin_signed(origin, record)):
-        return LoopMark.FORGED
-    return LoopMark.LOOP
+    text = None if given is None else given.decode(errors="replace")
+    return vouched(key, text, *_origin_signed(origin, record))
 
 
 def render_value(value: PropertyValue) -> str:

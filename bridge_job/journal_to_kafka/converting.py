@@ -8,10 +8,15 @@ original record to the dead-letter topic with headers saying why and where it ca
 
 A jmsToNats route takes its messages the same way and makes each a NATS message in the route's format
 (`to_nats`): a message with JMSReplyTo becomes a NATS request whose reply subject holds the way back
-(routing/nats_replies.py), signed with the bridge's key.
+(routing/nats_replies.py), signed with the bridge's key and good until the request expires.
 
 Every record and NATS message carries the bridge's loop mark: `jmsbridge.origin` and the MAC that vouches
 for it, `jmsbridge.origin.mac` (formats/native.py, `signed`), made once per message.
+
+A message the bridge's ingress sent to JMS from the topic (or subject) its route writes to is a loop and
+is dropped (`is_loop`), when its mark (`JmsBridgeOrigin`, `KafkaTopic` or `NatsSubject`) carries a MAC that
+verifies (`JmsBridgeOriginMac`, routing/loops.py); any JMS producer can set the properties, and a message
+that only claims the mark is sent on like any other.
 
 A record larger than its topic takes (`limit`, learned by the caller: kafka/limits.py) is a soft
 failure too (`MessageTooLarge`); its dead letter keeps headers and properties but not the body, whose
@@ -23,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,7 +39,7 @@ from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import BodyType, PropertyType
 from bridge_job.nats.message import NatsPublish, nats_headers
-from bridge_job.routing import replies
+from bridge_job.routing import loops, replies
 from bridge_job.routing.failures import (
     BODY_SIZE_HEADER,
     Limits,
@@ -44,11 +50,16 @@ from bridge_job.routing.failures import (
     record_size,
     too_large,
 )
-from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
-from bridge_job.routing.nats_replies import WayBack, reply_subject
+from bridge_job.routing.loops import (
+    KAFKA_TOPIC_PROPERTY,
+    NATS_SUBJECT_PROPERTY,
+    ORIGIN_MAC_PROPERTY,
+    ORIGIN_PROPERTY,
+)
+from bridge_job.routing.nats_replies import WayBack, expiry, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
-from bridge_job.signing import bridge_key
+from bridge_job.signing import Forgeries, LoopMark, bridge_key
 
 
 class Action(enum.StrEnum):
@@ -133,10 +144,10 @@ def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> Kafka
     return signed(KafkaRecord(value=record.value, headers=record.headers, key=record_key), origin, key)
 
 
-def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes) -> NatsPublish:
-    """The NATS message for a journalled message on a jmsToNats route, its origin and its reply subject
-    signed with `key`; a request (JMSReplyTo set) names the reply subject that leads its answer back.
-    SoftFailure when the message cannot go."""
+def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes, now: float) -> NatsPublish:
+    """The NATS message for a journalled message on a jmsToNats route, published at `now` (unix seconds),
+    its origin and its reply subject signed with `key`; a request (JMSReplyTo set) names the reply subject
+    that leads its answer back until the request expires. SoftFailure when the message cannot go."""
     body_type = entry.body_type
     if body_type not in (BodyType.TEXT, BodyType.BYTES):
         raise SoftFailure(
@@ -154,7 +165,8 @@ def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes) -> NatsP
     reply = None
     if message.reply_to is not None:
         correlation = message.correlation_id or message.message_id or ""
-        reply = reply_subject(origin, WayBack(message.reply_to, correlation, route.name), key)
+        back = WayBack(message.reply_to, correlation, route.name)
+        reply = reply_subject(origin, back, key, expiry(message.expiration, now))
     return NatsPublish(route.spec.nats_subject, record.value or b"", headers, reply)
 
 
@@ -181,15 +193,25 @@ class Egress:
     """Routes and converts journalled messages under one JobConfig."""
 
     def __init__(
-        self, config: JobConfig, limits: Limits = no_limits, pending: PendingLookup | None = None
+        self,
+        config: JobConfig,
+        limits: Limits = no_limits,
+        pending: PendingLookup | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self.clock = clock  # unix seconds: when NATS reply subjects expire
         self.table = RouteTable.of(config.routes)
         self.limits = limits
         self.reply_queue = replies.reply_queue(config)
         self.reply_topics = replies.reply_topics(config)
         self.pending = pending if config.keeps_pending_requests else None
         self.key = bridge_key()
+        self.forged = Forgeries(
+            f"JMS messages with this bridge's loop mark ({ORIGIN_PROPERTY}) and no valid "
+            f"{ORIGIN_MAC_PROPERTY} were sent on, not dropped as loops (forged, or sent to JMS before the "
+            "bridge signed its marks)"
+        )
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -202,7 +224,7 @@ class Egress:
             if self.is_loop(entry, route):
                 return Outcome(Action.LOOP, route=route.name)
             if route.spec.direction is Direction.JMS_TO_NATS:
-                nats = to_nats(entry, route, self.config.bridge_id, self.key)
+                nats = to_nats(entry, route, self.config.bridge_id, self.key, self.clock())
                 return Outcome(Action.NATS, route=route.name, nats=nats)
             record = convert(entry, route, self.config.bridge_id, self.key)
             topic = route.spec.topic
@@ -246,12 +268,16 @@ class Egress:
         return Outcome(Action.PUBLISH, topic, record, route_name, also=done)
 
     def is_loop(self, entry: JournalEntry, route: Route) -> bool:
-        """A message this bridge sent to JMS from the very topic (or NATS subject) the route writes to."""
-        if entry.property_text(ORIGIN_PROPERTY) != self.config.bridge_id:
-            return False
+        """A message this bridge sent to JMS from the very topic (or NATS subject) the route writes to, by
+        a mark whose MAC verifies; one that only claims so is sent on, and said (rate-limited)."""
         if route.spec.direction is Direction.JMS_TO_NATS:
-            return entry.property_text(NATS_SUBJECT_PROPERTY) == route.spec.nats_subject
-        return entry.property_text(KAFKA_TOPIC_PROPERTY) == route.spec.kafka_topic
+            source_property, source = NATS_SUBJECT_PROPERTY, route.spec.nats_subject
+        else:
+            source_property, source = KAFKA_TOPIC_PROPERTY, route.spec.kafka_topic
+        mark = loops.loop_mark(entry, source_property, source or "", self.config.bridge_id, self.key)
+        if mark is LoopMark.FORGED:
+            self.forged.seen(self.source(entry).describe())
+        return mark is LoopMark.LOOP
 
     def source(self, entry: JournalEntry) -> SourceCoordinates:
         destination = entry.record.header(native.PREFIX + "JMSDestination")

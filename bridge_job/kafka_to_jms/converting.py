@@ -7,7 +7,8 @@ message to the route's destination (or the one a record header names, for replie
 - `KafkaTopic`, `KafkaPartition`, `KafkaOffset`, `KafkaTimestamp` and, when the key is UTF-8, `KafkaKey`:
   where the record came from, as properties with legal JMS names;
 - `JmsBridgeOrigin`: this bridge, so that its egress does not send the message back to the topic it came
-  from;
+  from, and `JmsBridgeOriginMac`, the MAC that vouches for the origin, the topic and the body
+  (routing/loops.py): a JMS producer that sets the first two cannot make the egress drop its message;
 - `_AMQ_DUPL_ID`: `<bridge>:<topic>:<partition>:<offset>`, the same for every send of one record, so a
   replayed batch is recognisable (ActiveMQ Artemis drops such duplicates itself).
 
@@ -44,15 +45,16 @@ from bridge_job.config import (
 )
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
-from bridge_job.formats.native import LoopMark, loop_mark
+from bridge_job.formats.native import loop_mark
 from bridge_job.message import BodyType, Destination, JmsMessage, Property
+from bridge_job.routing import loops
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
 from bridge_job.routing.sends import check_sendable, jms_target, send_changes
-from bridge_job.signing import Forgeries, bridge_key
+from bridge_job.signing import Forgeries, LoopMark, bridge_key
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 
@@ -168,8 +170,9 @@ def pending_request(
     )
 
 
-def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) -> JmsMessage:
-    """The message to send for a record on a route; raises SoftFailure when this record cannot go."""
+def to_jms(record: IngressRecord, route: Route, config: JobConfig, key: bytes, now_ms: int) -> JmsMessage:
+    """The message to send for a record on a route, its loop mark signed with `key`; raises SoftFailure
+    when this record cannot go."""
     target = jms_target(route, record.record.header)
     try:
         message = decode(record.record, route.spec.format, target)
@@ -197,7 +200,8 @@ def to_jms(record: IngressRecord, route: Route, config: JobConfig, now_ms: int) 
     changes |= request_changes(record, route, message, config)
     if send is not None:
         changes |= send_changes(send, message, now_ms)
-    return dataclasses.replace(message, **changes)  # type: ignore[arg-type]
+    marked = dataclasses.replace(message, **changes)  # type: ignore[arg-type]
+    return loops.signed(marked, KAFKA_TOPIC_PROPERTY, key)
 
 
 def dead_letter(
@@ -233,7 +237,7 @@ class Ingress:
             )
         now_ms = now_ms or int(time.time() * 1000)
         try:
-            message = to_jms(record, route, self.config, now_ms)
+            message = to_jms(record, route, self.config, self.key, now_ms)
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
         mark = loop_mark(record.record, message.destination, self.config.bridge_id, self.key)

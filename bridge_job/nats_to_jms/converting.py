@@ -4,7 +4,8 @@ NATS reply a JMS answer becomes.
 A NATS message reads like a Kafka record without a key: its headers are the record's headers, its data
 the value, so each `format` decodes it as it decodes a record (docs/formats.md): `native` takes JMS
 headers and properties from `jms.*` headers (types in `jmsbridge.types`), `envelope` from the payload.
-The sent message also carries `NatsSubject` (where it was published) and `JmsBridgeOrigin`.
+The sent message also carries `NatsSubject` (where it was published) and `JmsBridgeOrigin`, signed
+(`JmsBridgeOriginMac`, routing/loops.py): the egress does not publish it back to that subject.
 
 No loops: a message this bridge published (jmsToNats) is not sent back to the JMS destination it was taken
 from. As on Kafka, its `jmsbridge.origin` counts only with a `jmsbridge.origin.mac` that verifies with the
@@ -29,14 +30,16 @@ import time
 from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
-from bridge_job.formats.native import LoopMark, loop_mark, signed
+from bridge_job.formats.native import loop_mark, signed
 from bridge_job.message import BodyType, Destination, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage, nats_headers
+from bridge_job.routing import loops
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.loops import NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.nats_replies import WayBack
 from bridge_job.routing.routes import address_matches
 from bridge_job.routing.sends import check_sendable, jms_target, send_changes
+from bridge_job.signing import LoopMark
 
 DEFAULT_QUEUE_GROUP = "jmsbridge.{bridge_id}"
 
@@ -72,12 +75,13 @@ def to_jms(
     message: NatsMessage,
     route: Route,
     bridge_id: str,
+    key: bytes,
     now_ms: int,
     reply_to: Destination | None = None,
     correlation_id: str | None = None,
 ) -> JmsMessage:
-    """The JMS message for a NATS message on `route`; a request's answer comes to `reply_to` marked with
-    `correlation_id`. SoftFailure when the message cannot go."""
+    """The JMS message for a NATS message on `route`, its loop mark signed with `key`; a request's answer
+    comes to `reply_to` marked with `correlation_id`. SoftFailure when the message cannot go."""
     target = jms_target(route, as_record(message).header)
     decoded = decode(message, route.spec.format, target)
     properties = decoded.properties | {
@@ -94,7 +98,8 @@ def to_jms(
         expiration = changes.get("expiration", decoded.expiration)
         assert isinstance(expiration, int)
         changes["expiration"] = min(expiration, deadline) if expiration else deadline
-    return dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
+    marked = dataclasses.replace(decoded, **changes)  # type: ignore[arg-type]
+    return loops.signed(marked, NATS_SUBJECT_PROPERTY, key)
 
 
 def nats_loop_mark(message: NatsMessage, target: Destination, bridge_id: str, key: bytes) -> LoopMark:

@@ -15,10 +15,10 @@ subscriptions (one per route, in the route's queue group) and three threads:
 
 The sender also takes the NATS services' answers to JMS requesters (the requests of jmsToNats routes):
 each goes to the destination its reply subject names once the subject's MAC verifies
-(routing/nats_replies.py). An answer on the bridge's reply subjects that the bridge did not sign, or whose
-route is no jmsToNats route of the bridge, is dropped, counted as `unknown_replies` of no route (`-`) and
-logged, rate-limited: anyone may publish there, and what the bridge did not sign names no route of the
-metrics.
+(routing/nats_replies.py). An answer on the bridge's reply subjects that the bridge did not sign, that
+expired, or whose route is no jmsToNats route of the bridge, is dropped, counted as `unknown_replies` of
+no route (`-`) and logged, rate-limited: anyone may publish there, and what the bridge did not sign names
+no route of the metrics.
 
 A service lives in a Spark task's Python worker and is hosted by the NATS query's tasks
 (nats_to_jms/interval.py): as long as one runs, the subscriptions stay; between two intervals nothing is
@@ -51,7 +51,6 @@ from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConf
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.formats.native import LoopMark
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
@@ -85,7 +84,7 @@ from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
 from bridge_job.routing.nats_replies import replies_subject, way_back
-from bridge_job.signing import Forgeries, bridge_key
+from bridge_job.signing import Forgeries, LoopMark, bridge_key
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.nats")
@@ -108,7 +107,9 @@ class NatsCounts:
     replies: int = 0  # answers published to their requesters
     timeouts: int = 0  # requests answered with a 408 status
     refused: int = 0  # requests answered with a 400 status: they could not go to JMS
-    unknown_replies: int = 0  # answers to no request in flight here (late, another process's), or unsigned
+    unknown_replies: int = (
+        0  # answers to no request in flight here (late, another process's), unsigned, expired
+    )
     loops: int = 0  # messages this bridge published from the JMS destination they would go back to
     answered: int = 0  # jmsToNats: NATS answers sent to their JMS requesters
     no_responders: int = 0  # jmsToNats: requests no NATS service took
@@ -360,7 +361,7 @@ class NatsService:
             return None
         correlation = None if message.reply is None else f"nats-{uuid.uuid4().hex}"
         try:  # JMSReplyTo: the reply queue of the connection that sends it (`_send_chunk`)
-            jms = to_jms(message, route, self.bridge_id, now_ms, None, correlation)
+            jms = to_jms(message, route, self.bridge_id, self._key, now_ms, None, correlation)
         except SoftFailure as failure:
             self._soft_failure(config, failure, message, route, dead_letters)
             return None
@@ -380,9 +381,9 @@ class NatsService:
         self, config: JobConfig, message: NatsMessage, dead_letters: list[Addressed]
     ) -> Send | None:
         """A NATS service's answer to a JMS requester (a jmsToNats route's request): to its JMSReplyTo,
-        which only a reply subject the bridge signed names."""
+        which only a reply subject the bridge signed, and not yet expired, names."""
         try:
-            back = way_back(message.subject, self.bridge_id, self._key)
+            back = way_back(message.subject, self.bridge_id, self._key, time.time())
         except ValueError as error:
             self._count(None, "unknown_replies")
             self._forged_answers.seen(str(error))

@@ -2,10 +2,12 @@
 
 The attacker may publish on NATS and produce to the bridge's topics, nothing more. It publishes answers
 to the bridge's NATS reply subjects naming a queue of its choice (an unsigned subject of the old form, a
-MAC it made up, a genuine MAC over a payload it altered) and a signed one naming a route that is no
-jmsToNats route: nothing arrives on that queue, each is counted (`unknown_replies` of no route), and the
-genuine request/reply still answers. It writes the bridge's loop mark (`jmsbridge.origin` and
-`jms.JMSDestination`) on Kafka records and NATS messages to make the bridge drop them: they are delivered,
+MAC it made up, a genuine MAC over a payload it altered), a signed one naming a route that is no
+jmsToNats route and a signed one that expired (a subject replayed after its requester stopped waiting):
+nothing arrives on that queue, each is counted (`unknown_replies` of no route), and the genuine
+request/reply still answers. It writes the bridge's loop mark (`jmsbridge.origin` and
+`jms.JMSDestination`) on Kafka records and NATS messages, and as a plain JMS producer the ingress's
+(`JmsBridgeOrigin` and `KafkaTopic`) on JMS messages, to make the bridge drop them: they are delivered,
 while what the bridge itself wrote from a destination is still dropped as a loop.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -25,7 +28,7 @@ import nats
 import pytest
 from confluent_kafka import Producer
 
-from bridge_job.message import Destination, DestinationKind, JmsMessage
+from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from bridge_job.routing.nats_replies import WayBack, reply_subject
 from bridge_job.signing import bridge_key
 from jmsbridge.local import BridgeJob, JmsRequester
@@ -33,6 +36,7 @@ from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wa
 from tests.support.harness import (
     bridge_document,
     queued,
+    read_topics,
     received_from,
     route_document,
     send,
@@ -92,8 +96,8 @@ def bridge(
     work = tmp_path_factory.mktemp("forged")
     n = uuid.uuid4().hex[:8]
     name = f"forged-{n}"
-    kafka.create_topics(f"kin-{n}", f"kloop-{n}")
-    sources = [{"queue": f"ask.{n}"}, {"queue": f"nloop.{n}"}, {"queue": f"kloop.{n}"}]
+    kafka.create_topics(f"kin-{n}", f"kloop-{n}", f"jin-{n}")
+    sources = [{"queue": f"ask.{n}"}, {"queue": f"nloop.{n}"}, {"queue": f"kloop.{n}"}, {"queue": f"jin.{n}"}]
     document = bridge_document(name, activemq, kafka, sources, nats={"servers": [nats.url]})
     routes = [
         # JMS requesters -> a NATS service
@@ -101,6 +105,8 @@ def bridge(
         # where forged loop marks are written: from NATS and from Kafka to queues no route reads
         from_nats("nin", name, f"nin.{n}", f"nin.{n}"),
         to_jms_route("kin", name, f"kin-{n}", {"queue": f"kin.{n}"}),
+        # and by a JMS producer, on a source queue whose route writes to the topic the mark names
+        route_document("jin", name, f"jin-{n}", match={"address": f"jin.{n}"}),
         # genuine loops: a queue to NATS and back, a queue to Kafka and back
         to_nats("nloop-out", name, f"nloop.{n}", f"nloop.{n}"),
         from_nats("nloop-in", name, f"nloop.{n}", f"nloop.{n}"),
@@ -147,13 +153,18 @@ def test_forged_answers_reach_no_queue_and_are_counted(bridge: Bridge, activemq:
             prefix, genuine_mac, _ = seen[0].rsplit(".", 2)
             assert prefix == f"_JMSBRIDGE.{bridge.id}.reply"
             to_victim = token({"to": f"queue://{victim}", "c": "c-1", "r": "ask"})
+            victim_queue = Destination(DestinationKind.QUEUE, victim)
             forged = [
                 f"{prefix}.{to_victim}",  # unsigned, as before reply subjects were signed
                 f"{prefix}.{'A' * 22}.{to_victim}",  # a MAC made up
                 f"{prefix}.{genuine_mac}.{to_victim}",  # a genuine MAC, the payload altered
                 # signed (as only the bridge's key can), its route a natsToJms route: no requester's
                 reply_subject(
-                    bridge.id, WayBack(Destination(DestinationKind.QUEUE, victim), "c-1", "nin"), bridge_key()
+                    bridge.id, WayBack(victim_queue, "c-1", "nin"), bridge_key(), int(time.time()) + 3600
+                ),
+                # signed, for a jmsToNats route, replayed an hour after it expired
+                reply_subject(
+                    bridge.id, WayBack(victim_queue, "c-1", "ask"), bridge_key(), int(time.time()) - 3600
                 ),
             ]
             publish(bridge.nats_url, [(subject, b"written by the attacker", None) for subject in forged])
@@ -199,6 +210,26 @@ def test_a_forged_loop_mark_on_nats_is_delivered(bridge: Bridge, activemq: Activ
     )
     delivered = received_from(activemq, f"nin.{bridge.n}", 2)
     assert [m.body for m in delivered] == ["no mac", "a wrong mac"]
+
+
+def test_a_forged_loop_mark_on_jms_is_published(
+    bridge: Bridge, kafka: KafkaBroker, activemq: ActiveMqBroker
+) -> None:
+    """As the ingress marks what it sends from topic `jin-<n>`: the egress would drop it as a loop."""
+    n, claim = bridge.n, {"JmsBridgeOrigin": bridge.id, "KafkaTopic": f"jin-{bridge.n}"}
+    wrong = claim | {"JmsBridgeOriginMac": "A" * 22}
+    forged = [("no mac", claim), ("a wrong mac", wrong)]
+    jin = Destination(DestinationKind.QUEUE, f"jin.{n}")
+    send(
+        activemq,
+        [
+            JmsMessage(jin, body=b, properties={k: Property.string(v) for k, v in p.items()})
+            for b, p in forged
+        ],
+    )
+    records = read_topics(kafka, [f"jin-{n}"], 2)
+    assert sorted(r.value or b"" for r in records) == [b"a wrong mac", b"no mac"]
+    bridge.job.wait_log("were sent on, not dropped as loops", timeout=60)
 
 
 def test_what_the_bridge_wrote_from_a_queue_is_still_a_loop(bridge: Bridge, activemq: ActiveMqBroker) -> None:

@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from bridge_job.formats import KafkaRecord, native
-from bridge_job.formats.native import LoopMark
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka_to_jms.converting import Ingress, IngressAction, IngressRecord, KafkaSource
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from bridge_job.nats.message import NatsMessage
 from bridge_job.nats_to_jms.converting import nats_loop_mark
-from bridge_job.signing import mac
+from bridge_job.signing import LoopMark, mac
 from tests.support.builders import config, route
 
 NOW = 1_700_000_000_000

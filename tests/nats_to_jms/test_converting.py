@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
-from bridge_job.formats.native import LoopMark
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_kafka.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
@@ -23,10 +22,18 @@ from bridge_job.nats_to_jms.converting import (
 )
 from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
-from bridge_job.routing.nats_replies import WayBack, reply_subject, way_back
+from bridge_job.routing.nats_replies import (
+    CLOCK_SKEW_SECONDS,
+    LONGEST_WAIT_SECONDS,
+    WayBack,
+    reply_subject,
+    way_back,
+)
+from bridge_job.signing import LoopMark
 
 REPLIES = Destination(DestinationKind.QUEUE, "ID:replies-1")
 KEY = b"the bridge's key"
+NOW = 1_800_000_000.0  # unix seconds: when the egress publishes, when the service takes an answer
 
 
 def journal_entry(message: JmsMessage) -> JournalEntry:
@@ -51,7 +58,7 @@ def test_the_first_route_in_order_takes_a_subject_that_several_match() -> None:
 def test_a_request_goes_with_the_reply_queue_a_correlation_and_its_deadline() -> None:
     route = nats_route("r", "svc.>", timeoutSeconds=5)
     message = NatsMessage("svc.a", b"hello", "_INBOX.x", {"jms.count": "3", "jmsbridge.types": "count=int"})
-    sent = to_jms(message, route, "b", now_ms=1_000, reply_to=REPLIES, correlation_id="nats-1")
+    sent = to_jms(message, route, "b", KEY, now_ms=1_000, reply_to=REPLIES, correlation_id="nats-1")
     assert (sent.body_type, sent.body) == (BodyType.TEXT, "hello")
     assert (sent.reply_to, sent.correlation_id, sent.expiration) == (REPLIES, "nats-1", 6_000)
     assert sent.destination == Destination(DestinationKind.QUEUE, "svc")
@@ -62,7 +69,7 @@ def test_a_request_goes_with_the_reply_queue_a_correlation_and_its_deadline() ->
 
 def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> None:
     route = nats_route("r", "svc.>", send={"timeToLiveMs": 500, "priority": 7})
-    sent = to_jms(NatsMessage("svc.a", b"\xff\x00"), route, "b", now_ms=1_000, reply_to=REPLIES)
+    sent = to_jms(NatsMessage("svc.a", b"\xff\x00"), route, "b", KEY, now_ms=1_000, reply_to=REPLIES)
     assert (sent.body_type, sent.body) == (BodyType.BYTES, b"\xff\x00")  # not UTF-8: bytes as they are
     assert (sent.reply_to, sent.correlation_id) == (None, None)
     assert (sent.expiration, sent.priority) == (1_500, 7)
@@ -71,13 +78,15 @@ def test_a_one_way_message_has_no_reply_queue_and_keeps_its_own_expiration() -> 
 def test_a_destination_from_a_header_and_what_cannot_go() -> None:
     to_header = {"fromHeader": "to", "allowed": "topic://prices|queue://svc"}
     route = nats_route("r", "svc.>", jmsDestination=to_header)
-    sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", 0)
+    sent = to_jms(NatsMessage("svc.a", b"x", headers={"to": "topic://prices"}), route, "b", KEY, 0)
     assert sent.destination == Destination(DestinationKind.TOPIC, "prices")
     with pytest.raises(SoftFailure) as missing:
-        to_jms(NatsMessage("svc.a", b"x"), route, "b", 0)
+        to_jms(NatsMessage("svc.a", b"x"), route, "b", KEY, 0)
     assert missing.value.reason is SoftFailureReason.NO_DESTINATION
     with pytest.raises(SoftFailure) as bad_name:
-        to_jms(NatsMessage("svc.a", b"x", headers={"jms.not-a-name": "1"}), nats_route("q", "svc.>"), "b", 0)
+        to_jms(
+            NatsMessage("svc.a", b"x", headers={"jms.not-a-name": "1"}), nats_route("q", "svc.>"), "b", KEY, 0
+        )
     assert bad_name.value.reason is SoftFailureReason.CONVERSION_FAILED
 
 
@@ -115,11 +124,11 @@ def test_a_request_is_found_by_either_id_once_and_expires_whole() -> None:
 
 def test_the_way_back_of_a_jms_request_travels_in_its_reply_subject() -> None:
     back = WayBack(Destination(DestinationKind.QUEUE, "ID:host-1:2:1:1"), "c-1", "ask")
-    subject = reply_subject("b", back, KEY)
+    subject = reply_subject("b", back, KEY, int(NOW) + 30)
     assert subject.startswith("_JMSBRIDGE.b.reply.") and subject.count(".") == 4  # <mac>.<token>
-    assert way_back(subject, "b", KEY) == back
+    assert way_back(subject, "b", KEY, NOW) == back
     with pytest.raises(ValueError, match="unsigned"):
-        way_back("_JMSBRIDGE.b.reply.not-base64!", "b", KEY)
+        way_back("_JMSBRIDGE.b.reply.not-base64!", "b", KEY, NOW)
 
 
 def test_a_nats_answer_goes_to_the_requester_with_the_correlation_it_expects() -> None:
@@ -146,12 +155,16 @@ def test_a_jms_message_on_a_jms_to_nats_route_becomes_a_nats_message_or_request(
         properties={"n": Property.of(1)},
     )
     entry = journal_entry(message)
-    published = to_nats(entry, route, "b", KEY)
+    published = to_nats(entry, route, "b", KEY, NOW)
     assert (published.subject, published.data) == ("svc.ask", b"hi")
     assert published.headers["jms.n"] == "1" and published.headers["jmsbridge.origin"] == "b"
     assert published.reply is not None
-    assert way_back(published.reply, "b", KEY) == WayBack(requester, "ID:m-1", "ask")  # no JMSCorrelationID
-    one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b", KEY)
+    assert way_back(published.reply, "b", KEY, NOW) == WayBack(
+        requester, "ID:m-1", "ask"
+    )  # no JMSCorrelationID
+    with pytest.raises(ValueError, match="expired"):  # no time to live: the longest wait, then no more
+        way_back(published.reply, "b", KEY, NOW + LONGEST_WAIT_SECONDS + CLOCK_SKEW_SECONDS + 1)
+    one_way = to_nats(journal_entry(dataclasses.replace(message, reply_to=None)), route, "b", KEY, NOW)
     assert one_way.reply is None
 
 
@@ -169,7 +182,7 @@ def test_a_message_this_bridge_published_from_a_destination_is_a_loop_back_to_it
         ),
     )
     svc = Destination(DestinationKind.QUEUE, "svc")
-    sent = to_nats(journal_entry(JmsMessage(svc, body="x")), out, "b", KEY)
+    sent = to_nats(journal_entry(JmsMessage(svc, body="x")), out, "b", KEY, NOW)
     published = NatsMessage(sent.subject, sent.data, headers=sent.headers)  # as a subscription gets it
     assert nats_loop_mark(published, svc, "b", KEY) is LoopMark.LOOP
     assert nats_loop_mark(published, Destination(DestinationKind.QUEUE, "other"), "b", KEY) is LoopMark.NONE

@@ -102,7 +102,7 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="a service account bridges may run as besides jms-bridge-job (spec.spark.serviceAccount); "
+        help="a service account bridges may run as besides their own (spec.spark.serviceAccount); "
         "repeat for more",
     )
     operator.add_argument(

@@ -13,7 +13,10 @@ from typing import Any
 from unittest import mock
 
 import yaml
+from jmsbridge_operator import naming
+from jmsbridge_operator.identity import identity
 
+from bridge_job.config import JmsBridge, job_config
 from bridge_job.kube.api import Kube
 from tests.apiserver.client import KubeApi
 from tests.apiserver.tools import helm
@@ -62,20 +65,59 @@ def install_identity(kube: KubeApi, namespace: str, *values: str) -> OperatorIde
     )
 
 
-JOB_SERVICE_ACCOUNT = "jms-bridge-job"  # the chart's account of the bridges' Spark pods
+JOB_BRIDGE = "orders"  # the bridge whose pods the job's tests act as, unless they name another
 
 
-def job_kubeconfig(kube: KubeApi, namespace: str, server: str | None = None) -> Path:
-    """The identity of a bridge's pods in `namespace` (the chart's job ServiceAccount and Role, installed
-    with the operator's RBAC for a release serving that namespace if they are not there yet); `server`:
-    the API server through another address (a fault proxy)."""
-    if kube.get("v1", "ServiceAccount", JOB_SERVICE_ACCOUNT, namespace) is None:
+def job_service_account(bridge: str = JOB_BRIDGE) -> str:
+    return naming.job_service_account(bridge)
+
+
+def install_job_identity(kube: KubeApi, namespace: str, bridge: str, bridge_id: str) -> None:
+    """A bridge's identity as the operator makes it (identity.py: its own ServiceAccount, Role, bindings,
+    its free Lease; no owner: the bridge itself is not there), and the chart's ClusterRole it is bound to
+    (with the operator's RBAC for a release serving `namespace`, if not there yet)."""
+    if kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", naming.JOB_CLUSTER_ROLE) is None:
         install_identity(kube, namespace)
-    return kube.control_plane.kubeconfig_for(namespace, JOB_SERVICE_ACCOUNT, server)
+    body = {
+        "apiVersion": naming.BRIDGE_API_VERSION,
+        "kind": "JmsBridge",
+        "metadata": {"name": bridge, "namespace": namespace},
+        "spec": {
+            "bridgeId": bridge_id,
+            "jms": {
+                "connectionFactory": {
+                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
+                    "properties": {"brokerURL": "tcp://amq:61616"},
+                },
+                "sources": [{"queue": "in.orders"}],
+            },
+            "kafka": {"bootstrapServers": "kafka:9092"},
+            "failover": {"standby": True},
+            "spark": {"checkpoint": {"persistentVolumeClaim": "checkpoints"}},
+        },
+    }
+    model = JmsBridge.model_validate(body)
+    made = identity(model, job_config(model, []))
+    kube.apply_manifests([*made.objects, *([made.lease] if made.lease else [])])
 
 
-def job_client(kube: KubeApi, namespace: str) -> Kube:
+def job_kubeconfig(
+    kube: KubeApi,
+    namespace: str,
+    server: str | None = None,
+    bridge: str = JOB_BRIDGE,
+    bridge_id: str | None = None,
+) -> Path:
+    """The identity of bridge `bridge`'s pods in `namespace` (made as the operator would, if not there
+    yet); `server`: the API server through another address (a fault proxy)."""
+    account = job_service_account(bridge)
+    if kube.get("v1", "ServiceAccount", account, namespace) is None:
+        install_job_identity(kube, namespace, bridge, bridge_id or bridge)
+    return kube.control_plane.kubeconfig_for(namespace, account, server)
+
+
+def job_client(kube: KubeApi, namespace: str, bridge: str = JOB_BRIDGE) -> Kube:
     """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it."""
-    path = job_kubeconfig(kube, namespace)
+    path = job_kubeconfig(kube, namespace, bridge=bridge)
     with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         return Kube.connect()

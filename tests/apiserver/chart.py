@@ -116,8 +116,12 @@ def job_kubeconfig(
     return kube.control_plane.kubeconfig_for(namespace, account, server)
 
 
-def job_client(kube: KubeApi, namespace: str, bridge: str = JOB_BRIDGE) -> Kube:
-    """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it."""
+def job_client(kube: KubeApi, namespace: str, bridge: str = JOB_BRIDGE, *, operator: bool = False) -> Kube:
+    """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it;
+    `operator`: the operator under test makes the bridge's identity (wait for it, make none)."""
+    if operator:
+        account = job_service_account(bridge)
+        kube.wait_for(lambda: kube.get("v1", "ServiceAccount", account, namespace), what=f"{account}")
     path = job_kubeconfig(kube, namespace, bridge=bridge)
     with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         return Kube.connect()

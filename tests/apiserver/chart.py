@@ -72,18 +72,18 @@ def job_service_account(bridge: str = JOB_BRIDGE) -> str:
     return naming.job_service_account(bridge)
 
 
-def install_job_identity(kube: KubeApi, namespace: str, bridge: str, bridge_id: str) -> None:
+def install_job_identity(kube: KubeApi, namespace: str, bridge: str, bridge_id: str | None) -> None:
     """A bridge's identity as the operator makes it (identity.py: its own ServiceAccount, Role, bindings,
     its free Lease; no owner: the bridge itself is not there), and the chart's ClusterRole it is bound to
-    (with the operator's RBAC for a release serving `namespace`, if not there yet)."""
+    (with the operator's RBAC for a release serving `namespace`, if not there yet). `bridge_id`: None for
+    the default of a bridge of that name and namespace, as the job's config has it."""
     if kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", naming.JOB_CLUSTER_ROLE) is None:
         install_identity(kube, namespace)
-    body = {
+    body: dict[str, Any] = {
         "apiVersion": naming.BRIDGE_API_VERSION,
         "kind": "JmsBridge",
         "metadata": {"name": bridge, "namespace": namespace},
         "spec": {
-            "bridgeId": bridge_id,
             "jms": {
                 "connectionFactory": {
                     "className": "org.apache.activemq.ActiveMQConnectionFactory",
@@ -96,6 +96,8 @@ def install_job_identity(kube: KubeApi, namespace: str, bridge: str, bridge_id: 
             "spark": {"checkpoint": {"persistentVolumeClaim": "checkpoints"}},
         },
     }
+    if bridge_id is not None:
+        body["spec"]["bridgeId"] = bridge_id
     model = JmsBridge.model_validate(body)
     made = identity(model, job_config(model, []))
     kube.apply_manifests([*made.objects, *([made.lease] if made.lease else [])])
@@ -107,21 +109,24 @@ def job_kubeconfig(
     server: str | None = None,
     bridge: str = JOB_BRIDGE,
     bridge_id: str | None = None,
+    *,
+    operator: bool = False,
 ) -> Path:
-    """The identity of bridge `bridge`'s pods in `namespace` (made as the operator would, if not there
-    yet); `server`: the API server through another address (a fault proxy)."""
+    """The identity of bridge `bridge`'s pods in `namespace`, made as the operator would if not there yet
+    (`bridge_id`: see `install_job_identity`; the default bridge's is its name); `operator`: the operator
+    under test makes it (wait for it, make none); `server`: the API server through another address (a
+    fault proxy)."""
     account = job_service_account(bridge)
-    if kube.get("v1", "ServiceAccount", account, namespace) is None:
-        install_job_identity(kube, namespace, bridge, bridge_id or bridge)
+    if operator:
+        kube.wait_for(lambda: kube.get("v1", "ServiceAccount", account, namespace), what=account)
+    elif kube.get("v1", "ServiceAccount", account, namespace) is None:
+        install_job_identity(kube, namespace, bridge, JOB_BRIDGE if bridge == JOB_BRIDGE else bridge_id)
     return kube.control_plane.kubeconfig_for(namespace, account, server)
 
 
 def job_client(kube: KubeApi, namespace: str, bridge: str = JOB_BRIDGE, *, operator: bool = False) -> Kube:
     """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it;
     `operator`: the operator under test makes the bridge's identity (wait for it, make none)."""
-    if operator:
-        account = job_service_account(bridge)
-        kube.wait_for(lambda: kube.get("v1", "ServiceAccount", account, namespace), what=f"{account}")
-    path = job_kubeconfig(kube, namespace, bridge=bridge)
+    path = job_kubeconfig(kube, namespace, bridge=bridge, operator=operator)
     with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         return Kube.connect()

@@ -423,7 +423,9 @@ def test_missing_rbac_is_a_hard_failure() -> None:
 def test_an_absent_lease_the_job_may_not_create_is_a_hard_failure_that_says_so(kube_api: KubeApi) -> None:
     """A bridge's own account may not create Leases: the operator creates the bridge's. Without it (deleted
     by hand) the job stops, saying what is missing, instead of waiting for ever."""
-    path = job_kubeconfig(kube_api, NAMESPACE, bridge="payments")  # another bridge: its 403 is the point
+    path = job_kubeconfig(
+        kube_api, NAMESPACE, bridge="payments", bridge_id="payments"
+    )  # another bridge: its 403 is the point
     kube_api.delete(LEASES, "Lease", lease_name("payments"), NAMESPACE)
     with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         store = KubernetesLeases(NAMESPACE, lease_name("payments"), Kube.connect())

@@ -134,9 +134,12 @@ def identity(bridge: JmsBridge, config: JobConfig) -> Identity:
 
 
 def differs(existing: dict[str, Any], desired: dict[str, Any]) -> bool:
-    """Whether what we set of an object (rules, subjects, our labels) is not what it has."""
+    """Whether what we set of an object (rules, subjects, owner, our labels) is not what it has."""
     fields = ("rules", "roleRef", "subjects")
     if any(existing.get(field) != desired.get(field) for field in fields):
+        return True
+    owners = desired["metadata"].get("ownerReferences")
+    if owners and (existing.get("metadata") or {}).get("ownerReferences") != owners:
         return True
     labels = (existing.get("metadata") or {}).get("labels") or {}
     return any(labels.get(k) != v for k, v in desired["metadata"].get("labels", {}).items())

@@ -1,8 +1,9 @@
 """Provisioning: the reconciler makes a bridge's identity (identity.py) before its applications run as it.
 
 - The ServiceAccount, Role and RoleBindings are created; one that exists and is ours is replaced when it
-  differs from what we render (a hand edit, a bridge id that changed the Role's names); one that is not
-  ours (no ownerReference to the bridge) is never taken over: the bridge waits, and an Event says why.
+  differs from what we render (a hand edit, a bridge id that changed the Role's names, no owner yet); one
+  that is not ours (owned by something else, or neither owned nor labelled as the bridge's) is never
+  taken over: the bridge waits, and an Event says why.
 - The Lease and the key Secret are only created: the job writes the Lease, and a key is never overwritten.
   A key Secret found absent (deleted: a rotation, docs/security.md) is made anew; the new version of the
   Secret then rolls the bridge's applications as any rotated Secret does (secret_versions.py).
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from bridge_job.kube.api import LEASES, SECRETS, ApiError, Kube, Resource
-from jmsbridge_operator import metrics
+from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.identity import Identity, differs, with_key
 from jmsbridge_operator.render import digest
 
@@ -39,10 +40,17 @@ class NotOurs(Exception):
     """An object of the bridge's identity exists under our name and belongs to someone else."""
 
 
-def _owned_by(obj: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    theirs = {o.get("uid") for o in (obj.get("metadata") or {}).get("ownerReferences") or []}
+def owned_by(obj: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Whether `obj` is the bridge's: owned by it, or, owned by nothing, labelled as its (made offline
+    from `jmsbridge render`, or before the bridge had a uid): then it is adopted (`differs`)."""
+    meta = obj.get("metadata") or {}
+    theirs = {o.get("uid") for o in meta.get("ownerReferences") or []}
     ours = {o.get("uid") for o in (desired.get("metadata") or {}).get("ownerReferences") or []}
-    return not ours or bool(theirs & ours)
+    if theirs:
+        return not ours or bool(theirs & ours)
+    labels = meta.get("labels") or {}
+    wanted = (desired.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(key) == wanted.get(key) for key in (naming.LABEL_MANAGED_BY, naming.LABEL_BRIDGE))
 
 
 class Provisioning:
@@ -95,7 +103,7 @@ class Provisioning:
         existing = self.kube.get(resource, namespace, name)
         if existing is None:  # deleted meanwhile: the next reconciliation creates it
             raise ApiError(409, "Conflict", f"{kind} {name} changed meanwhile")
-        if not _owned_by(existing, desired):
+        if not owned_by(existing, desired):
             raise NotOurs(
                 f"{kind} {name} already exists and is not owned by this bridge; delete or rename it"
             )

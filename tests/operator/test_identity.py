@@ -92,3 +92,19 @@ def test_the_plan_carries_the_identity_of_a_valid_bridge_only() -> None:
     assert decided.identity is not None and decided.identity.service_account == "simple-job"
     invalid = cluster_bridge(spark={"serviceAccount": "payments-admin"})
     assert plan(Observed(invalid), open_gate, NOW).identity is None
+
+
+def test_an_unowned_object_labelled_as_the_bridge_s_is_adopted_another_s_is_not() -> None:
+    from jmsbridge_operator.provisioning import owned_by
+
+    made = _identity(cluster_bridge())
+    account = made.objects[0]
+    offline = {
+        **account,
+        "metadata": {k: v for k, v in account["metadata"].items() if k != "ownerReferences"},
+    }
+    assert owned_by(offline, account) and differs(offline, account)  # adopted: its owner written
+    stranger = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "simple-job"}}
+    assert not owned_by(stranger, account)
+    former = {**account, "metadata": {**account["metadata"], "ownerReferences": [{"uid": "uid-0"}]}}
+    assert not owned_by(former, account)  # a former bridge's of the same name: the collector's

@@ -16,6 +16,10 @@ only when the plan says an object changes.
 A child not ours by label whose name is taken (a create answered 409) is read by name and remembered,
 with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
 
+A bridge's identity (its service account, Role, bindings, Lease, key Secret: identity.py) is made before
+its applications are written, once per bridge and operator process (`provisioning.py`): a create each,
+then nothing while what the plan renders for it stays the same.
+
 A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
 its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
 each bridge's quiet loop (`handlers/rechecks.py`), reconciles the bridge then.
@@ -167,9 +171,8 @@ class Reconciler:
         self.policy = policy
         self.bridge_ids = BridgeIds()  # every served bridge's id (bridge_ids.py), fed by their index
         self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
-        self.provisioning = Provisioning(
-            kube
-        )  # each bridge's service account, Role, Lease, key (identity.py)
+        # Each bridge's service account, Role, bindings, Lease and key (identity.py), as last made.
+        self.provisioning = Provisioning(kube)
         # The Secrets each bridge's pods read, and when their versions are due to be read again.
         self._secret_looks: dict[tuple[str, str], tuple[tuple[str, ...], datetime.datetime | None]] = {}
         # Set when the operator stops (its cleanup): the rechecks loops end, those kopf starts late too.

@@ -16,8 +16,8 @@ Each bridge gets its own ServiceAccount, so that what one bridge's pods may do i
 
 Everything is owned by the bridge (deleting the bridge deletes it) and labelled as its other children.
 A bridge whose `spark.serviceAccount` names an account of the platform team's allow-list (policy.py) runs
-as that one; its own is made all the same and stays unused. Pure: the reconciler creates these objects,
-and replaces the ones it may (`replaceable`) when they differ.
+as that one; its own is made all the same and stays unused. Pure: the reconciler creates these objects
+(provisioning.py), and replaces the account, Role and bindings when they differ (`differs`).
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ any subject, header or property, so a mark the bridge acts on (a NATS reply subj
 destination of the answer, the loop marks that make the ingress drop a record and the egress a JMS message)
 carries a MAC made with a key that only the bridge's pods hold.
 
-The chart keeps one key per namespace where bridges run, in the Secret jms-bridge-job-key, and the operator
-gives it to both instances of every bridge there (the driver and the executors) in the environment variable
+The operator makes one key per bridge, in the Secret `<bridge>-key` (operator/jmsbridge_operator/identity.py),
+and gives it to both instances of the bridge (the driver and the executors) in the environment variable
 KEY_ENV, so that a mark made by one instance is good at the other after a failover; the MACs cover the
-bridge id, so a mark one bridge made is no other bridge's.
+bridge id too, so a mark one bridge made is no other bridge's.
 
 A job run by hand without it makes a key of its own for its lifetime, and says so: its marks are then good
 only until it restarts. The key is made when this module is first imported and put in the process's

@@ -102,7 +102,7 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="a service account bridges may run as besides jms-bridge-job (spec.spark.serviceAccount); "
+        help="a service account bridges may run as besides their own (spec.spark.serviceAccount); "
         "repeat for more",
     )
     operator.add_argument(
@@ -420,6 +420,13 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _text)
 
 
+def _identity_objects(decided: Plan) -> list[dict[str, Any]]:
+    made = decided.identity
+    if made is None or not any(w.verb == "create" for w in decided.writes):
+        return []
+    return [*made.objects, *([made.lease] if made.lease is not None else [])]
+
+
 def run_render(args: argparse.Namespace) -> int:
     found = load(args.files, args.namespace)
     plans = _check(found)
@@ -430,7 +437,12 @@ def run_render(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         print(f"{len(found.problems)} problem(s): nothing rendered", file=sys.stderr)
         return 1
-    objects = [write.body for decided in plans for write in decided.writes if write.verb == "create"]
+    objects = [
+        obj
+        for decided in plans
+        # The bridge's identity first (its pods run as it), but its key, which only the operator makes.
+        for obj in [*_identity_objects(decided), *(w.body for w in decided.writes if w.verb == "create")]
+    ]
     if not objects:
         print("no JmsBridge in the files: nothing to render", file=sys.stderr)
         return 1

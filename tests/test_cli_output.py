@@ -23,6 +23,11 @@ def test_render_as_json_is_one_list_of_what_the_yaml_stream_holds(capsys: pytest
     listed = json.loads(capsys.readouterr().out)
     assert listed == {"apiVersion": "v1", "kind": "List", "items": stream}  # `kubectl apply -f` takes a List
     assert [(o["kind"], o["metadata"]["name"]) for o in listed["items"]] == [
+        ("ServiceAccount", "orders-job"),  # the bridge's identity, but its key (identity.py)
+        ("Role", "orders-job"),
+        ("RoleBinding", "orders-job"),
+        ("RoleBinding", "orders-spark"),
+        ("Lease", "orders-jms-bridge"),
         ("ConfigMap", "orders-config"),
         ("SparkApplication", "orders-primary"),
         ("SparkApplication", "orders-secondary"),

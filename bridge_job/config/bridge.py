@@ -583,8 +583,8 @@ class SparkSpec(CamelModel):
     spark_version: str = "4.3.0"
     """The Spark version of the job image (the SparkApplication's sparkVersion)."""
     service_account: str | None = None
-    """The service account of the Spark pods; default jms-bridge-job, which the chart creates in the
-    namespaces where bridges run."""
+    """The service account of the Spark pods: one the platform team lists in the chart's
+    bridgePolicy.serviceAccounts; default the bridge's own, which the operator creates."""
     driver: ResourcesSpec = Field(default_factory=ResourcesSpec)
     """The driver pod's cores and memory."""
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)

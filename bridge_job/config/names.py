@@ -2,8 +2,8 @@
 ConfigMap, the config mount, environment variables, and the JMS health states.
 
 The active/standby election: the instances of a bridge compete for one coordination.k8s.io Lease in the
-bridge's namespace; its holder is the active instance (kube/leadership.py). The job's service account
-needs get, create and update on leases there.
+bridge's namespace; its holder is the active instance (kube/leadership.py). The operator creates the
+Lease, and the bridge's own service account may get and update it, and no other.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ renewing (crashed, stuck, cut off from the API server) or releases the lease (st
 The protocol, with D = `failover.leaseDurationSeconds`:
 
 - Acquire: every D/3, and every 2 s at most, read the Lease. Absent: create it (409: another instance
-  was faster). Free (no holder) or expired: replace it with the resourceVersion just read (409: another
-  instance won the race).
+  was faster); in a cluster the operator has created it, free, and the job's service account may not
+  create Leases (create cannot be narrowed to one name: operator/jmsbridge_operator/identity.py). Free
+  (no holder) or expired: replace it with the resourceVersion just read (409: another instance won the
+  race).
   A lease is expired when its record has not changed for D since this instance first saw that record,
   measured on this instance's own clock (as client-go does), so the clocks of different nodes never have
   to agree. A newcomer therefore waits one full D before taking over a lease it has never seen renewed,
@@ -212,8 +214,11 @@ class Leadership:
             except ApiError as error:
                 if error.permanent:
                     raise BridgeStopped(
-                        f"cannot take the lease {self.lease}: {error}; the job's service account needs "
-                        f"get, create and update on leases in namespace {self.store.namespace}"
+                        f"cannot take the lease {self.lease}: {error}; the job's service account needs get "
+                        "and update on it (the operator grants them to the bridge's own service account), "
+                        "and the Lease must exist: the operator creates it for a bridge with "
+                        "failover.standby (elsewhere the account needs create on leases in namespace "
+                        f"{self.store.namespace})"
                     ) from None
                 log.warning("cannot read the lease %s (retrying): %s", self.lease, error)
             if self.holder != announced:
@@ -256,7 +261,9 @@ class Leadership:
             if seen < self._observed[1] + duration:
                 return False
             log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
-        transitions = int(spec.get("leaseTransitions") or 0) + 1
+        # The Lease as the operator made it (never held: no acquireTime) starts the first tenure, as a
+        # create does; any other taking is a transition (the status' `failovers`).
+        transitions = int(spec.get("leaseTransitions") or 0) + (1 if spec.get("acquireTime") else 0)
         body = {**current, "spec": self._acquired_spec(spec, transitions)}
         return self._take(self.store.replace, self._labelled(body), "taken")
 

@@ -178,7 +178,9 @@ def unmarked_secrets(
     return tuple(
         secret
         for secret in secret_names(bridge, config)
-        if secret != naming.BRIDGE_KEY_SECRET and secret in marks and not marked_for(marks[secret], name)
+        if secret != naming.bridge_key_secret(name)
+        and secret in marks
+        and not marked_for(marks[secret], name)
     )
 
 

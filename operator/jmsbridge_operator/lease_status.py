@@ -103,6 +103,8 @@ class BridgeLease:
         if holder := self.named_holder:
             renewed = self.spec.get("renewTime") or "never"
             return f"{where} was last renewed by {holder} at {renewed}"
+        if not (self.spec.get("renewTime") or self.spec.get("acquireTime")):
+            return f"{where} has never been held"  # as the operator made it (identity.py)
         return f"{where} has no holder (released at {self.spec.get('renewTime') or 'an unknown time'})"
 
 
@@ -184,8 +186,8 @@ def _condition(
         message = (
             f"No instance has held the Lease for more than {limit.total_seconds():g}s while the "
             f"applications run: {lease.why_unheld()}. Check the driver logs of both instances "
-            f"(`kubectl logs <application>-driver`), and that their service account may get, create and "
-            f"update leases in namespace {lease.namespace}"
+            f"(`kubectl logs <application>-driver`), and that their service account may get and update "
+            f"Lease {lease.name} in namespace {lease.namespace} (the bridge's own may)"
         )
         return Condition(ACTIVE_INSTANCE, "False", NO_ACTIVE_INSTANCE, message)
     message = f"Waiting for an instance to take the Lease: {lease.why_unheld()}"

@@ -72,14 +72,10 @@ ANNOTATION_RESET_CHECKPOINT: Final = f"{API_GROUP}/reset-checkpoint"
 PRIMARY: Final = "primary"
 SECONDARY: Final = "secondary"
 
-# The service account of the Spark pods unless a bridge names its own (`spark.serviceAccount`). The Helm
-# chart creates it with this name, with what Spark's driver needs (executor pods, services...) and get,
-# create and update on leases (the job's active/standby election, `bridge_job/kube/leadership.py`).
-JOB_SERVICE_ACCOUNT: Final = "jms-bridge-job"
-# The Secret holding the key that signs the marks only a bridge may make (bridge_job/signing.py: NATS reply
-# subjects, loop marks), one per namespace where bridges run, made by the chart beside the service account:
-# both instances of a bridge must hold the same key, so that a mark one made is good at the other.
-BRIDGE_KEY_SECRET: Final = "jms-bridge-job-key"
+# What Spark's driver needs for the objects whose names it makes up (executor pods, their configmap and
+# claims): a ClusterRole the Helm chart creates, which the operator binds in each bridge's namespace to the
+# bridge's own service account (identity.py). Everything with a known name is in the bridge's own Role.
+JOB_CLUSTER_ROLE: Final = "jms-bridge-job"
 BRIDGE_KEY_SECRET_KEY: Final = "key"
 
 MAX_CHILD_NAME: Final = 63
@@ -109,6 +105,23 @@ def config_map_name(bridge_name: str) -> str:
 
 def application_name(bridge_name: str, instance: str) -> str:
     return child_name(bridge_name, instance)
+
+
+def job_service_account(bridge_name: str) -> str:
+    """The bridge's own service account, its Role and the RoleBinding to that Role (identity.py)."""
+    return child_name(bridge_name, "job")
+
+
+def spark_role_binding(bridge_name: str) -> str:
+    """The RoleBinding of the bridge's service account to `JOB_CLUSTER_ROLE`."""
+    return child_name(bridge_name, "spark")
+
+
+def bridge_key_secret(bridge_name: str) -> str:
+    """The Secret with the key that signs the marks only this bridge may make (bridge_job/signing.py:
+    NATS reply subjects, loop marks), made once by the operator; both instances read it, so a mark one
+    made is good at the other."""
+    return child_name(bridge_name, "key")
 
 
 def label_value(bridge_name: str) -> str:

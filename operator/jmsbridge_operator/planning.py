@@ -14,7 +14,9 @@ the promises of the operator are kept:
 - `suspend` and a gate closed by a hard failure delete the applications (the ConfigMap stays, so resuming
   is quick); a gate closed by a transient failure changes no application until it opens or turns hard;
 - an invalid spec changes nothing that runs and says what to fix;
-- an object that has our name but is not ours is never taken over.
+- an object that has our name but is not ours is never taken over;
+- a valid bridge's identity (its service account, Role, bindings, Lease and key Secret: identity.py) is
+  in the plan for the reconciler to make before the applications that run as it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
 from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip
 from jmsbridge_operator.config_files import kept_files
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
+from jmsbridge_operator.identity import Identity, identity
 from jmsbridge_operator.job_health import connection_reports, lost_reports, reset_reports, stop_reports
 from jmsbridge_operator.kafka_checks.gate import OPEN, Gate, GateVerdict
 from jmsbridge_operator.lease_status import FAILOVER, failover_message, observed_lease, parse_time, recheck_at
@@ -130,6 +133,7 @@ class Plan:
     clear_annotations: tuple[str, ...] = ()  # on the bridge: requests taken and done
     recheck_at: datetime.datetime | None = None  # the status may change by then with nothing observed
     secrets: tuple[str, ...] = ()  # the Secrets the rendered pods read, whose versions the plan wants
+    identity: Identity | None = None  # what the bridge's pods are (identity.py); None: invalid spec
 
 
 def _meta(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -281,6 +285,7 @@ def plan(
         ]
         return Plan(
             secrets=names,
+            identity=made,
             writes=writes,
             status=status,
             previous_status=previous,
@@ -295,6 +300,7 @@ def plan(
         )
 
     config_map_name = naming.config_map_name(name)
+    made: Identity | None = None  # read by `finish`: set once the spec is valid
     names: tuple[str, ...] = checked.unmarked  # refused for them: read again until marked
     bridge, config = checked.bridge, checkpoint.applied(checked.config)  # a reset reaches the job
     if bridge is None or config is None:
@@ -319,6 +325,7 @@ def plan(
         stop_reports=tuple(stop_reports(reports)),
     )
     names = secret_names(bridge, config)
+    made = identity(bridge, config)  # before the applications that run as it, whatever happens to them
     kept = kept_files(observed.config_map, observed.applications, config)  # a rollout's previous spec
     try:
         rendered: Rendered = render(bridge, config, job_image, _secrets(observed, config, names), kept)

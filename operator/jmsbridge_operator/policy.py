@@ -14,14 +14,13 @@ import dataclasses
 
 from bridge_job.config import JmsBridgeSpec
 from jmsbridge_operator.conditions import INVALID_SPEC, Problem
-from jmsbridge_operator.naming import JOB_SERVICE_ACCOUNT
 from jmsbridge_operator.pod_security import beyond_restricted
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    # The service accounts a bridge's pods may run as (spec.spark.serviceAccount); the chart's, by default.
-    service_accounts: frozenset[str] = frozenset({JOB_SERVICE_ACCOUNT})
+    # The service accounts a bridge's pods may run as besides the bridge's own (spec.spark.serviceAccount).
+    service_accounts: frozenset[str] = frozenset()
     # Pods beyond the Pod Security Standard `restricted` (root, host paths, capabilities, escalation).
     privileged_pods: bool = False
     # Secrets a bridge uses without their owner's mark for it (secret_marks.py).
@@ -34,15 +33,17 @@ DEFAULT_POLICY = Policy()
 def policy_problems(spec: JmsBridgeSpec, policy: Policy) -> tuple[Problem, ...]:
     """Why `policy` refuses a bridge of `spec`, field by field (none: it may run)."""
     problems: list[Problem] = []
-    account = spec.spark.service_account or JOB_SERVICE_ACCOUNT
-    if account not in policy.service_accounts:
+    account = spec.spark.service_account
+    if account is not None and account not in policy.service_accounts:
         allowed = ", ".join(sorted(policy.service_accounts))
+        others = f", or as {allowed}" if allowed else ""
         problems.append(
             Problem(
                 INVALID_SPEC,
                 "spec.spark.serviceAccount",
-                f"spec.spark.serviceAccount: the bridges' pods may run as {allowed} only, not {account!r} "
-                "(the platform team lists the others in the chart's bridgePolicy.serviceAccounts)",
+                "spec.spark.serviceAccount: the bridges' pods run as the bridge's own service account"
+                f"{others}, not {account!r} (the platform team lists the others in the chart's "
+                "bridgePolicy.serviceAccounts; or remove spec.spark.serviceAccount)",
             )
         )
     pod = spec.spark.pod

@@ -16,6 +16,10 @@ only when the plan says an object changes.
 A child not ours by label whose name is taken (a create answered 409) is read by name and remembered,
 with backoff (`taken_names.py`), so that planning adopts it or says `NameConflict`.
 
+A bridge's identity (its service account, Role, bindings, Lease, key Secret: identity.py) is made before
+its applications are written, once per bridge and operator process (`provisioning.py`): a create each,
+then nothing while what the plan renders for it stays the same.
+
 A standby pair's status also changes with time alone (a Lease not renewed expires; nobody holding it for
 its duration is `NoActiveInstance`): the plan says when (`recheck_at`), and `reconcile_if_due`, called by
 each bridge's quiet loop (`handlers/rechecks.py`), reconciles the bridge then.
@@ -44,7 +48,8 @@ from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
 from jmsbridge_operator.lease_status import observed_lease
 from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.policy import DEFAULT_POLICY, Policy
-from jmsbridge_operator.secret_versions import SecretVersions
+from jmsbridge_operator.provisioning import NotOurs, Provisioning
+from jmsbridge_operator.secret_versions import ABSENT, SecretVersions
 from jmsbridge_operator.status import (
     ACCEPTED,
     READY,
@@ -166,6 +171,8 @@ class Reconciler:
         self.policy = policy
         self.bridge_ids = BridgeIds()  # every served bridge's id (bridge_ids.py), fed by their index
         self.watched = Watched(kube.get)  # the bridges, their children, Leases, health reports, claims
+        # Each bridge's service account, Role, bindings, Lease and key (identity.py), as last made.
+        self.provisioning = Provisioning(kube)
         # The Secrets each bridge's pods read, and when their versions are due to be read again.
         self._secret_looks: dict[tuple[str, str], tuple[tuple[str, ...], datetime.datetime | None]] = {}
         # Set when the operator stops (its cleanup): the rechecks loops end, those kopf starts late too.
@@ -261,6 +268,7 @@ class Reconciler:
             self.taken.forget_bridge(key)
             self.taken_config.forget_bridge(key)
             self._secret_looks.pop(key, None)
+            self.provisioning.forget(key)
             metrics.bridge_ready(namespace, name, None)
             self.publish_orphans(namespace, name, route_bodies)
             return
@@ -297,6 +305,7 @@ class Reconciler:
             self.secrets.refresh(namespace, stale)  # a GET each, at most every max_age per Secret
             observed = dataclasses.replace(observed, secret_versions=self.secrets.known(namespace))
             decided = plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
+        decided = self._provide_identity(namespace, bridge, observed, decided)
         try:
             self._apply(namespace, bridge, decided)
         except _NameTaken as clash:
@@ -315,6 +324,28 @@ class Reconciler:
             self._recheck[key] = min(due)
         else:
             self._recheck.pop(key, None)
+
+    def _provide_identity(
+        self, namespace: str, bridge: Mapping[str, Any], observed: Observed, decided: Plan
+    ) -> Plan:
+        """Make the bridge's identity before the applications that run as it (provisioning.py). A key
+        Secret made now is read at once, so that the applications start with its version, and one made
+        anew after a rotation rolls them."""
+        if decided.identity is None:
+            return decided
+        key = (namespace, str(bridge["metadata"]["name"]))
+        secret = str(decided.identity.key_secret["metadata"]["name"])
+        absent = self.secrets is not None and self.secrets.known(namespace).get(secret) == ABSENT
+        try:
+            created = self.provisioning.ensure(namespace, key, decided.identity, absent)
+        except NotOurs as error:
+            self.events(bridge, "Warning", "NameConflict", str(error))
+            raise kopf.TemporaryError(str(error), delay=60) from None
+        if not (created and self.secrets is not None):
+            return decided
+        self.secrets.refresh(namespace, [secret])
+        observed = dataclasses.replace(observed, secret_versions=self.secrets.known(namespace))
+        return plan(observed, self.gate, self.clock(), self.timing, self.job_image, self.policy)
 
     def _applications(self, namespace: str, bridge: str, fresh: bool) -> list[Mapping[str, Any]]:
         """The bridge's SparkApplications, found by our labels (from the watch, or listed)."""

@@ -8,9 +8,9 @@
 - The SparkApplication of each instance runs our PySpark job (`--config <its file> --instance <name>`). A
   change of the bridge's own spec does restart it: the file's name and the hash of the bridge's part of
   the config (a driver annotation) are part of the spec.
-- The driver runs as `spark.serviceAccount`, else as `naming.JOB_SERVICE_ACCOUNT`, which the Helm chart
-  creates in the bridges' namespaces with the rights the job needs (Spark's executor pods, and the Lease
-  of the active/standby election).
+- The driver and the executors run as `spark.serviceAccount` (one of the platform team's allow-list,
+  policy.py), else as the bridge's own service account, which the operator creates with what the job
+  needs and no more (identity.py).
 - The job image is the bridge's `spark.image`, else the operator's (`job_image`: this release's, or
   `JMSBRIDGE_JOB_IMAGE`), decided here and not by a CRD default: the stored bridge keeps no image it did
   not ask for, so a new operator moves it to its job image, through the rollout of any spec change.
@@ -189,7 +189,7 @@ def _secret_key_env(ref: SecretKeyRef, env_name: str) -> dict[str, Any]:
     return {"name": env_name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
 
 
-def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
+def credentials_env(bridge_name: str, config: JobConfig) -> list[dict[str, Any]]:
     """Credentials as references to their Secrets; the values never pass through the operator."""
     env: list[dict[str, Any]] = []
     if (jms_ref := config.bridge.jms.credentials_secret_ref) is not None:
@@ -203,8 +203,9 @@ def credentials_env(config: JobConfig) -> list[dict[str, Any]]:
             env.append(_secret_key_env(nats.token_secret_ref, ENV_NATS_TOKEN))
         if nats.creds_secret_ref is not None:
             env.append(_secret_key_env(nats.creds_secret_ref, ENV_NATS_CREDS))
-    # Not a credential, but as secret: the key that signs what only the bridge may write (signing.py).
-    key = SecretKeyRef(name=naming.BRIDGE_KEY_SECRET, key=naming.BRIDGE_KEY_SECRET_KEY)
+    # Not a credential, but as secret: the key that signs what only the bridge may write (signing.py), the
+    # bridge's own (identity.py).
+    key = SecretKeyRef(name=naming.bridge_key_secret(bridge_name), key=naming.BRIDGE_KEY_SECRET_KEY)
     return [*env, _secret_key_env(key, KEY_ENV)]
 
 
@@ -242,11 +243,11 @@ def library_init_containers(config: JobConfig) -> list[dict[str, Any]]:
     ]
 
 
-def _pods_share(config: JobConfig) -> dict[str, Any]:
+def _pods_share(bridge: JmsBridge, config: JobConfig) -> dict[str, Any]:
     """What the driver and the executors get alike, beyond their resources: env, mounts, placement."""
     spark = config.bridge.spark
     pod = spark.pod
-    env = credentials_env(config) + [e.dump() for e in (pod.env if pod else [])]
+    env = credentials_env(bridge.metadata.name, config) + [e.dump() for e in (pod.env if pod else [])]
     mounts: list[dict[str, Any]] = [{"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}]
     if not _mounts_tmp(config):  # before any mount under it (a scratch checkpoint in /tmp/...)
         mounts.append({"name": TMP_VOLUME, "mountPath": TMP_PATH})
@@ -294,7 +295,7 @@ def secret_names(bridge: JmsBridge, config: JobConfig) -> tuple[str, ...]:
     Secret volumes (projected ones included). Not `imagePullSecrets`: a pull reads them, the job not."""
     names = {
         ref["name"]
-        for env in _pods_share(config).get("env", [])
+        for env in _pods_share(bridge, config).get("env", [])
         if (ref := ((env.get("valueFrom") or {}).get("secretKeyRef") or {})).get("name")
     }
     for volume in _volumes(bridge, config):
@@ -323,7 +324,7 @@ def application(
     spark = config.bridge.spark
     name = naming.application_name(bridge.metadata.name, instance)
     labels = naming.child_labels(bridge.metadata.name, COMPONENT_JOB, instance)
-    shared = _pods_share(config)
+    shared = _pods_share(bridge, config)
 
     def pod(resources: Any) -> dict[str, Any]:
         return {"cores": resources.cores, "memory": resources.memory, "labels": labels, **shared}
@@ -334,14 +335,17 @@ def application(
     driver["annotations"] = {naming.ANNOTATION_BRIDGE_CONFIG_HASH: bridge_config_hash(config)}
     if secrets is not None:
         driver["annotations"][naming.ANNOTATION_SECRETS_VERSION] = secrets
-    # The driver creates its executors and, with a standby, takes part in the election over a Lease.
-    driver["serviceAccount"] = spark.service_account or naming.JOB_SERVICE_ACCOUNT
+    # The driver creates its executors and, with a standby, takes part in the election over a Lease; the
+    # executors sign and check marks with the bridge's key, and need no rights of their own but the same.
+    account = spark.service_account or naming.job_service_account(bridge.metadata.name)
+    driver["serviceAccount"] = account
     if config.bridge.telemetry.port > 0:
         driver["ports"] = [
             {"name": "metrics", "containerPort": config.bridge.telemetry.port, "protocol": "TCP"}
         ]
     executor = pod(spark.executor)
     executor["instances"] = spark.executor.instances
+    executor["serviceAccount"] = account
 
     spec: dict[str, Any] = {
         "type": "Python",

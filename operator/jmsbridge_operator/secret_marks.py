@@ -5,7 +5,7 @@ checks would send their SASL keys to whatever bootstrapServers the bridge chose.
 is no more the bridge author's than the namespace is, so a bridge may use a Secret only when the Secret
 says so: the annotation `jmsbridge.dev/bridges` lists the bridges that may (comma-separated names), or is
 `*` for every bridge of the namespace. The platform team can waive the rule (the chart's
-bridgePolicy.unmarkedSecrets). The chart's own jms-bridge-job-key is every bridge's. Pure.
+bridgePolicy.unmarkedSecrets). A bridge's own key Secret (identity.py) is its own. Pure.
 """
 
 from __future__ import annotations

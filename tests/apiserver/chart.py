@@ -13,7 +13,10 @@ from typing import Any
 from unittest import mock
 
 import yaml
+from jmsbridge_operator import naming
+from jmsbridge_operator.identity import identity
 
+from bridge_job.config import JmsBridge, job_config
 from bridge_job.kube.api import Kube
 from tests.apiserver.client import KubeApi
 from tests.apiserver.tools import helm
@@ -62,20 +65,68 @@ def install_identity(kube: KubeApi, namespace: str, *values: str) -> OperatorIde
     )
 
 
-JOB_SERVICE_ACCOUNT = "jms-bridge-job"  # the chart's account of the bridges' Spark pods
+JOB_BRIDGE = "orders"  # the bridge whose pods the job's tests act as, unless they name another
 
 
-def job_kubeconfig(kube: KubeApi, namespace: str, server: str | None = None) -> Path:
-    """The identity of a bridge's pods in `namespace` (the chart's job ServiceAccount and Role, installed
-    with the operator's RBAC for a release serving that namespace if they are not there yet); `server`:
-    the API server through another address (a fault proxy)."""
-    if kube.get("v1", "ServiceAccount", JOB_SERVICE_ACCOUNT, namespace) is None:
+def job_service_account(bridge: str = JOB_BRIDGE) -> str:
+    return naming.job_service_account(bridge)
+
+
+def install_job_identity(kube: KubeApi, namespace: str, bridge: str, bridge_id: str | None) -> None:
+    """A bridge's identity as the operator makes it (identity.py: its own ServiceAccount, Role, bindings,
+    its free Lease; no owner: the bridge itself is not there), and the chart's ClusterRole it is bound to
+    (with the operator's RBAC for a release serving `namespace`, if not there yet). `bridge_id`: None for
+    the default of a bridge of that name and namespace, as the job's config has it."""
+    if kube.get("rbac.authorization.k8s.io/v1", "ClusterRole", naming.JOB_CLUSTER_ROLE) is None:
         install_identity(kube, namespace)
-    return kube.control_plane.kubeconfig_for(namespace, JOB_SERVICE_ACCOUNT, server)
+    body: dict[str, Any] = {
+        "apiVersion": naming.BRIDGE_API_VERSION,
+        "kind": "JmsBridge",
+        "metadata": {"name": bridge, "namespace": namespace},
+        "spec": {
+            "jms": {
+                "connectionFactory": {
+                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
+                    "properties": {"brokerURL": "tcp://amq:61616"},
+                },
+                "sources": [{"queue": "in.orders"}],
+            },
+            "kafka": {"bootstrapServers": "kafka:9092"},
+            "failover": {"standby": True},
+            "spark": {"checkpoint": {"persistentVolumeClaim": "checkpoints"}},
+        },
+    }
+    if bridge_id is not None:
+        body["spec"]["bridgeId"] = bridge_id
+    model = JmsBridge.model_validate(body)
+    made = identity(model, job_config(model, []))
+    kube.apply_manifests([*made.objects, *([made.lease] if made.lease else [])])
 
 
-def job_client(kube: KubeApi, namespace: str) -> Kube:
-    """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it."""
-    path = job_kubeconfig(kube, namespace)
+def job_kubeconfig(
+    kube: KubeApi,
+    namespace: str,
+    server: str | None = None,
+    bridge: str = JOB_BRIDGE,
+    bridge_id: str | None = None,
+    *,
+    operator: bool = False,
+) -> Path:
+    """The identity of bridge `bridge`'s pods in `namespace`, made as the operator would if not there yet
+    (`bridge_id`: see `install_job_identity`; the default bridge's is its name); `operator`: the operator
+    under test makes it (wait for it, make none); `server`: the API server through another address (a
+    fault proxy)."""
+    account = job_service_account(bridge)
+    if operator:
+        kube.wait_for(lambda: kube.get("v1", "ServiceAccount", account, namespace), what=account)
+    elif kube.get("v1", "ServiceAccount", account, namespace) is None:
+        install_job_identity(kube, namespace, bridge, JOB_BRIDGE if bridge == JOB_BRIDGE else bridge_id)
+    return kube.control_plane.kubeconfig_for(namespace, account, server)
+
+
+def job_client(kube: KubeApi, namespace: str, bridge: str = JOB_BRIDGE, *, operator: bool = False) -> Kube:
+    """The job's Kubernetes transport (`bridge_job.kube.Kube`) as the bridge's pods would have it;
+    `operator`: the operator under test makes the bridge's identity (wait for it, make none)."""
+    path = job_kubeconfig(kube, namespace, bridge=bridge, operator=operator)
     with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
         return Kube.connect()

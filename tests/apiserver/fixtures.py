@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jmsbridge.control_plane import INSTALL_HINT, ControlPlane, binaries_installed
-from tests.apiserver.chart import JOB_SERVICE_ACCOUNT, job_kubeconfig
+from tests.apiserver.chart import job_kubeconfig, job_service_account
 from tests.apiserver.client import KubeApi
 from tests.apiserver.spark_crd import installed_file
 
@@ -50,8 +50,9 @@ def kube_api(control_plane: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 @pytest.fixture()
 def as_bridge_job(kube_api: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This process's Kubernetes clients (and the jobs it starts with `$KUBECONFIG`) act as a bridge's pods
-    in `apps`: the chart's job ServiceAccount and Role. A request that Role does not allow fails the test."""
+    """This process's Kubernetes clients (and the jobs it starts with `$KUBECONFIG`) act as the pods of the
+    bridge `orders` (bridge id `orders`) in `apps`: its own ServiceAccount, Role and bindings, as the operator
+    makes them (identity.py), and its free Lease. A request they do not allow fails the test."""
     import kubernetes.config.kube_config
 
     kube_api.ensure_namespace(BRIDGE_NAMESPACE)
@@ -59,5 +60,5 @@ def as_bridge_job(kube_api: KubeApi, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setenv("KUBECONFIG", str(path))
     monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(path))
     yield path
-    refused = kube_api.refused(f"system:serviceaccount:{BRIDGE_NAMESPACE}:{JOB_SERVICE_ACCOUNT}")
-    assert not refused, f"the chart's job Role refused {len(refused)} request(s): {refused[:5]}"
+    refused = kube_api.refused(f"system:serviceaccount:{BRIDGE_NAMESPACE}:{job_service_account()}")
+    assert not refused, f"the bridge's RBAC refused {len(refused)} request(s): {refused[:5]}"

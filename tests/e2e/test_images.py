@@ -38,7 +38,7 @@ from bridge_job.config import (
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob, stop_group
-from tests.apiserver.chart import ALL_NAMESPACES, install_identity
+from tests.apiserver.chart import ALL_NAMESPACES, install_identity, job_kubeconfig
 from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.operator.helpers import NAMESPACE
@@ -121,7 +121,6 @@ def imported_from(venv: ImageVenv, cwd: Path, *modules: str) -> list[Path]:
 def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
     job_venv: ImageVenv,
     cluster: KubeApi,
-    as_bridge_job: Path,
     activemq: ActiveMqBroker,
     kafka: KafkaBroker,
     tmp_path: Path,
@@ -165,7 +164,8 @@ def test_the_job_image_runs_its_entry_file_from_a_clean_venv(
         PYSPARK_DRIVER_PYTHON=str(job_venv.bin("python")),
         JMSBRIDGE_CLASSPATH=str(jms_lib / "*.jar"),  # DEFAULT_CLASSPATH, re-rooted
         HOSTNAME=f"{name}-driver",  # the pod's name: the Lease holder
-    )  # $KUBECONFIG: the job's identity (as_bridge_job)
+        KUBECONFIG=str(job_kubeconfig(cluster, NAMESPACE, bridge=name)),  # as the bridge's own pods
+    )
     argv = [str(job_venv.bin("spark-submit")), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
     argv += [arg for key, value in spec["sparkConf"].items() for arg in ("--conf", f"{key}={value}")]
     argv.append(str(inside(image_path(spec["mainApplicationFile"]))))

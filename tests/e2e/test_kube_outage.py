@@ -60,7 +60,7 @@ def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_los
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
     api = urlparse(kube_api.url)
     proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
-    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}")
+    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}", bridge=name)
     destination = Destination(DestinationKind.QUEUE, source)
 
     def messages(first: int, count: int) -> list[JmsMessage]:

@@ -29,6 +29,7 @@ from bridge_job.config import default_bridge_id, lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob, wait_until
+from tests.apiserver.chart import job_kubeconfig
 from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.operator.fixtures import chart_operator
@@ -54,7 +55,6 @@ LEASES = "coordination.k8s.io/v1"
 @pytest.mark.timeout(900)
 def test_two_jobs_run_as_an_active_standby_pair(
     cluster: KubeApi,
-    as_bridge_job: Path,  # the jobs' identity; the operator's is the chart's own
     no_kafka_checks: None,
     activemq: ActiveMqBroker,
     kafka: KafkaBroker,
@@ -96,7 +96,9 @@ def test_two_jobs_run_as_an_active_standby_pair(
         return [JmsMessage(destination, body=f"message {i}") for i in range(first, first + 10)]
 
     def instance(name: str) -> BridgeJob:  # a task slot for the egress, one for the NATS service
-        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(as_bridge_job)}  # not the operator's, beside it
+        # as the bridge's own pods, whose identity the operator made (not the operator's, beside it)
+        kubeconfig = job_kubeconfig(cluster, NAMESPACE, bridge=resource["metadata"]["name"], operator=True)
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(kubeconfig)}
         return BridgeJob(files, tmp_path, instance=name, master="local[2]", env=env)
 
     with chart_operator(cluster):

@@ -20,6 +20,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from jmsbridge.local import BridgeJob, JmsRequester
+from tests.apiserver.chart import job_kubeconfig
+from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
 from tests.support.harness import (
     ONE_AT_A_TIME,
@@ -168,7 +170,7 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
 
 @ONE_AT_A_TIME  # an active/standby pair
 def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
-    as_bridge_job: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    kube_api: KubeApi, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
     """The active instance is killed once the service has taken the requests and before it answers: the
     standby takes over, finds the pending requests the other one wrote in Kafka and routes every answer,
@@ -193,9 +195,11 @@ def test_a_message_id_service_answers_a_kafka_requester_across_a_failover(
         resource["metadata"]["namespace"] = "apps"
     files = [write_yaml(tmp_path / "bridge.yaml", document, route)]
     send_requests(kafka, requests, replies, 3)
+    kubeconfig = job_kubeconfig(kube_api, "apps", bridge=bridge)
 
     def instance(name: str) -> BridgeJob:
-        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env={"HOSTNAME": f"pod-{name}"})
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(kubeconfig)}  # as the bridge's own pods
+        return BridgeJob(files, tmp_path, instance=name, master="local[1]", env=env)
 
     active, standby = instance("a"), instance("b")
     try:

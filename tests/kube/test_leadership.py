@@ -8,6 +8,7 @@ never by the test's own slowness.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import threading
@@ -15,13 +16,14 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
 
 from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
 from bridge_job.errors import BridgeStopped
-from bridge_job.kube.api import ApiError
+from bridge_job.kube.api import ApiError, Kube
 from bridge_job.kube.leadership import (
     KubernetesLeases,
     Leadership,
@@ -31,10 +33,12 @@ from bridge_job.kube.leadership import (
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.supervision.telemetry import Metrics
 from jmsbridge.cli import parser
+from tests.apiserver.chart import job_kubeconfig
 from tests.apiserver.client import KubeApi
 from tests.support.builders import config
 
-# As the bridge's pods: the chart's job ServiceAccount and Role, in `apps`.
+# As the pods of the bridge `orders` in `apps`: its own ServiceAccount and Role, and its free Lease, as the
+# operator makes them (operator/jmsbridge_operator/identity.py).
 pytestmark = pytest.mark.usefixtures("as_bridge_job")
 
 LEASES = "coordination.k8s.io/v1"
@@ -75,10 +79,11 @@ def lease_spec(kube: KubeApi) -> dict[str, Any]:
 
 
 def holders(kube: KubeApi) -> list[str | None]:
-    """The holder of every stored version of the lease, oldest first."""
+    """The holder of every stored version of the lease since the operator made it free, oldest first."""
     return [
         (version.get("spec") or {}).get("holderIdentity") if version else None
         for version in kube.history(LEASES, "Lease", LEASE, NAMESPACE)
+        if not version or version.get("spec")  # not the operator's free Lease: no record at all yet
     ]
 
 
@@ -310,14 +315,22 @@ class Interleaved(Intercepted):
             before()
 
 
+def admin(kube: KubeApi) -> Kube:
+    """The API server's admin: an account that may create Leases (the bridge's own may not)."""
+    with mock.patch.dict(os.environ, {"KUBECONFIG": str(kube.kubeconfig)}):
+        return Kube.connect()
+
+
 @pytest.mark.parametrize("lease_exists", [False, True], ids=["create", "replace"])
 def test_a_race_has_one_winner(kube_api: KubeApi, lease_exists: bool) -> None:
-    if lease_exists:  # free: no holder, so both contenders go for it at once
-        kube_api.create(
-            {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": LEASE, "namespace": NAMESPACE}}
-        )
-    b = leadership("b")
-    a = leadership("a", Interleaved(KubernetesLeases(NAMESPACE, LEASE), b.try_acquire))
+    """Free (the operator made it, no holder): both contenders go for it at once. Absent, both create it,
+    as accounts that may (in a cluster the operator creates it: `test_an_absent_lease_...`)."""
+    stores = (KubernetesLeases(NAMESPACE, LEASE), KubernetesLeases(NAMESPACE, LEASE))
+    if not lease_exists:
+        kube_api.delete(LEASES, "Lease", LEASE, NAMESPACE)
+        stores = (KubernetesLeases(NAMESPACE, LEASE, admin(kube_api)),) * 2
+    b = leadership("b", stores[0])
+    a = leadership("a", Interleaved(stores[1], b.try_acquire))
     try:
         assert not a.try_acquire()  # read the lease, then b wrote first: 409 for a
         assert b.is_leader and not a.is_leader
@@ -365,9 +378,8 @@ def test_the_job_holds_the_bridge_lease_as_instance_and_pod(
 
 
 def test_a_lease_of_an_older_job_gets_the_label_at_its_next_write(kube_api: KubeApi) -> None:
-    kube_api.create(
-        {"apiVersion": LEASES, "kind": "Lease", "metadata": {"name": LEASE, "namespace": NAMESPACE}}
-    )
+    older = kube_api.get(LEASES, "Lease", LEASE, NAMESPACE) or {}
+    kube_api.replace({**older, "metadata": {**older["metadata"], "labels": {}}})  # as an older job made it
     store = KubernetesLeases(NAMESPACE, LEASE)
     election = Leadership(store, identity("primary"), DURATION, labels={LABEL_BRIDGE_ID: "orders"})
     try:
@@ -404,8 +416,23 @@ class Forbidden:
 
 
 def test_missing_rbac_is_a_hard_failure() -> None:
-    with pytest.raises(BridgeStopped, match="needs get, create and update on leases in namespace apps"):
+    with pytest.raises(BridgeStopped, match=r"needs get and update on it .* the Lease must exist"):
         leadership("a", Forbidden()).acquire()
+
+
+def test_an_absent_lease_the_job_may_not_create_is_a_hard_failure_that_says_so(kube_api: KubeApi) -> None:
+    """A bridge's own account may not create Leases: the operator creates the bridge's. Without it (deleted
+    by hand) the job stops, saying what is missing, instead of waiting for ever."""
+    path = job_kubeconfig(
+        kube_api, NAMESPACE, bridge="payments", bridge_id="payments"
+    )  # another bridge: its 403 is the point
+    kube_api.delete(LEASES, "Lease", lease_name("payments"), NAMESPACE)
+    with mock.patch.dict(os.environ, {"KUBECONFIG": str(path)}):
+        store = KubernetesLeases(NAMESPACE, lease_name("payments"), Kube.connect())
+    with pytest.raises(BridgeStopped, match="the Lease must exist: the operator creates it"):
+        Leadership(store, identity("a"), DURATION).acquire()
+    refused = kube_api.refused("system:serviceaccount:apps:payments-job")
+    assert [r.split(" ", 1)[0] for r in refused] == ["create"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -413,16 +440,36 @@ def test_missing_rbac_is_a_hard_failure() -> None:
 
 
 def test_the_rendered_service_account_may_hold_the_lease() -> None:
-    """The SparkApplications run as the chart's job service account, whose Role allows the election."""
+    """The SparkApplications run as the bridge's own service account, whose Role allows the election on
+    the bridge's Lease alone; the chart's ClusterRole, bound beside it, grants nothing on Leases."""
     from jmsbridge_operator import naming
+    from jmsbridge_operator.identity import identity as bridge_identity
     from jmsbridge_operator.render import render
 
     from tests.operator.helpers import CHART_DIR, bridge
 
     body = bridge(spark={})  # no spark.serviceAccount
     model = JmsBridge.model_validate(body)
-    for app in render(model, job_config(model, [])).applications.values():
-        assert app["spec"]["driver"]["serviceAccount"] == naming.JOB_SERVICE_ACCOUNT
+    job = job_config(model, [])
+    account = naming.job_service_account(model.metadata.name)
+    for app in render(model, job).applications.values():
+        assert app["spec"]["driver"]["serviceAccount"] == account
+    _, role, binding, spark = bridge_identity(model, job).objects
+    assert (
+        binding["subjects"]
+        == spark["subjects"]
+        == [{"kind": "ServiceAccount", "name": account, "namespace": "apps"}]
+    )
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    leases = [r for r in role["rules"] if "leases" in r["resources"]]
+    assert leases == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [lease_name(job.bridge_id)],
+            "verbs": ["get", "update"],
+        }
+    ]
 
     helm = shutil.which("helm")
     if helm is None:
@@ -430,18 +477,6 @@ def test_the_rendered_service_account_may_hold_the_lease() -> None:
     args = [helm, "template", "bridge", str(CHART_DIR), "-n", "ops", "--set", "watchNamespaces={apps}"]
     output = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
     documents = [d for d in yaml.safe_load_all(output) if d]
-    ours = {
-        (d["kind"], d["metadata"]["namespace"]): d
-        for d in documents
-        if d["metadata"]["name"] == naming.JOB_SERVICE_ACCOUNT
-    }
-    assert set(ours) == {("ServiceAccount", "apps"), ("Role", "apps"), ("RoleBinding", "apps")}
-    binding = ours[("RoleBinding", "apps")]
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": naming.JOB_SERVICE_ACCOUNT, "namespace": "apps"}
-    ]
-    assert binding["roleRef"]["name"] == ours[("Role", "apps")]["metadata"]["name"]
-    leases = [r for r in ours[("Role", "apps")]["rules"] if "leases" in r["resources"]]
-    assert leases == [
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
-    ]
+    (cluster_role,) = [d for d in documents if d["metadata"]["name"] == naming.JOB_CLUSTER_ROLE]
+    assert cluster_role["kind"] == "ClusterRole" and spark["roleRef"]["kind"] == "ClusterRole"
+    assert not [r for r in cluster_role["rules"] if "leases" in r["resources"]]

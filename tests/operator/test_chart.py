@@ -134,7 +134,8 @@ def test_the_defaults_serve_the_release_namespace() -> None:
     assert "--namespace=ops" in container(documents)["args"]
     assert "--all-namespaces" not in container(documents)["args"]
     cluster_roles = [d["metadata"]["name"] for d in documents if d["kind"] == "ClusterRole"]
-    assert cluster_roles == ["bridge-jms-bridge-operator-discovery"]  # read-only, namespaces and CRDs
+    # read-only, namespaces and CRDs; and what Spark's driver needs, which the operator binds per bridge
+    assert cluster_roles == ["jms-bridge-job", "bridge-jms-bridge-operator-discovery"]
     assert {(d["kind"], d["metadata"]["namespace"]) for d in documents if d["kind"] == "Role"} == {
         ("Role", "ops")
     }
@@ -156,7 +157,6 @@ def lint(*values: str) -> subprocess.CompletedProcess[str]:
         ("operator.logFormat=xml", "at '/operator/logFormat': value must be one of 'json', 'full'"),
         ("operator.logFromat=json", "at '/operator': additional properties 'logFromat' not allowed"),
         ("metrics.podMonitor.enabled=yes", "at '/metrics/podMonitor/enabled': got string, want boolean"),
-        ("allNamespaces=true", "at '/bridgeJob/namespaces': minItems: got 0, want 1"),
         ("watchNamespaces={Apps}", "at '/watchNamespaces/0'"),
         ("allNamespaces=true,watchNamespaces={apps}", "at '/watchNamespaces': maxItems: got 1, want 0"),
         ("leaderElection.enabled=false", "at '/replicaCount': maximum: got 2, want 1"),
@@ -186,32 +186,56 @@ def test_namespaced_install_gets_roles_not_cluster_roles() -> None:
         ("RoleBinding", "ops"),
     }
     cluster_roles = [d for d in documents if d["kind"] == "ClusterRole"]
-    assert [r["metadata"]["name"] for r in cluster_roles] == ["bridge-jms-bridge-operator-discovery"]
-    assert all(set(rule["verbs"]) <= {"list", "watch"} for r in cluster_roles for rule in r["rules"])
+    assert [r["metadata"]["name"] for r in cluster_roles] == [
+        "jms-bridge-job",  # bound to no one by the chart: the operator binds it per bridge
+        "bridge-jms-bridge-operator-discovery",
+    ]
+    assert not [
+        d for d in documents if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == "jms-bridge-job"
+    ]
+    assert all(set(rule["verbs"]) <= {"list", "watch"} for rule in cluster_roles[1]["rules"])
     args = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][
         0
     ]["args"]
     assert "--namespace=apps" in args and "--all-namespaces" not in args
 
 
-def test_the_operator_only_reads_leases_and_no_secrets_cluster_wide() -> None:
+def test_the_operator_writes_leases_and_reads_no_secrets_cluster_wide() -> None:
     """What RBAC the operator needs, its end-to-end tests find out on a real API server under exactly this
-    chart's RBAC (tests/apiserver/chart.py); what it must not get, this says: the bridges' Leases are the
-    jobs' to write, and Secrets are granted per namespace (below), never cluster-wide."""
+    chart's RBAC (tests/apiserver/chart.py); what it must not get, this says: it creates the bridges'
+    Leases and may update them (to grant that to each bridge's own account, RBAC lets no one grant more
+    than it holds), never deletes them; it creates key Secrets but reads Secrets per namespace (below),
+    never cluster-wide; and it may bind the ClusterRole jms-bridge-job and no other."""
     role = next(
         d
         for d in template(*ALL_NAMESPACES)
-        if d["kind"] == "ClusterRole" and not d["metadata"]["name"].endswith("discovery")
+        if d["kind"] == "ClusterRole" and d["metadata"]["name"].endswith("-operator")  # the operator's own
     )
     granted = {
         (resource, verb) for rule in role["rules"] for resource in rule["resources"] for verb in rule["verbs"]
     }
-    assert {verb for resource, verb in granted if resource == "leases"} == {"get", "list", "watch"}
-    assert not [resource for resource, _ in granted if resource == "secrets"]
+    assert {verb for resource, verb in granted if resource == "leases"} == {
+        "get",
+        "list",
+        "watch",
+        "create",
+        "update",
+    }
+    assert {verb for resource, verb in granted if resource == "secrets"} == {"create"}
+    binds = [rule for rule in role["rules"] if "bind" in rule["verbs"]]
+    assert binds == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+            "resourceNames": ["jms-bridge-job"],
+        }
+    ]
 
 
 def secret_grants(documents: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
-    """(kind, namespace, verb) of every role that grants something on Secrets."""
+    """(kind, namespace, verb) of every role that grants reading Secrets (creating the bridges' key
+    Secrets reads none)."""
     return {
         (d["kind"], d["metadata"].get("namespace", "*"), verb)
         for d in documents
@@ -219,6 +243,7 @@ def secret_grants(documents: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
         for rule in d["rules"]
         if "secrets" in rule["resources"]
         for verb in rule["verbs"]
+        if verb != "create"
     }
 
 
@@ -310,15 +335,13 @@ def test_the_bridge_policy_values_become_the_operators_policy() -> None:
             operator_environment(parser().parse_args(["operator", *flags]))
         ).policy
 
-    assert policy() == Policy()  # jms-bridge-job only, restricted pods, marked Secrets
+    assert policy() == Policy()  # the bridge's own account only, restricted pods, marked Secrets
     allowed = policy(
         "bridgePolicy.serviceAccounts={spark,etl}",
         "bridgePolicy.privilegedPods=true",
         "bridgePolicy.unmarkedSecrets=true",
     )
-    assert allowed == Policy(
-        frozenset({"jms-bridge-job", "spark", "etl"}), privileged_pods=True, unmarked_secrets=True
-    )
+    assert allowed == Policy(frozenset({"spark", "etl"}), privileged_pods=True, unmarked_secrets=True)
 
 
 def test_image_registry_moves_both_images() -> None:
@@ -365,29 +388,29 @@ def test_extra_env_volumes_and_mounts_of_the_operator() -> None:
     )
 
 
-def test_every_namespace_where_bridges_run_gets_the_job_service_account() -> None:
-    # All namespaces, and nowhere for the Spark pods' service account.
-    assert "at '/bridgeJob/namespaces': minItems" in refused("allNamespaces=true")
-    assert {  # by default: the release namespace, the one the operator serves
-        d["metadata"]["namespace"] for d in template() if d["metadata"]["name"] == "jms-bridge-job"
-    } == {"ops"}
-    accounts = {
-        (d["kind"], d["metadata"]["namespace"])
-        for d in template("bridgeJob.namespaces={apps,payments}")
-        if d["metadata"]["name"] == "jms-bridge-job"
-    }
-    assert accounts == {
-        (kind, ns) for kind in ("ServiceAccount", "Role", "RoleBinding") for ns in ("apps", "payments")
-    }
-    served = template("watchNamespaces={apps}", "bridgeJob.namespaces=null")  # defaults to the served ones
-    assert {d["metadata"]["namespace"] for d in served if d["metadata"]["name"] == "jms-bridge-job"} == {
-        "apps"
-    }
-    # Service accounts provided by the platform team instead: then nothing is required.
+def test_the_bridges_service_accounts_are_the_operator_s_to_make_not_the_chart_s() -> None:
+    """No shared account or key per namespace any more: each bridge gets its own from the operator
+    (identity.py), so allNamespaces needs no list of namespaces for them; the chart makes only the
+    ClusterRole the operator binds, with what Spark's driver does and nothing on Leases or Secrets."""
+    documents = template(
+        "allNamespaces=true", "operator.kafkaChecks.enabled=false", "operator.secretChecks.intervalSeconds=0"
+    )
     assert not [
         d
-        for d in template("bridgeJob.namespaces=null", "bridgeJob.rbac.create=false")
-        if d["metadata"]["name"] == "jms-bridge-job"
+        for d in documents
+        if d["kind"] in ("ServiceAccount", "Secret") and "jms-bridge-job" in d["metadata"]["name"]
+    ]
+    role = next(d for d in documents if d["metadata"]["name"] == "jms-bridge-job")
+    granted = {(r, tuple(rule["verbs"])) for rule in role["rules"] for r in rule["resources"]}
+    assert granted == {
+        ("pods", ("get", "list", "watch", "create", "patch", "delete", "deletecollection")),
+        ("configmaps", ("create", "delete", "deletecollection")),  # no get, update, patch: not another's
+        ("services", ("delete", "deletecollection")),
+        ("persistentvolumeclaims", ("create", "list", "delete", "deletecollection")),
+    }
+    # The platform team's own instead: then not even the ClusterRole.
+    assert not [
+        d for d in template("bridgeJob.rbac.create=false") if d["metadata"]["name"] == "jms-bridge-job"
     ]
 
 

@@ -32,8 +32,15 @@ def test_render_prints_what_the_operator_creates(capsys: pytest.CaptureFixture[s
     printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     bridge = load_yaml(EXAMPLES / "bridge.yaml")[0]
     decided = plan(Observed(bridge, load_yaml(EXAMPLES / "routes.yaml")), open_gate, "1970-01-01T00:00:00Z")
-    assert printed == [w.body for w in decided.writes]
+    assert decided.identity is not None
+    made = [*decided.identity.objects, decided.identity.lease]
+    assert printed == [*made, *(w.body for w in decided.writes)]
     assert [(d["kind"], d["metadata"]["name"]) for d in printed] == [
+        ("ServiceAccount", "orders-job"),  # the bridge's identity, but its key (identity.py)
+        ("Role", "orders-job"),
+        ("RoleBinding", "orders-job"),
+        ("RoleBinding", "orders-spark"),
+        ("Lease", "orders-jms-bridge"),
         ("ConfigMap", "orders-config"),
         ("SparkApplication", "orders-primary"),
         ("SparkApplication", "orders-secondary"),

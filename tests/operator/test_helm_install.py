@@ -26,7 +26,7 @@ from tests.apiserver import tools
 from tests.apiserver.chart import CHART_DIR
 from tests.apiserver.client import KubeApi
 from tests.brokers import KafkaBroker
-from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim, default_id, held_lease
+from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim
 from tests.operator.test_kubectl import Kubectl
 from tests.operator.test_operator import View
 
@@ -128,7 +128,8 @@ def test_helm_install_then_the_examples_then_uninstall(
     view = View(kube_api)
     installed = helm(kubectl, "install", RELEASE, str(CHART_DIR), "-n", NAMESPACE, "--create-namespace")
     assert "STATUS: deployed" in installed
-    assert len(cluster_roles(kube_api)) == 1  # the default: reading namespaces and CRDs, nothing more
+    # the default: reading namespaces and CRDs, nothing more; and jms-bridge-job, bound to no one yet
+    assert sorted(cluster_roles(kube_api)) == ["jms-bridge-jms-bridge-operator-discovery", "jms-bridge-job"]
 
     # Every example is accepted by the server itself, as written.
     for example in sorted(EXAMPLES.parent.rglob("*.yaml")):
@@ -151,8 +152,10 @@ def test_helm_install_then_the_examples_then_uninstall(
     )
     for app in ("orders-primary", "orders-secondary"):
         view.play_spark(app, "RUNNING")
-    # As the active job writes it:
-    kube_api.create(held_lease(default_id("orders"), "primary/orders-primary-driver"))
+    # The bridge's own identity, made by the operator under the installed RBAC (its pods run as it):
+    assert kube_api.get("v1", "ServiceAccount", "orders-job", NAMESPACE) is not None
+    assert kube_api.get("v1", "Secret", "orders-key", NAMESPACE) is not None
+    view.play_lease("orders", "primary/orders-primary-driver")  # as the active job takes the free Lease
     kubectl("wait", "--for=condition=Ready", "jmsbridge/orders", "--timeout=60s")
     # The operator's Kafka checks, on the real broker:
     assert view.conditions(view.bridge("orders"))["KafkaReady"][0] == "True"
@@ -179,7 +182,7 @@ def test_helm_install_then_the_examples_then_uninstall(
         "--set", "allNamespaces=true", "--set", f"bridgeJob.namespaces={{{NAMESPACE}}}",
     )  # fmt: skip
     assert "has been upgraded" in upgraded
-    assert len(cluster_roles(kube_api)) == 2  # reading namespaces and CRDs, and now every namespace's bridges
+    assert len(cluster_roles(kube_api)) == 3  # and now every namespace's bridges
     deployed.append(DeployedOperator(kube_api, NAMESPACE, tmp_path))
     assert "--all-namespaces" in deployed[-1].args
     kubectl("apply", "-f", str(EXAMPLES / "bridge.yaml"))

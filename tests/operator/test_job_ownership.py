@@ -41,7 +41,7 @@ def run_jobs(view: View, monkeypatch: pytest.MonkeyPatch) -> Leadership:
     for name, value in driver_env(view).items():
         if name in (ENV_OWNER_NAME, ENV_OWNER_UID):
             monkeypatch.setenv(name, value)
-    kube = job_client(view.kube, NAMESPACE)  # as the bridge's pods
+    kube = job_client(view.kube, NAMESPACE, "simple", operator=True)  # as the bridge's pods
     leases = KubernetesLeases(NAMESPACE, lease_name(default_id("simple")), kube)
     leadership = Leadership(leases, PRIMARY, 300, labels={LABEL_BRIDGE_ID: "simple"})
     assert leadership.try_acquire()

@@ -106,7 +106,7 @@ def test_nobody_holding_the_lease_is_awaited_for_its_duration_then_no_active_ins
     assert condition(gone, "Stalled") == ("True", "NoActiveInstance")
     message = find_condition(gone, "Ready")["message"]  # type: ignore[index]
     assert "last renewed by primary/pod-a at 2026-01-01T00:00:05.250000Z" in message
-    assert "may get, create and update leases in namespace apps" in message
+    assert "may get and update Lease b-jms-bridge in namespace apps" in message
     # Counted from when the operator first saw nobody: kept across reconciliations.
     assert find_condition(gone, "ActiveInstance")["lastTransitionTime"] == at(16)  # type: ignore[index]
 

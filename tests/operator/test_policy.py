@@ -25,7 +25,7 @@ ATTACKS: list[tuple[str, dict[str, Any], str, str]] = [
         "another-service-account",
         {"serviceAccount": "payments-admin"},
         "spec.spark.serviceAccount",
-        "the bridges' pods may run as jms-bridge-job only, not 'payments-admin'",
+        "the bridges' pods run as the bridge's own service account, not 'payments-admin'",
     ),
     (
         "root",
@@ -108,7 +108,7 @@ def test_the_default_account_and_restricted_pods_need_nothing_allowed() -> None:
             ],
         }
     }
-    for asks in ({}, {"serviceAccount": "jms-bridge-job"}, restricted):
+    for asks in ({}, restricted):  # no serviceAccount: the bridge's own
         checked = validate(bridge_asking(asks), [], namespace="apps", policy=Policy())
         assert checked.problems == (), checked.problems
 
@@ -157,3 +157,21 @@ def test_secrets_the_pods_read_must_be_marked_for_the_bridge_unless_the_policy_w
         f"allows it with the annotation jmsbridge.dev/bridges={name} (a comma-separated list of bridges, "
         "or * for every bridge of the namespace)"
     )
+
+
+def test_the_former_shared_account_is_refused_and_an_allowed_one_runs_the_pods() -> None:
+    """`jms-bridge-job`, the account every bridge of a namespace shared before, is no one's now: a bridge
+    naming it says what to do (docs/upgrading.md); one the platform team lists runs both kinds of pod."""
+    refused = validate(bridge_asking({"serviceAccount": "jms-bridge-job"}), [], namespace="apps")
+    assert [p.message for p in refused.problems] == [
+        "spec.spark.serviceAccount: the bridges' pods run as the bridge's own service account, not "
+        "'jms-bridge-job' (the platform team lists the others in the chart's bridgePolicy.serviceAccounts; "
+        "or remove spec.spark.serviceAccount)"
+    ]
+    listed = Policy(service_accounts=frozenset({"spark"}))
+    checked = validate(bridge_asking({"serviceAccount": "spark"}), [], namespace="apps", policy=listed)
+    assert checked.bridge is not None and checked.config is not None, checked.problems
+    for app in render(checked.bridge, checked.config).applications.values():
+        assert app["spec"]["driver"]["serviceAccount"] == app["spec"]["executor"]["serviceAccount"] == "spark"
+    other = validate(bridge_asking({"serviceAccount": "etl"}), [], namespace="apps", policy=listed)
+    assert "the bridge's own service account, or as spark, not 'etl'" in other.problems[0].message

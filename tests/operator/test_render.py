@@ -89,9 +89,9 @@ def test_application_runs_our_job() -> None:
     assert volumes["jmsbridge-checkpoints"]["persistentVolumeClaim"] == {
         "claimName": "orders-bridge-checkpoints"
     }
-    assert (
-        spec["executor"]["instances"] == 2 and spec["driver"]["serviceAccount"] == "jms-bridge-job"
-    )  # the chart's account, with the lease rights
+    assert spec["executor"]["instances"] == 2
+    # the bridge's own account (identity.py), for the driver and the executors alike
+    assert spec["driver"]["serviceAccount"] == spec["executor"]["serviceAccount"] == "orders-job"
 
 
 def test_secrets_are_referenced_by_name_only() -> None:
@@ -103,7 +103,7 @@ def test_secrets_are_referenced_by_name_only() -> None:
         "JMSBRIDGE_JMS_PASSWORD": {"name": "amq-credentials", "key": "password"},
         "JMSBRIDGE_KAFKA_USERNAME": {"name": "bridge-kafka-user", "key": "username"},
         "JMSBRIDGE_KAFKA_PASSWORD": {"name": "bridge-kafka-user", "key": "password"},
-        "JMSBRIDGE_BRIDGE_KEY": {"name": "jms-bridge-job-key", "key": "key"},  # the chart's, per namespace
+        "JMSBRIDGE_BRIDGE_KEY": {"name": "orders-key", "key": "key"},  # the bridge's own (identity.py)
     }
     assert spec["executor"]["env"] == credentials
     assert all("value" not in e for e in credentials)

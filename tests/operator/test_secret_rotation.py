@@ -21,7 +21,7 @@ from tests.operator.test_api_economy import OPERATOR_AGENTS, asked, reads, recon
 from tests.operator.test_operator import AMQ_SECRET, RUNNING, View
 from tests.operator.test_planning import NOW, as_stored, cluster_bridge, verbs
 
-KEY = naming.BRIDGE_KEY_SECRET
+KEY = naming.bridge_key_secret("simple")  # the bridge's own signing key (identity.py)
 
 
 def reading_secrets(**spec: Any) -> dict[str, Any]:
@@ -73,10 +73,10 @@ def test_the_secrets_the_pods_read_are_their_env_references_and_secret_volumes()
     assert secret_names(checked.bridge, checked.config) == (
         "amq-credentials",
         "extra",
-        KEY,  # every bridge's: its signing key (a new one restarts it)
         "kafka-cluster-ca",
         "kafka-user",
         "projected-one",
+        KEY,  # the bridge's signing key (a new one restarts it)
     )
 
 

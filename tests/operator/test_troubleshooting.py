@@ -36,6 +36,14 @@ NOT_REASONS = {
     "Secret",  # where a bridge's Kafka TLS file is (kafka_checks/mounted_files.py)
     "SparkApplication",
     "CustomResourceDefinition",
+    # a bridge's identity (identity.py, provisioning.py), and the API server's reason for a 409
+    "ServiceAccount",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "Lease",
+    "Opaque",
+    "Conflict",
     "Namespaced",
     "List",
     "Status",

@@ -139,10 +139,14 @@ def journal_seq(record: LoggedRecord) -> int | None:
 class Instance:
     """One instance of the pair: a job process, restarted as Kubernetes restarts a pod."""
 
-    def __init__(self, name: str, files: list[Path], work: Path, plan: FailoverPlan, kube: KubeApi) -> None:
+    def __init__(
+        self, name: str, files: list[Path], work: Path, plan: FailoverPlan, kube: KubeApi, bridge: str
+    ) -> None:
         self.name = name
         self.identity = lease_holder_identity(name, f"pod-{name}")
-        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(job_kubeconfig(kube, NAMESPACE))}
+        # as the bridge's own pods (the operator's identity.py); the bridge's id is its name (`_files`)
+        kubeconfig = job_kubeconfig(kube, NAMESPACE, bridge=bridge, bridge_id=bridge)
+        env = {"HOSTNAME": f"pod-{name}", "KUBECONFIG": str(kubeconfig)}
         args = ["--cold-standby"] if plan.cold_standby else []
         self.job = BridgeJob(files, work, instance=name, master=plan.master, env=env, args=args)
 
@@ -203,8 +207,8 @@ class Failover:
         work = work / self.bridge_id
         work.mkdir(parents=True)
         files = self._files(work)
-        self.active = Instance("a", files, work, plan, kube)
-        self.standby = Instance("b", files, work, plan, kube)
+        self.active = Instance("a", files, work, plan, kube, self.bridge_id)
+        self.standby = Instance("b", files, work, plan, kube, self.bridge_id)
         self.load = JmsLoad(activemq, self.queue, plan.rate)
         self.output = TopicLog(kafka.bootstrap, self.topic)
         self.journal: TopicLog | None = None  # the job creates the journal topic

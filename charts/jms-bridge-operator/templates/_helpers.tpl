@@ -58,17 +58,37 @@ The namespaces the operator serves, as JSON (`include ... | fromJsonArray`): [] 
 - apiGroups: [sparkoperator.k8s.io]
   resources: [sparkapplications]
   verbs: [get, list, watch, create, update, delete]
-# Its ConfigMaps are watched (by label), so that one deleted or edited by hand is put back at once.
+# Its ConfigMaps are watched (by label), so that one deleted or edited by hand is put back at once; patch
+# for the rule it puts into each bridge's Role (on the health ConfigMap): RBAC lets no one grant more than
+# it holds.
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, create, update, delete]
+  verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: ["", events.k8s.io]
   resources: [events]
   verbs: [create]
-# A standby pair's Lease (the job's election): its holder is the status' activeInstance. Read only.
+# A standby pair's Lease (the job's election): its holder is the status' activeInstance. The operator
+# creates it free (the job may not create Leases: create cannot be narrowed by name), and holds get and
+# update to grant them in the bridge's Role.
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, create, update]
+# Each bridge's identity (identity.py): its service account, its Role and the bindings to that Role and
+# to the ClusterRole jms-bridge-job, which it may bind and no other.
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [clusterroles]
+  verbs: [bind]
+  resourceNames: [jms-bridge-job]
+# Each bridge's key Secret, made once (never read back: the pods read it).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
 # A standby pair's checkpoint claim: the status says whether both instances can share it.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]

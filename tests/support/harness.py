@@ -98,6 +98,15 @@ def to_jms_route(
     )
 
 
+def eventually(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait until `condition()` holds, polling; AssertionError naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:.0f}s: {what}")
+        time.sleep(0.2)
+
+
 def write_yaml(path: Path, *documents: dict[str, Any]) -> Path:
     path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     return path

@@ -27,7 +27,7 @@ def test_render_as_json_is_one_list_of_what_the_yaml_stream_holds(capsys: pytest
         ("Role", "orders-job"),
         ("RoleBinding", "orders-job"),
         ("RoleBinding", "orders-spark"),
-        ("Lease", "orders-jms-bridge"),
+        ("Lease", "apps-orders-jms-bridge"),  # <namespace>-<name>: the default bridge id
         ("ConfigMap", "orders-config"),
         ("SparkApplication", "orders-primary"),
         ("SparkApplication", "orders-secondary"),

@@ -40,7 +40,7 @@ def test_render_prints_what_the_operator_creates(capsys: pytest.CaptureFixture[s
         ("Role", "orders-job"),
         ("RoleBinding", "orders-job"),
         ("RoleBinding", "orders-spark"),
-        ("Lease", "orders-jms-bridge"),
+        ("Lease", "apps-orders-jms-bridge"),  # <namespace>-<name>: the default bridge id
         ("ConfigMap", "orders-config"),
         ("SparkApplication", "orders-primary"),
         ("SparkApplication", "orders-secondary"),

@@ -169,10 +169,15 @@ def is_hard(error: object) -> bool:
     return str(getattr(error, "name", lambda: "")()) in HARD_ERRORS
 
 
+# What a topic that does not exist answers, or no longer: the client fails its records for a deleted one
+# as of an unknown partition.
+UNKNOWN_TOPIC = frozenset({"UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
+
+
 def delivery_failure(topic: str, error: object) -> BridgeStopped:
     """A clear hard failure for a failed Kafka write: a topic that does not exist, a write not allowed."""
     name = getattr(error, "name", lambda: "")()
-    if name in ("UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_TOPIC"):
+    if name in UNKNOWN_TOPIC:
         return BridgeStopped(f"topic {topic} does not exist: create it or fix the route")
     if name == "TOPIC_AUTHORIZATION_FAILED":
         return BridgeStopped(f"not authorized to write to topic {topic}: grant WRITE on it to the bridge")

@@ -19,6 +19,7 @@ are kept per Python worker process (Spark reuses workers), so a batch does not p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
@@ -26,12 +27,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from bridge_job.config import transactional_id_prefix
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.kafka.clients import KafkaConfig, delivery_failure, is_hard
+from bridge_job.kafka.clients import UNKNOWN_TOPIC, KafkaConfig, delivery_failure, is_hard
 from bridge_job.kafka.waiting import cause
 from bridge_job.outages import Outage
 
@@ -42,6 +43,11 @@ TRANSACTION_TIMEOUT_SECONDS = 120.0
 # A transaction takes a few calls of TRANSACTION_TIMEOUT_SECONDS each; one still running well past them
 # will not return.
 GIVE_UP_SECONDS = 4 * TRANSACTION_TIMEOUT_SECONDS
+
+# A write not acknowledged within this long has its topics looked up: one that no longer exists is a hard
+# failure at once. The client retries a produce to a deleted topic until the record's own timeout (the
+# patience, or the transaction's timeout: minutes), taking it for a topic that is yet to be made.
+SLOW_WRITE_SECONDS = 5.0
 
 Addressed = tuple[str, KafkaRecord]  # a record and its destination topic
 
@@ -135,6 +141,26 @@ def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: De
                 raise deliveries.failures[0]
 
 
+def missing_topic(producer: Producer, records: Sequence[Addressed]) -> str | None:
+    """The first of the records' topics the cluster says does not exist, if any; None too when it cannot
+    say (unreachable: the caller's patience decides)."""
+    for topic in sorted({topic for topic, _ in records}):
+        try:
+            found = producer.list_topics(topic, timeout=SLOW_WRITE_SECONDS).topics.get(topic)
+        except KafkaException:
+            return None
+        if found is None or (found.error is not None and found.error.name() in UNKNOWN_TOPIC):
+            return topic
+    return None
+
+
+def flush_or_stop(producer: Producer, records: Sequence[Addressed]) -> None:
+    """Wait SLOW_WRITE_SECONDS for the records' acknowledgements; still waiting, stop on a topic that no
+    longer exists (deleted since the job checked its routes) rather than wait out the records' timeout."""
+    if producer.flush(SLOW_WRITE_SECONDS) and (topic := missing_topic(producer, records)) is not None:
+        raise delivery_failure(topic, KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
+
+
 def write_at_least_once(
     settings: KafkaConfig,
     records: Sequence[Addressed],
@@ -151,6 +177,7 @@ def write_at_least_once(
         deliveries = Deliveries()
         try:
             produce_all(producer, records, deliveries)
+            flush_or_stop(producer, records)
             remaining = producer.flush(patience_seconds)
         except (KafkaException, SystemError) as error:  # SystemError: a fatal error inside flush's callbacks
             if attempt == 2 or not (deliveries.fatal or isinstance(error, SystemError) or fenced(error)):
@@ -208,6 +235,9 @@ def _transact(
     producer.begin_transaction()
     try:
         produce_all(producer, records, deliveries)
+        # A fatal error inside flush's callbacks surfaces as SystemError; the next call raises it as it is.
+        with contextlib.suppress(SystemError):
+            flush_or_stop(producer, records)
         producer.send_offsets_to_transaction(
             [progress], reader.consumer_group_metadata(), TRANSACTION_TIMEOUT_SECONDS
         )

@@ -335,7 +335,7 @@ def test_destination_topic_deleted_and_recreated(
         code = job.wait_exit(180)
         lines = stop_lines(job)
         print(f"\ntopic deleted: exit={code} stop lines={lines}")
-        assert code == 2 and len(lines) == 1 and topic in lines[0]
+        assert code == 2 and len(lines) == 1 and f"topic {topic} does not exist" in lines[0]
         kafka.create_topics(topic)
         job.start()
         job.wait_running()

@@ -93,3 +93,31 @@ def test_a_fenced_writer_whose_successor_wrote_past_its_range_writes_nothing(
     with pytest.raises(Superseded):
         write_transaction(settings, [record(1)], reader, TopicPartition(job.journal_topic, 0, 2), 60, begun=1)
     assert [r.key for r in read_topics(kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]
+
+
+@pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
+def test_a_destination_topic_deleted_under_the_bridge_stops_it_naming_the_topic(
+    kafka: KafkaBroker, tmp_path: Path, delivery: str
+) -> None:
+    """The client retries a write to a deleted topic as one yet to be made, until the record's timeout (the
+    transaction's two minutes, or the patience); the task stops at once instead, saying what to do."""
+    job, path, topic = journalled_bridge(kafka, tmp_path, delivery=delivery)
+    journal(kafka, job, *(order(seq) for seq in range(4)))
+    egress_task.run(path, job.journal_topic, 0, 0, 2)
+    kafka.delete_topics(topic)
+    stopped: list[BaseException] = []
+
+    def write_on() -> None:
+        try:
+            egress_task.run(path, job.journal_topic, 0, 2, 4)
+        except BaseException as error:  # asserted below
+            stopped.append(error)
+
+    task = threading.Thread(target=write_on, daemon=True)
+    task.start()
+    task.join(timeout=60)  # well within the two minutes it waited
+    assert not task.is_alive(), "the write to the deleted topic did not stop"
+    assert [str(error) for error in stopped] == [
+        f"jmsbridge hard failure: topic {topic} does not exist: create it or fix the route"
+    ]
+    assert isinstance(stopped[0], BridgeStopped)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from bridge_job.config import JobConfig
 from bridge_job.kafka.waiting import patiently
@@ -74,14 +74,19 @@ def follow(
     bridge = current().bridge  # Kafka's address and the patience are the job's, fixed when it starts
     kafka, patience = bridge.kafka, bridge.outages.patience_seconds
 
-    def ends() -> tuple[int, int]:
-        low, high = patiently(
-            lambda timeout: consumer.get_watermark_offsets(where, timeout=timeout, cached=False),
-            kafka,
-            patience,
-            f"asking for the end of {name}",
-        )
+    def watermarks(timeout: float) -> tuple[int, int]:
+        try:
+            low, high = consumer.get_watermark_offsets(where, timeout=timeout, cached=False)
+        except KafkaException as error:
+            if error.args and error.args[0].code() == KafkaError._UNKNOWN_PARTITION:
+                # The client's metadata lost the partition while the broker restarted, and it refreshes
+                # metadata only every 5 minutes: ask the broker now, so that the next attempt finds it.
+                consumer.list_topics(where.topic, timeout=timeout)
+            raise
         return int(low), int(high)
+
+    def ends() -> tuple[int, int]:
+        return patiently(watermarks, kafka, patience, f"asking for the end of {name}")
 
     def committed(timeout: float) -> int:
         return int(consumer.committed([where], timeout=timeout)[0].offset)

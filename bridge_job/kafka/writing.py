@@ -142,8 +142,17 @@ def produce_all(producer: Producer, records: Sequence[Addressed], deliveries: De
 
 
 def missing_topic(producer: Producer, records: Sequence[Addressed]) -> str | None:
-    """The first of the records' topics the cluster says does not exist, if any; None too when it cannot
-    say (unreachable: the caller's patience decides)."""
+    """The first of the records' topics the cluster says does not exist, asked twice SLOW_WRITE_SECONDS
+    apart (a broker that is starting answers so for a while), if any; None too when it cannot say
+    (unreachable: the caller's patience decides)."""
+    gone = _missing_topic(producer, records)
+    if gone is None:
+        return None
+    time.sleep(SLOW_WRITE_SECONDS)
+    return _missing_topic(producer, [(gone, record) for _, record in records[:1]])
+
+
+def _missing_topic(producer: Producer, records: Sequence[Addressed]) -> str | None:
     for topic in sorted({topic for topic, _ in records}):
         try:
             found = producer.list_topics(topic, timeout=SLOW_WRITE_SECONDS).topics.get(topic)

@@ -145,22 +145,21 @@ def missing_topic(producer: Producer, records: Sequence[Addressed]) -> str | Non
     """The first of the records' topics the cluster says does not exist, asked twice SLOW_WRITE_SECONDS
     apart (a broker that is starting answers so for a while), if any; None too when it cannot say
     (unreachable: the caller's patience decides)."""
-    gone = _missing_topic(producer, records)
-    if gone is None:
-        return None
-    time.sleep(SLOW_WRITE_SECONDS)
-    return _missing_topic(producer, [(gone, record) for _, record in records[:1]])
-
-
-def _missing_topic(producer: Producer, records: Sequence[Addressed]) -> str | None:
     for topic in sorted({topic for topic, _ in records}):
-        try:
-            found = producer.list_topics(topic, timeout=SLOW_WRITE_SECONDS).topics.get(topic)
-        except KafkaException:
-            return None
-        if found is None or (found.error is not None and found.error.name() in UNKNOWN_TOPIC):
-            return topic
+        if _gone(producer, topic):
+            time.sleep(SLOW_WRITE_SECONDS)
+            if _gone(producer, topic):
+                return topic
     return None
+
+
+def _gone(producer: Producer, topic: str) -> bool:
+    """Whether the cluster says `topic` does not exist; False when it does not answer."""
+    try:
+        found = producer.list_topics(topic, timeout=SLOW_WRITE_SECONDS).topics.get(topic)
+    except KafkaException:
+        return False
+    return found is None or (found.error is not None and found.error.name() in UNKNOWN_TOPIC)
 
 
 def flush_or_stop(producer: Producer, records: Sequence[Addressed]) -> None:

@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.kafka.reading import read_range
 from tests.brokers import KafkaBroker
+from tests.support.harness import eventually
 from tests.support.journal import transactional_writer
 from tests.support.topic_log import TopicLog
 
@@ -89,17 +90,23 @@ def test_the_scenarios_topic_log_reads_every_committed_record_around_a_fenced_wr
     kafka.create_topics(topic)
     log = TopicLog(kafka.bootstrap, topic)
 
-    def read() -> list[str]:
-        log.catch_up()
+    def keys() -> list[str]:
         return [bytes(r.key or b"").decode() for r in log.records]
+
+    def read(expected: list[str]) -> None:
+        """Looks until the log holds `expected`: a commit returns before its markers are written, and the
+        last stable offset passes the transaction only then."""
+        eventually(lambda: log.catch_up() is not None and keys() == expected, 30, f"{expected} in the log")
 
     former = transactional_writer(kafka, f"{topic}-writer")
     transaction(former, topic, ["a0", "a1"], key=True)
-    assert read() == ["a0", "a1"]
+    read(["a0", "a1"])
     transaction(former, topic, ["open0", "open1"], commit=False, key=True)
+    log.catch_up()  # the open transaction's records are past the last stable offset
+    assert keys() == ["a0", "a1"]
     successor = transactional_writer(kafka, f"{topic}-writer")
     transaction(successor, topic, ["b0", "b1"], key=True)
-    assert read() == ["a0", "a1", "b0", "b1"]
+    read(["a0", "a1", "b0", "b1"])
     transaction(successor, topic, ["c0", "c1"], key=True)
-    assert read() == ["a0", "a1", "b0", "b1", "c0", "c1"]
+    read(["a0", "a1", "b0", "b1", "c0", "c1"])
     log.close()

@@ -3,7 +3,8 @@
 `TopicLog` assigns the partition only while it reads up to the high watermark it saw, then unassigns: a
 long-running reader that polls costs one ListOffsets request per look, and holds no fetch open between
 looks. `read_committed`, so a record counts once its transaction is committed; offsets are the records'
-own (transaction markers and aborted records leave holes).
+own (transaction markers and aborted records leave holes). A `read_committed` consumer's high watermark
+is the last stable offset: an open transaction holds back nothing below it, so a look reads up to it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import cast
 
 from confluent_kafka import Consumer, TopicPartition
 
-READ_PATIENCE = 2.0  # seconds without a record below the watermark: an open transaction holds them back
+# How long a look may take to read up to the watermark: only a slow or unreachable Kafka makes it wait (a
+# first fetch on a loaded machine took over 2 s).
+READ_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,8 @@ class TopicLog:
         return int(high)
 
     def catch_up(self) -> list[LoggedRecord]:
-        """Read up to the current high watermark, or as far as committed records reach (until none came
-        for READ_PATIENCE); the new records."""
+        """Read up to the current high watermark (the last stable offset), for at most READ_SECONDS; the
+        new records."""
         high = self.high_watermark()
         start = self.position
         if high <= start:
@@ -58,12 +61,10 @@ class TopicLog:
         new: list[LoggedRecord] = []
         reached = start  # how far the read got, markers included
         self._consumer.assign([TopicPartition(self.topic, self.partition.partition, start)])
-        give_up = time.monotonic() + READ_PATIENCE
+        give_up = time.monotonic() + READ_SECONDS
         try:
             while reached < high and time.monotonic() < give_up:
                 messages = self._consumer.consume(10_000, timeout=0.1)
-                if messages:
-                    give_up = time.monotonic() + READ_PATIENCE
                 for message in messages:
                     offset = message.offset()
                     if message.error() is not None or offset is None:

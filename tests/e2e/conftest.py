@@ -1,0 +1,44 @@
+"""A failed end-to-end test reports what its bridge jobs logged: a CI run shows only the failure's text,
+and a timeout alone ("waiting for all 3000 records") does not say whether the job stopped, waited out an
+outage or never saw a record."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Lines of the job's own loggers; librdkafka's connection refusals during an outage are left out.
+_OWN = ("jmsbridge.", "bridge_job.", "Traceback", "Error:", "jmsbridge stopped")
+_NOISE = ("Connect to ipv4", "brokers are down")
+TAIL_LINES = 80
+
+
+def job_log_tails(work_dir: Path) -> str:
+    """The end of what each job under `work_dir` logged of its own, a section per log file."""
+    sections = []
+    for log in sorted(work_dir.rglob("job*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        own = [
+            line[:400]
+            for line in lines
+            if any(t in line for t in _OWN) and not any(n in line for n in _NOISE)
+        ]
+        sections.append(
+            f"--- {log.relative_to(work_dir)} ({len(lines)} lines, its last {TAIL_LINES} own ones):"
+        )
+        sections.extend(own[-TAIL_LINES:])
+    return "\n".join(sections)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    work_dir = getattr(item, "funcargs", {}).get("tmp_path")
+    if report.failed and isinstance(work_dir, Path) and work_dir.exists():
+        tails = job_log_tails(work_dir)
+        if tails:
+            report.sections.append(("bridge job logs", tails))

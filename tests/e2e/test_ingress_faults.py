@@ -198,8 +198,11 @@ def own_kafka() -> Iterator[KafkaBroker]:
 
 
 def test_kafka_restarted_mid_stream(activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path) -> None:
+    """A patience well inside the test's wait: a job that cannot get going again stops with a line that
+    says where it waited (the failure report carries the job's log), rather than outlasting the test."""
     total = 3000
-    files, topic, queue, _ = ingress_files(tmp_path, activemq, own_kafka, spark={"maxRecordsPerBatch": 200})
+    spec: dict[str, Any] = {"spark": {"maxRecordsPerBatch": 200}, "outages": {"patienceSeconds": 120}}
+    files, topic, queue, _ = ingress_files(tmp_path, activemq, own_kafka, **spec)
     produce(own_kafka, topic, total)
     job = BridgeJob(files, tmp_path).start()
     reader = QueueReader(activemq, queue).start()

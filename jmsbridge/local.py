@@ -119,6 +119,9 @@ class _Process:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+INACTIVITY_MS = 10_000
+
+
 class ActiveMqBroker(_Process):
     """ActiveMQ Classic with persistence on (messages survive a bridge crash as they would in production)."""
 
@@ -140,8 +143,12 @@ class ActiveMqBroker(_Process):
         (base / "conf").mkdir(exist_ok=True)
         (base / "data").mkdir(exist_ok=True)
         persistent = "true" if self.persistent else "false"
+        # A short inactivity timeout, as docs/failover.md advises for a bridge with a standby: a frozen
+        # client's connection is dropped after 10 s, and the messages it held go to the next consumer
+        # (at the default 30 s, a frozen active's held the failover scenario for about a minute).
+        connector = f"tcp://127.0.0.1:{self.port}?wireFormat.maxInactivityDuration={INACTIVITY_MS}"
         uri = (
-            f"broker:(tcp://127.0.0.1:{self.port})?persistent={persistent}&useJmx=false"
+            f"broker:({connector})?persistent={persistent}&useJmx=false"
             f"&brokerName=test{self.port}&dataDirectory={base / 'data'}"
         )
         self._spawn(

@@ -340,6 +340,15 @@ def fingerprint_all(
     return topics
 
 
+def with_known_ids(taken: Mapping[str, TopicBinding], earlier: Mapping[str, TopicBinding]) -> None:
+    """Keep a topic's bound id where the broker gave none this time: a describe that timed out during an
+    outage must not unbind it (a topic recreated since would then be taken for the one the bridge read)."""
+    for topic, found in taken.items():
+        before = earlier.get(topic)
+        if found.topic_id is None and before is not None:
+            found.topic_id = before.topic_id
+
+
 def committed_beyond(consumer: Consumer, topic: str, group: str) -> Mismatch | None:
     """`exactlyOnce`: offsets the journal reader group committed beyond the journal's end (kept from a
     journal deleted since), which would make the egress skip the new journal's records as written."""

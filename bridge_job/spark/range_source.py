@@ -91,6 +91,7 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # bound from the first planning on. A topic recreated before the bridge passed a record of it
         # is told apart by its id alone, since Kafka deletes a deleted topic's committed offsets too.
         taken = binding.fingerprint_all(self.consumer, settings, {**low, **start}, self.locate)
+        binding.with_known_ids(taken, binding.load_binding(self.checkpoint) or {})
         binding.save_binding(self.checkpoint, taken)
         self._bound = {(t, p) for t, b in taken.items() for p in b.records}
         self._fingerprinted = time.monotonic()

@@ -18,6 +18,7 @@ from bridge_job.spark.binding import (
     save_binding,
     save_start,
     spark_offsets,
+    with_known_ids,
 )
 from bridge_job.supervision.checkpoints import describe_change
 
@@ -106,3 +107,12 @@ def test_records_lost_are_counted_once_however_often_the_batch_is_planned(tmp_pa
     assert count_lost(tmp_path, "j", {0: 2}, {0: 8}) == 3  # retention went on: 5..7
     assert count_lost(tmp_path, "t", {0: 0}, {0: 1}) == 1
     assert lost_totals(tmp_path) == {"j": 6, "t": 1}
+
+
+def test_a_topic_id_the_broker_did_not_give_this_time_stays_bound() -> None:
+    earlier = {"a": TopicBinding("id-a"), "b": TopicBinding("id-b")}
+    taken = {"a": TopicBinding(None, {0: (5, 1, 2)}), "b": TopicBinding("id-b2"), "c": TopicBinding(None)}
+    with_known_ids(taken, earlier)
+    assert taken["a"] == TopicBinding("id-a", {0: (5, 1, 2)})  # a describe that timed out
+    assert taken["b"].topic_id == "id-b2"  # an id the broker gave is the one bound
+    assert taken["c"].topic_id is None

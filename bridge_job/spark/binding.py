@@ -342,7 +342,7 @@ def fingerprint_all(
 
 def with_known_ids(taken: Mapping[str, TopicBinding], earlier: Mapping[str, TopicBinding]) -> None:
     """Keep a topic's bound id where the broker gave none this time: a describe that timed out during an
-    outage must not unbind it (a topic recreated since would then be taken for the one the bridge read)."""
+    outage must not unbind it (a topic recreated since could then be taken for the one the bridge read)."""
     for topic, found in taken.items():
         before = earlier.get(topic)
         if found.topic_id is None and before is not None:

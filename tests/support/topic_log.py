@@ -16,8 +16,8 @@ from typing import cast
 
 from confluent_kafka import Consumer, TopicPartition
 
-# How long a look may take to read up to the watermark: only a slow or unreachable Kafka makes it wait (a
-# first fetch on a loaded machine took over 2 s).
+# How long a look may take to read up to the watermark: only a slow or unreachable Kafka makes it wait (it
+# used to give up after 2 s without a record, about what a first fetch takes on a loaded machine).
 READ_SECONDS = 30.0
 
 

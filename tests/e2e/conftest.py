@@ -34,7 +34,7 @@ def job_log_tails(work_dir: Path) -> str:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
     work_dir = getattr(item, "funcargs", {}).get("tmp_path")

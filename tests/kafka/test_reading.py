@@ -96,7 +96,12 @@ def test_the_scenarios_topic_log_reads_every_committed_record_around_a_fenced_wr
     def read(expected: list[str]) -> None:
         """Looks until the log holds `expected`: a commit returns before its markers are written, and the
         last stable offset passes the transaction only then."""
-        eventually(lambda: log.catch_up() is not None and keys() == expected, 30, f"{expected} in the log")
+
+        def caught_up() -> bool:
+            log.catch_up()
+            return keys() == expected
+
+        eventually(caught_up, 30, f"{expected} in the log")
 
     former = transactional_writer(kafka, f"{topic}-writer")
     transaction(former, topic, ["a0", "a1"], key=True)

@@ -36,7 +36,8 @@ def register(commands: Any) -> None:
     job.add_argument("--available-now", action="store_true", help="process what the journal holds, then stop")
     job.add_argument(
         "--conf", dest="spark_conf", action="append", default=[], type=spark_setting, metavar="KEY=VALUE",
-        help="a Spark setting for the job's session, as with spark-submit (repeatable)",
+        help="a Spark setting for the job's session, as with spark-submit (repeatable); extraJavaOptions are "
+        "added to the job's own",
     )  # fmt: skip
     job.add_argument(
         "--no-lease", dest="lease", action="store_false",

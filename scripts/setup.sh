@@ -48,6 +48,9 @@ if "$VENV/bin/python" scripts/installed.py; then
 else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
 fi
+# Spark's JVM starts in half the CPU with its classes mapped from an archive (jmsbridge/class_archive.py):
+# made once, in about 25 s, into ~/.cache.
+"$VENV/bin/python" -m jmsbridge.class_archive >/dev/null
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
 scripts/install-kafka.sh
 if [ "${1:-}" != "--no-control-plane" ]; then

@@ -7,7 +7,7 @@ journal's partitions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 SPARK_SETTINGS: dict[str, str] = {
     # A speculative copy of an egress task would write its journal range twice.
@@ -90,3 +90,12 @@ def session_settings(submitted: Mapping[str, str]) -> dict[str, str]:
         elif given:
             settings[key] = f"{SPARK_SETTINGS[key]} {given}"
     return settings
+
+
+def with_command_line(settings: Mapping[str, str], given: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """`settings` with `jmsbridge job --conf` entries over them; JVM options are added to the job's (a
+    local run's class-data archive must not drop the job's JIT setting)."""
+    result = dict(settings)
+    for key, value in given:
+        result[key] = f"{result[key]} {value}" if key in MERGED_SETTINGS and result.get(key) else value
+    return result

@@ -28,7 +28,7 @@ from bridge_job.config import (
     lease_holder_identity,
 )
 from bridge_job.config.rendered import RenderedConfig
-from bridge_job.config.spark_settings import session_settings
+from bridge_job.config.spark_settings import session_settings, with_command_line
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.entries import Epoch
 from bridge_job.kafka.waiting import asking
@@ -60,7 +60,7 @@ class JobOptions:
     metrics_port: int | None = None
     lease: bool = True  # take part in the active/standby election when the config asks for one
     cold_standby: bool = False  # a standby starts nothing before it holds the lease (to measure the warm one)
-    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over the job's settings
+    spark_conf: tuple[tuple[str, str], ...] = ()  # set last, over the job's settings (JVM options added)
 
 
 def run(options: JobOptions) -> int:
@@ -352,7 +352,7 @@ def _spark_session(config: JobConfig, options: JobOptions) -> Any:
         # JVM itself, with the settings below: connecting earlier would launch it without them.
         SparkContext._ensure_initialized()
         submitted = dict(SparkConf().getAll())
-    for name, value in [*session_settings(submitted).items(), *options.spark_conf]:
+    for name, value in with_command_line(session_settings(submitted), options.spark_conf).items():
         builder = builder.config(name, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

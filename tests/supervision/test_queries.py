@@ -19,12 +19,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
-from bridge_job.config.spark_settings import SPARK_SETTINGS
+from bridge_job.config.spark_settings import SPARK_SETTINGS, with_command_line
 from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.supervision.queries import egress_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
+from jmsbridge import class_archive
 from tests.brokers import KafkaBroker
 from tests.support.builders import config
 from tests.support.harness import read_topics
@@ -39,7 +40,9 @@ def spark() -> Iterator[SparkSession]:
     builder = (
         SparkSession.builder.master("local[2]").appName("jmsbridge-tests").config("spark.ui.enabled", "false")
     )
-    for name, value in SPARK_SETTINGS.items():
+    archive = class_archive.jvm_options()  # as BridgeJob gives it to the job's JVM
+    given = [("spark.driver.extraJavaOptions", archive)] if archive else []
+    for name, value in with_command_line(SPARK_SETTINGS, given).items():
         builder = builder.config(name, value)
     session = builder.getOrCreate()
     register_sources(session)

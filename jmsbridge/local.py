@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jmsbridge import class_archive
 
@@ -138,6 +138,9 @@ class ActiveMqBroker(_Process):
     def url(self) -> str:
         return f"tcp://127.0.0.1:{self.port}"
 
+    def credentials(self) -> tuple[str, str] | None:
+        return None  # anyone may connect
+
     def start(self) -> ActiveMqBroker:
         if not (ACTIVEMQ_HOME / "bin" / "activemq.jar").exists():
             raise RuntimeError("ActiveMQ is not installed: run scripts/setup.sh (apt-get install activemq)")
@@ -204,8 +207,18 @@ class NatsServer(_Process):
         return self
 
 
-def jms_connection(broker: ActiveMqBroker, client_id: str | None = None) -> JmsConnection:
-    """A JMS connection to a local ActiveMQ through the bridge's own adapter (JPype)."""
+class JmsBroker(Protocol):
+    """A local JMS broker: ActiveMQ Classic here, or ActiveMQ Artemis (artemis_server.py)."""
+
+    @property
+    def url(self) -> str: ...
+
+    def credentials(self) -> tuple[str, str] | None: ...
+
+
+def jms_connection(broker: JmsBroker, client_id: str | None = None) -> JmsConnection:
+    """A JMS connection to a local broker through the bridge's own adapter (JPype) with ActiveMQ Classic's
+    OpenWire client, logged in when the broker requires it (Artemis speaks OpenWire too)."""
     import uuid
 
     from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec
@@ -218,7 +231,8 @@ def jms_connection(broker: ActiveMqBroker, client_id: str | None = None) -> JmsC
         ),
         sources=[JmsSource(queue="unused")],  # a JmsSpec needs one; this connection only sends
     )
-    return JmsConnection(spec, client_id=client_id or f"local-{uuid.uuid4().hex[:8]}")
+    client_id = client_id or f"local-{uuid.uuid4().hex[:8]}"
+    return JmsConnection(spec, credentials=broker.credentials(), client_id=client_id)
 
 
 class JmsRequester:

@@ -2,8 +2,9 @@
 # Installs everything the job, the operator and the tests need on a fresh Debian machine (as root):
 # ActiveMQ Classic and nats-server from Debian, a virtual environment of the project's own (.venv, made
 # with the python3 that runs this script) holding the project with its Python dependencies from PyPI,
-# helm and kubectl, Apache Kafka's jars from Maven Central into ~/.cache, and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built
-# from the Go module proxy into ~/.cache for the tests (not with --no-control-plane, as the demo runs it).
+# helm and kubectl, Apache Kafka's jars from Maven Central into ~/.cache, and for the tests (not with
+# --no-control-plane, as the demo runs it) ActiveMQ Artemis from Maven Central and a Kubernetes control
+# plane (etcd, kube-apiserver, kube-controller-manager) built from the Go module proxy, into ~/.cache.
 # Each step is skipped when what it installs is there already, so running it again costs a few seconds;
 # the control plane's first build takes 6-10 minutes.
 #
@@ -54,5 +55,6 @@ fi
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
 scripts/install-kafka.sh
 if [ "${1:-}" != "--no-control-plane" ]; then
+    scripts/install-artemis.sh
     scripts/install-control-plane.sh
 fi

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from jmsbridge.artemis_server import ArtemisBroker
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.support.providers import PROVIDERS, JmsProvider
 
 pytest_plugins = ["tests.apiserver.fixtures", "tests.operator.fixtures"]
 os.environ.setdefault("JMSBRIDGE_BRIDGE_KEY", os.urandom(24).hex())  # one key for every job the tests start
@@ -26,6 +28,22 @@ def activemq() -> Iterator[ActiveMqBroker]:
     broker = ActiveMqBroker().start()
     yield broker
     broker.cleanup()
+
+
+@pytest.fixture(scope="session")
+def artemis() -> Iterator[ArtemisBroker]:
+    """ActiveMQ Artemis with a login required, started when a test first asks for it."""
+    broker = ArtemisBroker().start()
+    yield broker
+    broker.cleanup()
+
+
+@pytest.fixture(params=PROVIDERS)
+def provider(request: pytest.FixtureRequest) -> JmsProvider:
+    """Each JMS provider in turn (tests/support/providers.py)."""
+    name = str(request.param)
+    broker_fixture = "activemq" if name == "activemq" else "artemis"
+    return JmsProvider(name, request.getfixturevalue(broker_fixture))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""The JMS adapter: the real javax.jms API of any provider's client jars, in-process through JPype.
+"""The JMS adapter: the real JMS API (javax.jms or jakarta.jms) of any provider's client jars, in-process
+through JPype.
 
 Data flow: `start_jvm` (jvm.py) -> a `ConnectionFactory` from class and bean properties or JNDI
 (factories.py) -> `JmsConnection` (connection.py) -> `BatchConsumer` for transacted ingest

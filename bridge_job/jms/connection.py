@@ -1,4 +1,5 @@
-"""`JmsConnection`: one started javax.jms.Connection, from which consumers and producers are made.
+"""`JmsConnection`: one started JMS Connection (javax.jms or jakarta.jms, as its factory is: api.py), from
+which consumers and producers are made.
 
 Opening a connection starts the JVM if needed (with the classpath given, else `jms.classpath`), builds
 the provider's connection factory (class and bean properties, or JNDI; see factories.py) and connects,
@@ -36,6 +37,7 @@ from typing import Any
 import jpype
 
 from bridge_job.config import JmsSource, JmsSpec
+from bridge_job.jms.api import JmsApi, api_of
 from bridge_job.jms.consuming import BatchConsumer
 from bridge_job.jms.errors import JavaException, JmsError, jms_error, reason
 from bridge_job.jms.factories import connection_factory, describe_location
@@ -77,6 +79,7 @@ class JmsConnection:
         self._closed = False
         self._temporary_sessions: list[Any] = []
         factory = connection_factory(spec)
+        self.api: JmsApi = api_of(jpype.JClass(factory.getClass()))
         try:
             if credentials is None:
                 self._connection = factory.createConnection()
@@ -89,7 +92,7 @@ class JmsConnection:
                 self._connection.setClientID(self.client_id)
             # Keep a reference: the proxy must live as long as the connection may call it.
             self._listener = jpype.JProxy(
-                "javax.jms.ExceptionListener", dict={"onException": self._on_failure}
+                self.api.type("ExceptionListener"), dict={"onException": self._on_failure}
             )
             self._connection.setExceptionListener(self._listener)
             self._connection.start()
@@ -98,7 +101,8 @@ class JmsConnection:
                 self._connection.close()
             raise jms_error(f"cannot connect to {self.where}", error) from error
         _open.add(self)
-        log.info("connected to %s%s", self.where, f" as {self.client_id}" if self.client_id else "")
+        who = f" as {self.client_id}" if self.client_id else ""
+        log.info("connected to %s%s (%s)", self.where, who, self.api.package)
 
     def _on_failure(self, error: Any) -> None:
         text = reason(error)
@@ -117,21 +121,20 @@ class JmsConnection:
     def consumer(self, source: JmsSource) -> BatchConsumer:
         """A consumer of `source` in its own transacted session."""
         self.check()
-        return BatchConsumer(self._connection, source, self.client_id, self.check)
+        return BatchConsumer(self._connection, self.api, source, self.client_id, self.check)
 
     def producer(self, transacted: bool = False) -> JmsProducer:
         """A producer in its own session."""
         self.check()
-        return JmsProducer(self._connection, transacted, self.check)
+        return JmsProducer(self._connection, self.api, transacted, self.check)
 
     def temporary_queue(self) -> str:
         """The name of a new TemporaryQueue of this connection, which goes with the connection: where the
         answers to this process's requests come. A consumer made by `consumer(JmsSource(queue=name))` on
         this same connection reads it (providers resolve a temporary queue's name to it: ActiveMQ does)."""
         self.check()
-        session_class = jpype.JClass("javax.jms.Session")
         try:
-            session = self._connection.createSession(False, session_class.AUTO_ACKNOWLEDGE)
+            session = self._connection.createSession(False, self.api.type("Session").AUTO_ACKNOWLEDGE)
             name = str(session.createTemporaryQueue().getQueueName())
         except JavaException as error:
             self.check()

@@ -30,6 +30,7 @@ from typing import Any
 import jpype
 
 from bridge_job.config import JmsSource
+from bridge_job.jms.api import JmsApi
 from bridge_job.jms.errors import JavaException, JmsError, jms_error
 from bridge_job.jms.mapping import MessageReader
 from bridge_job.jms.sessions import SessionOwner
@@ -49,6 +50,7 @@ class BatchConsumer(SessionOwner):
     def __init__(
         self,
         connection: Any,
+        api: JmsApi,
         source: JmsSource,
         client_id: str | None,
         check_connection: Callable[[], None],
@@ -65,11 +67,11 @@ class BatchConsumer(SessionOwner):
                 f"cannot subscribe to {self._where}: a durable subscription needs the connection's client "
                 "id (set jms.clientId)"
             )
-        session_class = jpype.JClass("javax.jms.Session")
+        session_class = api.type("Session")
         self._session: Any = None
         try:
             self._session = connection.createSession(True, session_class.SESSION_TRANSACTED)
-            # Called through the javax.jms interface with typed arguments: providers add overloads
+            # Called through the JMS interface with typed arguments: providers add overloads
             # (ActiveMQ: one taking a MessageListener) that would make a null selector ambiguous.
             selector = jpype.JObject(source.selector, jpype.JString)
             if self.destination.kind is DestinationKind.QUEUE:
@@ -84,7 +86,7 @@ class BatchConsumer(SessionOwner):
             if self._session is not None:
                 self._close_quietly()
             raise jms_error(f"cannot consume from {self._where}", error) from error
-        self._reader = MessageReader(self.destination)
+        self._reader = MessageReader(api, self.destination)
         self._closed = False
         self._batch = f"the batch from {self._where}"
         self._owner = f"the consumer of {self._where}"

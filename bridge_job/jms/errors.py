@@ -61,20 +61,29 @@ def jms_error(what: str, error: BaseException) -> JmsError:
     return JmsError(f"{what}: {reason(error)}")
 
 
+def _in_both_apis(*names: str) -> tuple[str, ...]:
+    return tuple(f"{package}.{name}" for package in ("javax.jms", "jakarta.jms") for name in names)
+
+
 # What a provider's refusal of one message means. Any other failure is taken for the connection's: the
 # senders send again on a new one (a connection lost over a plain URL may fail a send before the
 # provider reports it to the exception listener).
-NOT_AUTHORIZED = ("javax.jms.JMSSecurityException",)
+NOT_AUTHORIZED = _in_both_apis("JMSSecurityException")
 REFUSED = (
-    "javax.jms.InvalidDestinationException",
-    "javax.jms.MessageFormatException",
+    *_in_both_apis("InvalidDestinationException", "MessageFormatException"),
     "java.lang.IllegalArgumentException",
 )
 
 
 def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
-    """Whether the Java exception behind `error` is one of `class_names`."""
+    """Whether the Java exception behind `error` is one of `class_names` or a subclass. By name: a JVM has
+    only one of the two JMS APIs on its classpath."""
     cause = error.__cause__
-    return isinstance(cause, jpype.JException) and any(
-        isinstance(cause, jpype.JClass(name)) for name in class_names
-    )
+    if not isinstance(cause, jpype.JException):
+        return False
+    java_class = cause.getClass()
+    while java_class is not None:
+        if str(java_class.getName()) in class_names:
+            return True
+        java_class = java_class.getSuperclass()
+    return False

@@ -1,4 +1,5 @@
-"""A provider's javax.jms.ConnectionFactory, built from configuration without provider-specific code.
+"""A provider's JMS ConnectionFactory (javax.jms or jakarta.jms: api.py), built from configuration without
+provider-specific code.
 
 Two ways, as `JmsSpec` allows:
 
@@ -25,6 +26,7 @@ from typing import Any
 import jpype
 
 from bridge_job.config import ConnectionFactorySpec, JmsSpec, JndiSpec
+from bridge_job.jms.api import api_of
 from bridge_job.jms.errors import JavaException, JmsError, jms_error, reason
 
 BeanScalar = int | str  # a bean property's value as the spec gives it (config/schema.py `BeanValue`)
@@ -50,7 +52,7 @@ def describe_location(spec: JmsSpec) -> str:
 
 
 def connection_factory(spec: JmsSpec) -> Any:
-    """The javax.jms.ConnectionFactory the spec describes (the JVM must be running)."""
+    """The ConnectionFactory the spec describes (the JVM must be running)."""
     if spec.jndi is not None:
         return _look_up(spec.jndi)
     assert spec.connection_factory is not None
@@ -68,9 +70,7 @@ def _construct(spec: ConnectionFactorySpec) -> Any:
         raise JmsError(
             f"connection factory class {spec.class_name} is not on the JMS classpath ({reason(error)})"
         ) from error
-    interface = jpype.JClass("javax.jms.ConnectionFactory")
-    if not issubclass(factory_class, interface):
-        raise JmsError(f"{spec.class_name} is not a javax.jms.ConnectionFactory")
+    api_of(factory_class)  # a JmsError naming the class when it is no ConnectionFactory of either API
     try:
         factory = factory_class()
     except (TypeError, JavaException) as error:
@@ -236,9 +236,10 @@ def _look_up(spec: JndiSpec) -> Any:
         raise jms_error(f"cannot look up {spec.connection_factory_name!r} in {where}", error) from error
     finally:
         context.close()
-    if not isinstance(found, jpype.JClass("javax.jms.ConnectionFactory")):
-        kind = "null" if found is None else str(found.getClass().getName())
-        raise JmsError(
-            f"{spec.connection_factory_name!r} in {where} is a {kind}, not a javax.jms.ConnectionFactory"
-        )
+    if found is None:
+        raise JmsError(f"{spec.connection_factory_name!r} in {where} is null, not a ConnectionFactory")
+    try:
+        api_of(jpype.JClass(found.getClass()))
+    except JmsError as error:
+        raise JmsError(f"{spec.connection_factory_name!r} in {where}: {error}") from None
     return found

@@ -1,4 +1,5 @@
-"""Java `javax.jms.Message` <-> `JmsMessage`, keeping every header, typed property and the body.
+"""A Java JMS `Message` (javax.jms or jakarta.jms) <-> `JmsMessage`, keeping every header, typed property
+and the body.
 
 This runs once per message in both directions, so it is written for few Python <-> Java crossings: the
 Java classes are looked up once per reader or writer; the message interface is found with `isinstance`
@@ -32,6 +33,7 @@ from typing import Any
 
 import jpype
 
+from bridge_job.jms.api import JmsApi
 from bridge_job.message import (
     BodyType,
     DeliveryMode,
@@ -79,19 +81,19 @@ def _optional_text(value: Any) -> str | None:
 class MessageReader:
     """Turns received Java messages into `JmsMessage`s."""
 
-    def __init__(self, fallback_destination: Destination) -> None:
+    def __init__(self, api: JmsApi, fallback_destination: Destination) -> None:
         # Used when a provider returns no JMSDestination (the JMS spec says it always sets one).
         self._fallback = fallback_destination
-        self._queue = _java("javax.jms.Queue")
-        self._topic = _java("javax.jms.Topic")
-        text_message = _java("javax.jms.TextMessage")
-        bytes_message = _java("javax.jms.BytesMessage")
+        self._queue = api.type("Queue")
+        self._topic = api.type("Topic")
+        text_message = api.type("TextMessage")
+        bytes_message = api.type("BytesMessage")
         self._body_types: tuple[tuple[Any, BodyType], ...] = (
             (text_message, BodyType.TEXT),
             (bytes_message, BodyType.BYTES),
-            (_java("javax.jms.MapMessage"), BodyType.MAP),
-            (_java("javax.jms.ObjectMessage"), BodyType.OBJECT),
-            (_java("javax.jms.StreamMessage"), BodyType.STREAM),
+            (api.type("MapMessage"), BodyType.MAP),
+            (api.type("ObjectMessage"), BodyType.OBJECT),
+            (api.type("StreamMessage"), BodyType.STREAM),
         )
         self._byte_array = jpype.JArray(jpype.JByte)
         self._property_types: dict[Any, tuple[PropertyType, Callable[[Any], PropertyValue]]] = {
@@ -104,9 +106,9 @@ class MessageReader:
             _java("java.lang.Float"): (PropertyType.FLOAT, float),
             _java("java.lang.Double"): (PropertyType.DOUBLE, float),
         }
-        # The javax.jms interface methods, looked up once and called with the message as first argument:
+        # The JMS interface methods, looked up once and called with the message as first argument:
         # a little faster than a lookup on each message's class, and immune to provider overloads.
-        message = _java("javax.jms.Message")
+        message = api.type("Message")
         enumeration = _java("java.util.Enumeration")
         self._get_text = text_message.getText
         self._get_body_length = bytes_message.getBodyLength

@@ -18,6 +18,7 @@ from typing import Any
 
 import jpype
 
+from bridge_job.jms.api import JmsApi
 from bridge_job.jms.errors import JavaException, JmsError, jms_error
 from bridge_job.jms.mapping import MessageWriter
 from bridge_job.jms.sessions import SessionOwner
@@ -34,16 +35,18 @@ def time_to_live(expiration: int, now_ms: int) -> int:
 class JmsProducer(SessionOwner):
     """Sends messages in its own session, transacted or auto-acknowledged."""
 
-    def __init__(self, connection: Any, transacted: bool, check_connection: Callable[[], None]) -> None:
+    def __init__(
+        self, connection: Any, api: JmsApi, transacted: bool, check_connection: Callable[[], None]
+    ) -> None:
         self.transacted = transacted
         self._check_connection = check_connection
-        session_class = jpype.JClass("javax.jms.Session")
+        session_class = api.type("Session")
         mode = session_class.SESSION_TRANSACTED if transacted else session_class.AUTO_ACKNOWLEDGE
         self._session: Any = None
         try:
             self._session = connection.createSession(transacted, mode)
             # An anonymous producer: the destination is chosen per message.
-            no_destination = jpype.JObject(None, jpype.JClass("javax.jms.Destination"))
+            no_destination = jpype.JObject(None, api.type("Destination"))
             self._producer = session_class.createProducer(self._session, no_destination)
         except JavaException as error:
             if self._session is not None:

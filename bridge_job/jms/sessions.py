@@ -9,7 +9,7 @@ from bridge_job.jms.errors import JavaException, JmsError, jms_error
 
 
 class SessionOwner:
-    """Owns one `javax.jms.Session`. Subclasses set the session and the two phrases used in errors."""
+    """Owns one JMS `Session`. Subclasses set the session and the two phrases used in errors."""
 
     _session: Any
     _closed: bool

@@ -38,6 +38,7 @@ from tests.support.harness import (
     to_jms_route,
     write_yaml,
 )
+from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e
 
@@ -176,15 +177,17 @@ def test_a_pair_of_routes_both_ways_does_not_loop(
 
 
 def test_round_trip_keeps_every_header_and_property(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, n: str
+    provider: JmsProvider, kafka: KafkaBroker, tmp_path: Path, n: str
 ) -> None:
-    """JMS -> Kafka -> JMS through two routes of one bridge: the message arrives as it was sent."""
+    """JMS -> Kafka -> JMS through two routes of one bridge: the message arrives as it was sent, on each
+    provider (with Artemis, through its javax and its Jakarta client)."""
+    broker = provider.broker
     source, topic, target, bridge = f"rt.{n}.in", f"rt-{n}", f"rt.{n}.out", f"rt-{n}"
     kafka.create_topics(topic)
     files = [
         write_yaml(
             tmp_path / "bridge.yaml",
-            bridge_document(bridge, activemq, kafka, [{"queue": source}]),
+            bridge_document(bridge, broker, kafka, [{"queue": source}], jms=provider.jms()),
             route_document("out", bridge, topic, match={"address": source}),
             to_jms_route("back", bridge, topic, {"queue": target}),
         )
@@ -206,12 +209,13 @@ def test_round_trip_keeps_every_header_and_property(
             "text": Property.string("ü"),
         },
     )
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
     try:
-        send(activemq, [sent])
-        (back,) = received_from(activemq, target, 1)
+        send(broker, [sent])
+        (back,) = received_from(broker, target, 1)
     finally:
         job.stop()
+    assert f"connected to {broker.url} ({provider.api})" in job.log()
     assert back.destination == queue(target)
     for field in ("body_type", "body", "correlation_id", "reply_to", "type", "priority", "delivery_mode"):
         assert getattr(back, field) == getattr(sent, field), field

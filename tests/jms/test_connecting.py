@@ -55,7 +55,8 @@ def test_unknown_class_is_a_clear_error() -> None:
 
 
 def test_class_that_is_no_connection_factory() -> None:
-    with pytest.raises(JmsError, match=r"java\.util\.ArrayList is not a javax\.jms\.ConnectionFactory"):
+    neither = r"java\.util\.ArrayList is neither a javax\.jms\.ConnectionFactory nor jakarta\.jms\."
+    with pytest.raises(JmsError, match=neither):
         connection_factory(spec_with("java.util.ArrayList"))
 
 

@@ -19,8 +19,8 @@ from bridge_job.config import JmsSource
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer
 from bridge_job.message import JmsMessage
-from jmsbridge.local import jms_connection
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
+from jmsbridge.local import JmsBroker, jms_connection
+from tests.brokers import KafkaBroker, activemq_classpath
 from tests.jms.helpers import receive
 
 # The heaviest scenarios (several jobs, kills, a steady load) share one worker of `pytest -n 2`
@@ -43,7 +43,7 @@ def standby_kinds() -> list[str]:
 
 
 def bridge_document(
-    name: str, activemq: ActiveMqBroker, kafka: KafkaBroker, sources: list[dict[str, Any]], **spec: Any
+    name: str, activemq: JmsBroker, kafka: KafkaBroker, sources: list[dict[str, Any]], **spec: Any
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "jms": {
@@ -112,14 +112,14 @@ def write_yaml(path: Path, *documents: dict[str, Any]) -> Path:
     return path
 
 
-def send(activemq: ActiveMqBroker, messages: Iterable[JmsMessage]) -> list[str]:
+def send(activemq: JmsBroker, messages: Iterable[JmsMessage]) -> list[str]:
     """Send with a real JMS producer; returns the JMSMessageIDs the broker acknowledged."""
     with jms_connection(activemq) as connection, connection.producer() as producer:
         return [producer.send(m) for m in messages]
 
 
 @contextlib.contextmanager
-def taking(activemq: ActiveMqBroker, name: str) -> Iterator[BatchConsumer]:
+def taking(activemq: JmsBroker, name: str) -> Iterator[BatchConsumer]:
     """A transacted consumer of a queue: what it received is committed (taken off) when the block ends."""
     with jms_connection(activemq) as connection:
         consumer = connection.consumer(JmsSource(queue=name))
@@ -130,13 +130,13 @@ def taking(activemq: ActiveMqBroker, name: str) -> Iterator[BatchConsumer]:
             consumer.close()
 
 
-def received_from(activemq: ActiveMqBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
+def received_from(activemq: JmsBroker, name: str, count: int, timeout: float = 120) -> list[JmsMessage]:
     """`count` messages from a queue, committed (taken off the queue)."""
     with taking(activemq, name) as consumer:
         return receive(consumer, count, timeout)
 
 
-def queued(activemq: ActiveMqBroker, name: str, quiet: float = 1.0) -> list[JmsMessage]:
+def queued(activemq: JmsBroker, name: str, quiet: float = 1.0) -> list[JmsMessage]:
     """Every message left on a queue, taken off it (committed): batches until none came for `quiet` s."""
     messages: list[JmsMessage] = []
     with taking(activemq, name) as consumer:

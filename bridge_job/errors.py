@@ -15,10 +15,12 @@ class BridgeStopped(Exception):
 
     PREFIX = "jmsbridge hard failure: "
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, condition: str | None = None) -> None:
         reason = redact(message)  # Spark's JVM logs the text of a task's failure, beyond our log handlers
         super().__init__(self.PREFIX + reason)
         self.reason = reason
+        # The status reason the operator shows for it, when the driver reports the stop (kube/health.py).
+        self.condition = condition
 
 
 class CheckpointMismatch(BridgeStopped):

@@ -107,6 +107,7 @@ JMS_CONNECTED = "Connected"
 
 # Why the job stopped, when it says (`{"stopped": {"reason": ..., "message": ...}}`): the operator's reason.
 CHECKPOINT_MISMATCH = "CheckpointMismatch"
+JMS_AUTHENTICATION_FAILED = "JmsAuthenticationFailed"  # the JMS broker refused the bridge's login
 
 
 def lease_holder_identity(instance: str, pod: str) -> str:

@@ -9,8 +9,16 @@ bridge's `JmsMessage` model in mapping.py. Every failure is a `JmsError` (errors
 
 from bridge_job.jms.connection import JmsConnection
 from bridge_job.jms.consuming import BatchConsumer
-from bridge_job.jms.errors import JmsError
+from bridge_job.jms.errors import JmsError, JmsLoginRefused
 from bridge_job.jms.jvm import detach_thread, start_jvm
 from bridge_job.jms.producing import JmsProducer
 
-__all__ = ["BatchConsumer", "JmsConnection", "JmsError", "JmsProducer", "detach_thread", "start_jvm"]
+__all__ = [
+    "BatchConsumer",
+    "JmsConnection",
+    "JmsError",
+    "JmsLoginRefused",
+    "JmsProducer",
+    "detach_thread",
+    "start_jvm",
+]

@@ -39,7 +39,7 @@ import jpype
 from bridge_job.config import JmsSource, JmsSpec
 from bridge_job.jms.api import JmsApi, api_of
 from bridge_job.jms.consuming import BatchConsumer
-from bridge_job.jms.errors import JavaException, JmsError, jms_error, reason
+from bridge_job.jms.errors import JavaException, JmsError, connect_error, jms_error, reason
 from bridge_job.jms.factories import connection_factory, describe_location
 from bridge_job.jms.jvm import jvm_started, start_jvm
 from bridge_job.jms.producing import JmsProducer
@@ -86,7 +86,7 @@ class JmsConnection:
             else:
                 self._connection = factory.createConnection(credentials[0], credentials[1])
         except JavaException as error:
-            raise jms_error(f"cannot connect to {self.where}", error) from error
+            raise connect_error(f"cannot connect to {self.where}", error) from error
         try:
             if self.client_id is not None:
                 self._connection.setClientID(self.client_id)
@@ -99,7 +99,7 @@ class JmsConnection:
         except JavaException as error:
             with contextlib.suppress(JavaException):
                 self._connection.close()
-            raise jms_error(f"cannot connect to {self.where}", error) from error
+            raise connect_error(f"cannot connect to {self.where}", error) from error
         _open.add(self)
         who = f" as {self.client_id}" if self.client_id else ""
         log.info("connected to %s%s (%s)", self.where, who, self.api.package)

@@ -25,6 +25,11 @@ class JmsError(Exception):
     """A JMS provider or JVM failure; the message says what failed, where, and why."""
 
 
+class JmsLoginRefused(JmsError):
+    """The broker refused the connection's login (a JMSSecurityException while connecting): a wrong
+    password or an unknown user, which no retry mends."""
+
+
 def _next_cause(throwable: Any) -> Any:
     cause = throwable.getCause()
     if cause is None and hasattr(throwable, "getLinkedException"):
@@ -61,6 +66,18 @@ def jms_error(what: str, error: BaseException) -> JmsError:
     return JmsError(f"{what}: {reason(error)}")
 
 
+def connect_error(what: str, error: BaseException) -> JmsError:
+    """`jms_error`, or `JmsLoginRefused` when a JMSSecurityException is among the causes."""
+    throwable: Any = error if isinstance(error, JavaException) else None
+    for _ in range(_MAX_CAUSE_DEPTH):
+        if throwable is None:
+            break
+        if _is_one_of(throwable, NOT_AUTHORIZED):
+            return JmsLoginRefused(f"{what}: {reason(error)}")
+        throwable = _next_cause(throwable)
+    return jms_error(what, error)
+
+
 def _in_both_apis(*names: str) -> tuple[str, ...]:
     return tuple(f"{package}.{name}" for package in ("javax.jms", "jakarta.jms") for name in names)
 
@@ -79,9 +96,11 @@ def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
     """Whether the Java exception behind `error` is one of `class_names` or a subclass. By name: a JVM has
     only one of the two JMS APIs on its classpath."""
     cause = error.__cause__
-    if not isinstance(cause, jpype.JException):
-        return False
-    java_class = cause.getClass()
+    return isinstance(cause, jpype.JException) and _is_one_of(cause, class_names)
+
+
+def _is_one_of(throwable: Any, class_names: Sequence[str]) -> bool:
+    java_class = throwable.getClass()
     while java_class is not None:
         if str(java_class.getName()) in class_names:
             return True

@@ -20,14 +20,16 @@ cluster (no namespace in its config, or no Kubernetes API configured) reports no
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
+from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 from bridge_job.redaction import redact
@@ -191,3 +193,15 @@ class HealthConfigMap:
                 if not created.conflict:  # the other instance was first: patch it next time
                     raise
                 self.kube.patch(CONFIG_MAPS, self.namespace, self.name, {"data": data})
+
+
+@contextlib.contextmanager
+def stops_reported(report: HealthConfigMap | None) -> Iterator[None]:
+    """A hard failure that names its status reason (`BridgeStopped.condition`) is reported before the job
+    exits: the operator shows it (a refused JMS login: JmsAuthenticationFailed)."""
+    try:
+        yield
+    except BridgeStopped as error:
+        if error.condition is not None and report is not None:
+            report.report_stop(error.condition, error.reason)
+        raise

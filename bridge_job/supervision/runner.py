@@ -101,7 +101,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.jms_to_journal.ingest import Ingest
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.probe import KafkaProbe
-    from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
+    from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported
     from bridge_job.spark.live import LiveReceiver
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
     from bridge_job.supervision.telemetry import Metrics
@@ -154,34 +154,35 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     )
     watches: list[Any] = [w for w in (probe, live) if w is not None]
     try:
-        if leadership is None:
-            starts.spark = _spark_session(config, options)
-        elif not _stand_by(options, starts, supervision, leadership, ingest, stopping):
-            return 0  # a standby asked to stop
-        else:
-            check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
-            supervision.replace_ended()  # a held query that ended never ran: started again
-        ingest.start(job_epoch(leadership, options.instance))
-        starts.gate.open()
-        supervision.start_queries()
-        metrics.running()
-        if leadership is not None:
-            leadership.on_lost(lambda reason: halt(ingest, queries))
-        log.info(
-            "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; "
-            "%d natsToJms routes",
-            config.bridge_id,
-            len(config.bridge.jms.sources),
-            config.journal_topic,
-            len(config.routes_for(Direction.JMS_TO_KAFKA)),
-            len(config.routes_for(Direction.KAFKA_TO_JMS)),
-            len(config.routes_for(Direction.NATS_TO_JMS)),
-        )
-        # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
-        _stop_on_signals(stopping)
-        nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
-        watches += [w for w in (nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
-        return supervision.run()
+        with stops_reported(report):
+            if leadership is None:
+                starts.spark = _spark_session(config, options)
+            elif not _stand_by(options, starts, supervision, leadership, ingest, stopping):
+                return 0  # a standby asked to stop
+            else:
+                check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
+                supervision.replace_ended()  # a held query that ended never ran: started again
+            ingest.start(job_epoch(leadership, options.instance))
+            starts.gate.open()
+            supervision.start_queries()
+            metrics.running()
+            if leadership is not None:
+                leadership.on_lost(lambda reason: halt(ingest, queries))
+            log.info(
+                "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; "
+                "%d natsToJms routes",
+                config.bridge_id,
+                len(config.bridge.jms.sources),
+                config.journal_topic,
+                len(config.routes_for(Direction.JMS_TO_KAFKA)),
+                len(config.routes_for(Direction.KAFKA_TO_JMS)),
+                len(config.routes_for(Direction.NATS_TO_JMS)),
+            )
+            # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
+            _stop_on_signals(stopping)
+            nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
+            watches += [w for w in (nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
+            return supervision.run()
     finally:
         ingest.stop()
         with _unless_stopping(stopping):

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge_job.config import CHECKPOINT_MISMATCH, CamelModel
+from bridge_job.config import CHECKPOINT_MISMATCH, JMS_AUTHENTICATION_FAILED, CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator import naming
 from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
@@ -401,6 +401,10 @@ def _application_conditions(
     ]
 
 
+# Stops the job reports with a reason of its own, besides a checkpoint mismatch (which stalls at once).
+_JOB_STOP_REASONS = frozenset({JMS_AUTHENTICATION_FAILED})
+
+
 def _failed_conditions(
     failed: Sequence[ApplicationState], streaks: Mapping[str, _Streak], stops: Sequence[StopReport] = ()
 ) -> list[Condition]:
@@ -441,8 +445,13 @@ def _failed_conditions(
         )
 
     message = "; ".join(why(a) for a in failed) + "."
-    reason = "ApplicationFailed" if all(exhausted(a) for a in failed) else "ApplicationRestarting"
-    flag = STALLED if reason == "ApplicationFailed" else RECONCILING
+    given_up = all(exhausted(a) for a in failed)
+    reason = "ApplicationFailed" if given_up else "ApplicationRestarting"
+    # The job said why it stopped: its reason, and its line first (a restart mends it once fixed).
+    said = next((s for s in stops if s.reason in _JOB_STOP_REASONS and s.instance in instances), None)
+    if said is not None:
+        reason, message = said.reason, f"{said.message} (instance {said.instance}); {message}"
+    flag = STALLED if given_up else RECONCILING
     return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import ApiError, Kube, Resource
-from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap
+from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap, stops_reported
 from bridge_job.outages import Outage
 from tests.apiserver.client import KubeApi
 from tests.brokers import wait_until
@@ -84,6 +85,22 @@ def test_each_instance_writes_its_own_key_of_the_bridge_config_map(
     finally:
         primary.stop()
         secondary.stop()
+
+
+def test_a_stop_with_a_status_reason_is_reported_before_the_job_exits(kube_api: KubeApi) -> None:
+    job = config(name="orders")  # the bridge the RBAC of `as_bridge_job` is for
+    report = HealthConfigMap(Kube.connect(), "apps", job.bridge_id, "primary")
+    refused = BridgeStopped("the JMS broker refused the bridge's login (...): fix the Secret", "JmsRefused")
+    try:
+        with pytest.raises(BridgeStopped), stops_reported(report):
+            raise refused
+        with pytest.raises(BridgeStopped), stops_reported(report):
+            raise BridgeStopped("a hard failure the operator has no reason of its own for")
+    finally:
+        report.stop()
+    found = kube_api.get("v1", "ConfigMap", f"{job.bridge_id}-jms-bridge-health", "apps")
+    document = json.loads(((found or {}).get("data") or {}).get("primary", "{}"))
+    assert document.get("stopped") == {"reason": "JmsRefused", "message": refused.reason}
 
 
 def test_no_report_outside_a_cluster() -> None:

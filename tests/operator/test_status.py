@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -212,6 +213,29 @@ def test_route_status() -> None:
     bridge_at_fault = Problem("BridgeInvalid", "spec.bridgeRef.name", "fix it")
     waiting = route_status(RouteVerdict("r", "b", problems=(bridge_at_fault,), stalls=False), 4, None, T0)
     assert "Stalled" not in conditions(waiting)
+
+
+def test_a_refused_jms_login_the_job_reports_is_its_reason_while_restarted_then_stalled() -> None:
+    line = "the JMS broker refused the bridge's login (JMSBRIDGE_JMS_USERNAME and ..., from Secret amq, ...)"
+    stops = (StopReport("primary", "JmsAuthenticationFailed", line),)
+    failing = dataclasses.replace(app("primary", "FAILING", "exit 2"), retried=True)  # its restartPolicy
+    restarting = bridge_status(outcome(failing, stop_reports=stops), None, T0)
+    assert conditions(restarting) == {
+        "Ready": ("False", "JmsAuthenticationFailed"),
+        "Reconciling": ("True", "JmsAuthenticationFailed"),
+    }
+    message = str(find_condition(restarting, "Ready"))
+    assert f"{line} (instance primary); " in message and "the spark-operator restarts it" in message
+    given_up = bridge_status(outcome(app("primary", "FAILED"), stop_reports=stops), None, T0)
+    assert conditions(given_up) == {
+        "Ready": ("False", "JmsAuthenticationFailed"),
+        "Stalled": ("True", "JmsAuthenticationFailed"),
+    }
+    # another instance's report says nothing about this one
+    other = (StopReport("secondary", "JmsAuthenticationFailed", line),)
+    assert (
+        conditions(bridge_status(outcome(app("primary", "FAILED"), stop_reports=other), None, T0)) == FAILED
+    )
 
 
 def test_a_checkpoint_mismatch_stalls_at_once_with_its_own_reason() -> None:

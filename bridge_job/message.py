@@ -37,7 +37,8 @@ class Destination:
 
 
 class BodyType(enum.StrEnum):
-    """The JMS message interfaces. The bridge passes text and bytes; the others are soft failures."""
+    """The JMS message interfaces. The bridge passes text, bytes, map and stream bodies; an ObjectMessage
+    (never deserialized) and a plain Message are soft failures."""
 
     TEXT = "TextMessage"
     BYTES = "BytesMessage"
@@ -45,6 +46,10 @@ class BodyType(enum.StrEnum):
     OBJECT = "ObjectMessage"
     STREAM = "StreamMessage"
     MESSAGE = "Message"
+
+
+# The bodies the bridge carries: text, bytes, and a map's or a stream's entries.
+CARRIED_BODIES = (BodyType.TEXT, BodyType.BYTES, BodyType.MAP, BodyType.STREAM)
 
 
 class PropertyType(enum.StrEnum):
@@ -119,12 +124,61 @@ class DeliveryMode(enum.IntEnum):
     PERSISTENT = 2
 
 
+class EntryType(enum.StrEnum):
+    """The types of a MapMessage's entries and a StreamMessage's items: the property types, char, bytes, and
+    null (an entry set to null has no type left)."""
+
+    STRING = "string"
+    BOOLEAN = "boolean"
+    BYTE = "byte"
+    SHORT = "short"
+    CHAR = "char"
+    INT = "int"
+    LONG = "long"
+    FLOAT = "float"
+    DOUBLE = "double"
+    BYTES = "bytes"
+    NULL = "null"
+
+
+EntryValue = str | bool | int | float | bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A typed value of a MapMessage or StreamMessage. Construction checks that the value fits the type."""
+
+    type: EntryType
+    value: EntryValue
+
+    def __post_init__(self) -> None:
+        t, v = self.type, self.value
+        if t is EntryType.NULL:
+            ok = v is None
+        elif t is EntryType.BYTES:
+            ok = isinstance(v, bytes)
+        elif t is EntryType.CHAR:
+            ok = isinstance(v, str) and len(v) == 1 and ord(v) < 0x10000  # one UTF-16 unit
+        elif isinstance(v, bytes) or v is None:
+            ok = False
+        else:
+            Property(PropertyType(t.value), v)  # the property types' own check (ValueError)
+            ok = True
+        if not ok:
+            raise ValueError(f"{v!r} is not a valid JMS {t.value} value")
+
+
+# A MapMessage's entries by name, or a StreamMessage's items in order.
+Entries = dict[str, Entry] | tuple[Entry, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class JmsMessage:
     """A JMS message with everything a bridge must keep.
 
     `body` is `str` for TextMessage, `bytes` for BytesMessage, and `None` for a message without a body
-    (or one of a type the bridge does not carry). Header fields left at their defaults are "not set".
+    (or one of a type the bridge does not carry); a MapMessage's or StreamMessage's body is `entries`.
+    Header fields left at their defaults are "not set".
     """
 
     destination: Destination
@@ -140,6 +194,7 @@ class JmsMessage:
     timestamp: int = 0
     redelivered: bool = False
     properties: dict[str, Property] = field(default_factory=dict)
+    entries: Entries | None = None  # a MapMessage's (dict) or a StreamMessage's (tuple); `body` is None
 
     def header(self, name: str) -> PropertyValue | None:
         """A JMS header by its JMS name (JMSMessageID, ...), or a property by its name."""

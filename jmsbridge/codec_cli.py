@@ -54,7 +54,7 @@ def _common(command: argparse.ArgumentParser, *, record: str, destination: str) 
 
 def run_decode(args: argparse.Namespace) -> int:
     from bridge_job.config import Format
-    from bridge_job.formats import KafkaRecord, jsonmode, records
+    from bridge_job.formats import KafkaRecord, jsonmode, parse_json, records
     from bridge_job.formats.codecs import codec
 
     try:
@@ -62,7 +62,7 @@ def run_decode(args: argparse.Namespace) -> int:
         unnamed = _unnamed()
         destination = _destination(args.destination) or unnamed
         if args.record or args.format == "native":
-            record = records.record_of(jsonmode.parse(data, "record"))
+            record = records.record_of(parse_json(data, "record"))
         else:
             record = KafkaRecord(value=data)
         message = codec(Format(args.format)).decode(record, destination)

@@ -17,8 +17,10 @@ The whole message as JSON (docs/formats.md, `json`), exact enough to come back a
   boolean a boolean: plain JSON from other producers converts. Non-finite floating-point values are the
   strings "NaN", "Infinity" and "-Infinity" (with a `types` entry), since JSON has no literal for them.
 - the body: `text` for a TextMessage, `bytes` (base64, RFC 4648 with padding) for a BytesMessage; either
-  may be `null` (a message without a body). Other JMS message types have no body the bridge carries:
-  `messageType` names them. Neither member means a TextMessage without a body.
+  may be `null` (a message without a body). `map` (an object) for a MapMessage's entries, `stream` (an
+  array) for a StreamMessage's items, with `entryTypes` for the types JSON cannot tell
+  (formats/entries.py). Other JMS message types have no body the bridge carries: `messageType` names
+  them. No body member means a TextMessage without a body.
 
 Members or headers not listed here are errors rather than silently dropped data.
 """
@@ -32,13 +34,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from bridge_job.formats import FormatError, KafkaRecord, utf8
-from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.formats import FormatError, KafkaRecord, parse_json, utf8
+from bridge_job.formats import entries as entries_json
+from bridge_job.formats.native import ORIGIN_HEADER, STRUCTURED
 from bridge_job.message import (
     HEADER_NAMES,
     BodyType,
     DeliveryMode,
     Destination,
+    Entries,
     JmsMessage,
     Property,
     PropertyType,
@@ -46,7 +50,8 @@ from bridge_job.message import (
     to_float32,
 )
 
-MEMBERS = ("headers", "properties", "types", "text", "bytes", "messageType")
+MEMBERS = ("headers", "properties", "types", "text", "bytes", "map", "stream", "entryTypes", "messageType")
+_BODIES = ("text", "bytes", "map", "stream")
 _BOUNDS = {
     PropertyType.BYTE: range(-(2**7), 2**7),
     PropertyType.SHORT: range(-(2**15), 2**15),
@@ -80,6 +85,11 @@ def document(message: JmsMessage) -> dict[str, Any]:
         doc["text"] = body
     elif message.body_type is BodyType.BYTES:
         doc["bytes"] = None if body is None else base64.b64encode(_as_bytes(body)).decode("ascii")
+    elif message.body_type in STRUCTURED and message.entries is not None:
+        value, entry_types = entries_json.to_json(message.entries)
+        doc["map" if message.body_type is BodyType.MAP else "stream"] = value
+        if entry_types:
+            doc["entryTypes"] = entry_types
     elif body is not None:
         raise FormatError(f"body: a {message.body_type.value} has no body the bridge carries")
     else:
@@ -129,28 +139,7 @@ def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMe
     """The JMS message a record carries. `destination` is used when the JSON names none."""
     if record.value is None:
         raise FormatError("value: missing (a null record); the json format needs a JSON object")
-    return message_of(parse(record.value), destination)
-
-
-def parse(data: bytes, where: str = "value") -> Any:
-    """Strict JSON (no NaN literals), with the byte offset of the first problem."""
-    try:
-        text = data.decode()
-    except UnicodeDecodeError as error:
-        raise FormatError(f"{where} byte {error.start}: not UTF-8") from None
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as error:
-        offset = len(text[: error.pos].encode())
-        raise FormatError(f"{where} byte {offset}: invalid JSON: {error.msg}") from None
-    except RecursionError:
-        raise FormatError(f"{where}: JSON nested too deeply") from None
-    except ValueError as error:  # e.g. an integer with more digits than Python converts
-        raise FormatError(f"{where}: invalid JSON: {error}") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON; write it as the string {name!r} with a types entry")
+    return message_of(parse_json(record.value), destination)
 
 
 def message_of(doc: Any, destination: Destination | None) -> JmsMessage:
@@ -164,11 +153,12 @@ def message_of(doc: Any, destination: Destination | None) -> JmsMessage:
     target = fields.pop("destination", None) or destination
     if target is None:
         raise FormatError("headers.JMSDestination: missing, and the route names no destination")
-    body_type, body = _read_body(doc)
+    body_type, body, entries = _read_body(doc)
     return JmsMessage(
         destination=target,
         body_type=body_type,
         body=body,
+        entries=entries,
         properties=_read_properties(_object(doc, "properties"), _object(doc, "types")),
         **fields,
     )
@@ -273,7 +263,7 @@ def _floating(value: Any, where: str) -> float:
         raise FormatError(f"{where}: {value} is out of range for a double") from None
 
 
-def _read_body(doc: dict[str, Any]) -> tuple[BodyType, str | bytes | None]:
+def _read_body(doc: dict[str, Any]) -> tuple[BodyType, str | bytes | None, Entries | None]:
     named = None
     if doc.get("messageType") is not None:
         text = _string(doc["messageType"], "messageType")
@@ -283,20 +273,28 @@ def _read_body(doc: dict[str, Any]) -> tuple[BodyType, str | bytes | None]:
             raise FormatError(
                 f"messageType: expected one of {', '.join(t.value for t in BodyType)}, got {text!r}"
             ) from None
-    if "text" in doc and "bytes" in doc:
-        raise FormatError("text, bytes: a message has one body, not both")
+    given = [member for member in _BODIES if member in doc]
+    if len(given) > 1:
+        raise FormatError(f"{', '.join(given)}: a message has one body, not {len(given)}")
+    if "entryTypes" in doc and not ({"map", "stream"} & set(given)):
+        raise FormatError("entryTypes: only a map or a stream has entry types")
     body: str | bytes | None = None
-    if "text" in doc:
+    entries: Entries | None = None
+    if "map" in doc or "stream" in doc:
+        member = given[0]
+        body_type = BodyType.MAP if member == "map" else BodyType.STREAM
+        entries = entries_json.from_json(doc[member], doc.get("entryTypes"), body_type, member)
+    elif "text" in doc:
         body_type, member = BodyType.TEXT, "text"
         body = None if doc["text"] is None else _string(doc["text"], "text")
     elif "bytes" in doc:
         body_type, member = BodyType.BYTES, "bytes"
         body = None if doc["bytes"] is None else _base64(doc["bytes"], "bytes")
     else:
-        return named or BodyType.TEXT, None
+        return named or BodyType.TEXT, None, None
     if named is not None and named is not body_type:
         raise FormatError(f"messageType: {named.value} does not have a {member} body")
-    return body_type, body
+    return body_type, body, entries
 
 
 def _base64(value: Any, where: str) -> bytes:

@@ -10,22 +10,27 @@ Encoding (documented in docs/formats.md):
   of `Name=type` for every property that is not a string (`count=int,ratio=double`). Header types are
   fixed by the JMS specification and need no entry. A record without `jmsbridge.types` (a plain Kafka
   producer's) has string properties only.
-- `jmsbridge.messageType` is the JMS message interface (`TextMessage`, `BytesMessage`); without it a
-  record is a BytesMessage, which loses nothing.
+- `jmsbridge.messageType` is the JMS message interface (`TextMessage`, `BytesMessage`, `MapMessage`,
+  `StreamMessage`); without it a record is a BytesMessage, which loses nothing.
 - `jmsbridge.origin` names the bridge that wrote the record, so that a bridge never feeds its own
   output back to JMS (cycle prevention): its ingress drops a record of its own whose `jms.JMSDestination`
   is where the record would go. A record's producer may write any header, so the bridge also writes
   `jmsbridge.origin.mac`, a MAC with the bridge's key (bridge_job/signing.py) over the origin, the
   `jms.JMSDestination` header and the value (`signed`): only a record with a MAC that verifies is a loop
   (`loop_mark`); one that merely claims the bridge's origin is delivered like any other.
-- text bodies are UTF-8, bytes bodies are passed as they are; no body is a null value.
+- text bodies are UTF-8, bytes bodies are passed as they are; no body is a null value. A MapMessage's
+  entries are a JSON object, a StreamMessage's items a JSON array, and the types JSON cannot tell are in
+  `jmsbridge.entryTypes` (formats/entries.py).
 """
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any
 
-from bridge_job.formats import FormatError, KafkaRecord, utf8
+from bridge_job.formats import FormatError, KafkaRecord, parse_json, utf8
+from bridge_job.formats import entries as entries_json
 from bridge_job.message import (
     HEADER_NAMES,
     BodyType,
@@ -41,9 +46,12 @@ from bridge_job.signing import LoopMark, mac, vouched
 PREFIX = "jms."
 TYPES_HEADER = "jmsbridge.types"
 MESSAGE_TYPE_HEADER = "jmsbridge.messageType"
+ENTRY_TYPES_HEADER = "jmsbridge.entryTypes"  # a Map or Stream message's entry types (formats/entries.py)
+STRUCTURED = (BodyType.MAP, BodyType.STREAM)  # bodies carried as JSON
 ORIGIN_HEADER = "jmsbridge.origin"
 ORIGIN_MAC_HEADER = "jmsbridge.origin.mac"
 DESTINATION_HEADER = PREFIX + "JMSDestination"
+_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _SIGNED = b"origin"  # what the MAC signs besides the record: no other mark of the bridge signs alike
 
 
@@ -128,9 +136,22 @@ def encode(message: JmsMessage, origin: str | None = None) -> KafkaRecord:
     add(MESSAGE_TYPE_HEADER, message.body_type.value)
     if origin is not None:
         add(ORIGIN_HEADER, origin)
-    body = message.body
-    value = utf8(body, "value") if isinstance(body, str) else body
+    value, entry_types = _value(message)
+    if entry_types:
+        add(ENTRY_TYPES_HEADER, entry_types)
     return KafkaRecord(value=value, headers=headers)
+
+
+def _value(message: JmsMessage) -> tuple[bytes | None, str | None]:
+    """The record's value, and the JSON of a Map or Stream message's entry types (None when there are
+    none to say)."""
+    body = message.body
+    if message.body_type not in STRUCTURED:
+        return (utf8(body, "value") if isinstance(body, str) else body), None
+    if message.entries is None:
+        raise FormatError(f"body: a {message.body_type.value} without its entries")
+    entries, types = entries_json.to_json(message.entries)
+    return utf8(_JSON.encode(entries), "value"), _JSON.encode(types) if types else None
 
 
 def _check_property_name(name: str, prop: Property) -> None:
@@ -171,12 +192,15 @@ class _Headers:
     def __init__(self, record: KafkaRecord) -> None:
         self.texts: dict[str, str] = {}
         self.types: dict[str, PropertyType] = {}
+        self.entry_types: Any = None
         self.body_type = BodyType.BYTES
         for name, raw in record.headers:
             if name.startswith(PREFIX):
                 self.texts[name[len(PREFIX) :]] = header_text(name, raw)
             elif name == TYPES_HEADER:
                 self.types = parse_types(header_text(name, raw))
+            elif name == ENTRY_TYPES_HEADER:
+                self.entry_types = parse_json(raw, f"header {name}")
             elif name == MESSAGE_TYPE_HEADER:
                 text = header_text(name, raw)
                 try:
@@ -251,10 +275,17 @@ def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMe
     expiration = headers.number("JMSExpiration", 0)
     timestamp = headers.number("JMSTimestamp", 0)
     redelivered = headers.take("JMSRedelivered", PropertyType.BOOLEAN)
+    entries = None
+    if headers.body_type in STRUCTURED:
+        if record.value is None:
+            raise FormatError(f"value: missing, and a {headers.body_type.value}'s entries are its JSON")
+        value = parse_json(record.value)
+        entries = entries_json.from_json(value, headers.entry_types, headers.body_type, "value")
     return JmsMessage(
         destination=target,
         body_type=headers.body_type,
-        body=_body(record.value, headers.body_type),
+        body=None if entries is not None else _body(record.value, headers.body_type),
+        entries=entries,
         message_id=message_id,
         correlation_id=correlation_id,
         reply_to=reply_to,

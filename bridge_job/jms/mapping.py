@@ -39,6 +39,10 @@ from bridge_job.message import (
     DeliveryMode,
     Destination,
     DestinationKind,
+    Entries,
+    Entry,
+    EntryType,
+    EntryValue,
     JmsMessage,
     Property,
     PropertyType,
@@ -46,6 +50,31 @@ from bridge_job.message import (
 )
 
 _DELIVERY_MODES = {int(mode): mode for mode in DeliveryMode}
+
+# A MapMessage's setX(name, value) and a StreamMessage's writeX(value) for each entry type; a null goes as
+# an Object (JMS allows null there).
+_JAVA_SUFFIXES = {
+    EntryType.STRING: "String",
+    EntryType.BOOLEAN: "Boolean",
+    EntryType.BYTE: "Byte",
+    EntryType.SHORT: "Short",
+    EntryType.CHAR: "Char",
+    EntryType.INT: "Int",
+    EntryType.LONG: "Long",
+    EntryType.FLOAT: "Float",
+    EntryType.DOUBLE: "Double",
+    EntryType.BYTES: "Bytes",
+    EntryType.NULL: "Object",
+}
+_JAVA_PRIMITIVES = {
+    EntryType.BYTE: jpype.JByte,
+    EntryType.SHORT: jpype.JShort,
+    EntryType.CHAR: jpype.JChar,
+    EntryType.INT: jpype.JInt,
+    EntryType.LONG: jpype.JLong,
+    EntryType.FLOAT: jpype.JFloat,
+    EntryType.DOUBLE: jpype.JDouble,
+}
 
 _PROPERTY_SETTERS = {
     PropertyType.STRING: "setStringProperty",
@@ -110,6 +139,16 @@ class MessageReader:
         # a little faster than a lookup on each message's class, and immune to provider overloads.
         message = api.type("Message")
         enumeration = _java("java.util.Enumeration")
+        map_message, stream_message = api.type("MapMessage"), api.type("StreamMessage")
+        self._get_map_names = map_message.getMapNames
+        self._get_object = map_message.getObject
+        self._reset = stream_message.reset
+        self._read_object = stream_message.readObject
+        self._end_of_stream = api.type("MessageEOFException")
+        self._entry_types: dict[Any, tuple[EntryType, Callable[[Any], EntryValue]]] = {
+            java: (EntryType(kind.value), convert) for java, (kind, convert) in self._property_types.items()
+        }
+        self._entry_types[_java("java.lang.Character")] = (EntryType.CHAR, str)
         self._get_text = text_message.getText
         self._get_body_length = bytes_message.getBodyLength
         self._read_bytes = bytes_message.readBytes
@@ -146,12 +185,17 @@ class MessageReader:
                 body_type = kind
                 break
         body: str | bytes | None = None
+        entries: Entries | None = None
         if body_type is BodyType.TEXT:
             body = _optional_text(self._get_text(m))
         elif body_type is BodyType.BYTES:
             buffer = self._byte_array(int(self._get_body_length(m)))
             self._read_bytes(m, buffer)
             body = bytes(buffer)
+        elif body_type is BodyType.MAP:
+            entries = self._map_entries(m)
+        elif body_type is BodyType.STREAM:
+            entries = self._stream_items(m)
 
         properties: dict[str, Property] = {}
         names = self._get_property_names(m)
@@ -192,7 +236,37 @@ class MessageReader:
             timestamp=int(timestamp),
             redelivered=bool(redelivered),
             properties=properties,
+            entries=entries,
         )
+
+    def _entry(self, value: Any) -> Entry:
+        """A map entry's or a stream item's Java value (its boxed type tells the JMS one)."""
+        if value is None:
+            return Entry(EntryType.NULL, None)
+        if isinstance(value, self._byte_array):
+            return Entry(EntryType.BYTES, bytes(value))
+        known = self._entry_types.get(type(value))
+        if known is None:  # a provider's extension (JMS allows only the types above)
+            return Entry(EntryType.STRING, java_text(value.toString()))
+        return Entry(known[0], known[1](value))
+
+    def _map_entries(self, m: Any) -> dict[str, Entry]:
+        names = self._get_map_names(m)
+        entries: dict[str, Entry] = {}
+        while self._has_more(names):
+            name = self._next(names)
+            entries[java_text(name)] = self._entry(self._get_object(m, name))
+        return entries
+
+    def _stream_items(self, m: Any) -> tuple[Entry, ...]:
+        self._reset(m)  # a received message reads from its start; reset makes sure
+        items: list[Entry] = []
+        while True:
+            try:
+                value = self._read_object(m)
+            except self._end_of_stream:
+                return tuple(items)
+            items.append(self._entry(value))
 
 
 class MessageWriter:
@@ -202,6 +276,13 @@ class MessageWriter:
         self._session = session
         self._destinations: dict[Destination, Any] = {}
         self._byte_array = jpype.JArray(jpype.JByte)
+
+    def _java_value(self, entry: Entry) -> Any:
+        """An entry's value typed for its setter: JPype picks the Java primitive by the wrapper."""
+        if entry.type is EntryType.BYTES:
+            return self._byte_array(entry.value)
+        primitive = _JAVA_PRIMITIVES.get(entry.type)
+        return entry.value if primitive is None else primitive(entry.value)
 
     def destination(self, destination: Destination) -> Any:
         java_destination = self._destinations.get(destination)
@@ -213,28 +294,36 @@ class MessageWriter:
             self._destinations[destination] = java_destination
         return java_destination
 
-    def build(self, message: JmsMessage) -> Any:
-        body = message.body
-        body_type = message.body_type
+    def _with_body(self, message: JmsMessage) -> Any:
+        """A new Java message of the message's type, with its body."""
+        body, body_type, entries = message.body, message.body_type, message.entries
         if body_type is BodyType.TEXT:
             if body is not None and not isinstance(body, str):
                 raise ValueError("a TextMessage body must be str or None")
-            m = self._session.createTextMessage(body)
-        elif body_type is BodyType.BYTES:
+            return self._session.createTextMessage(body)
+        if body_type is BodyType.BYTES:
             if body is not None and not isinstance(body, bytes):
                 raise ValueError("a BytesMessage body must be bytes or None")
             m = self._session.createBytesMessage()
             if body:
                 m.writeBytes(self._byte_array(body))
-        elif body_type is BodyType.MESSAGE:
-            if body is not None:
-                raise ValueError("a plain Message has no body")
-            m = self._session.createMessage()
-        else:
-            raise ValueError(
-                f"cannot send a {body_type.value}: the bridge carries text and bytes bodies only"
-            )
+            return m
+        if body_type is BodyType.MAP and isinstance(entries, dict):
+            m = self._session.createMapMessage()
+            for name, entry in entries.items():
+                getattr(m, f"set{_JAVA_SUFFIXES[entry.type]}")(name, self._java_value(entry))
+            return m
+        if body_type is BodyType.STREAM and isinstance(entries, tuple):
+            m = self._session.createStreamMessage()
+            for item in entries:
+                getattr(m, f"write{_JAVA_SUFFIXES[item.type]}")(self._java_value(item))
+            return m
+        if body_type is BodyType.MESSAGE and body is None:
+            return self._session.createMessage()
+        raise ValueError(f"cannot send a {body_type.value} with this body")
 
+    def build(self, message: JmsMessage) -> Any:
+        m = self._with_body(message)
         for name, prop in message.properties.items():
             getattr(m, _PROPERTY_SETTERS[prop.type])(name, prop.value)
         if message.correlation_id is not None:

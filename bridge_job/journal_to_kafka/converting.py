@@ -37,7 +37,7 @@ from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
-from bridge_job.message import BodyType, PropertyType
+from bridge_job.message import CARRIED_BODIES, BodyType, PropertyType
 from bridge_job.nats.message import NatsPublish, nats_headers
 from bridge_job.routing import loops, replies
 from bridge_job.routing.failures import (
@@ -47,6 +47,7 @@ from bridge_job.routing.failures import (
     SoftFailureReason,
     dead_letter_headers,
     no_limits,
+    not_carried,
     record_size,
     too_large,
 )
@@ -124,12 +125,9 @@ def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> Kafka
     A `native` route passes the journal record's headers and body through and adds the origin: the
     journal holds the message in the `native` encoding already. Other formats rebuild the message.
     """
-    body_type = entry.body_type
-    if body_type not in (BodyType.TEXT, BodyType.BYTES):
-        raise SoftFailure(
-            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
-        )
+    refused = not_carried(entry.body_type, CARRIED_BODIES)
+    if refused is not None:
+        raise refused
     record_key = kafka_key(entry, route)
     if route.spec.format is Format.NATIVE:
         headers = [*entry.record.headers, (ORIGIN_HEADER, origin.encode())]
@@ -148,12 +146,9 @@ def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes, now: flo
     """The NATS message for a journalled message on a jmsToNats route, published at `now` (unix seconds),
     its origin and its reply subject signed with `key`; a request (JMSReplyTo set) names the reply subject
     that leads its answer back until the request expires. SoftFailure when the message cannot go."""
-    body_type = entry.body_type
-    if body_type not in (BodyType.TEXT, BodyType.BYTES):
-        raise SoftFailure(
-            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{body_type.value} is not carried (only TextMessage and BytesMessage)",
-        )
+    refused = not_carried(entry.body_type, (BodyType.TEXT, BodyType.BYTES))  # NATS carries a payload
+    if refused is not None:
+        raise refused
     message = entry.message()
     try:
         record = signed(codec(route.spec.format).encode(message, origin), origin, key)

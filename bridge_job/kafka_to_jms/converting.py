@@ -46,9 +46,9 @@ from bridge_job.config import (
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import loop_mark
-from bridge_job.message import BodyType, Destination, JmsMessage, Property
+from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
 from bridge_job.routing import loops
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers, not_carried
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
@@ -180,11 +180,9 @@ def to_jms(record: IngressRecord, route: Route, config: JobConfig, key: bytes, n
         raise SoftFailure(
             SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
         ) from None
-    if message.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
-        raise SoftFailure(
-            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{message.body_type.value} is not carried (only TextMessage and BytesMessage)",
-        )
+    refused = not_carried(message.body_type, (*CARRIED_BODIES, BodyType.MESSAGE))
+    if refused is not None:
+        raise refused
     check_sendable(message)
     spec = route.spec
     send = spec.send

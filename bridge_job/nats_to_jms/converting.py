@@ -31,10 +31,10 @@ from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import loop_mark, signed
-from bridge_job.message import BodyType, Destination, JmsMessage, Property
+from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage, nats_headers
 from bridge_job.routing import loops
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried
 from bridge_job.routing.loops import NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.nats_replies import WayBack
 from bridge_job.routing.routes import address_matches
@@ -122,11 +122,9 @@ def decode(message: NatsMessage, fmt: Format, target: Destination) -> JmsMessage
     if plain and isinstance(decoded.body, bytes):  # a plain NATS client's payload: text if it reads so
         with contextlib.suppress(UnicodeDecodeError):
             decoded = dataclasses.replace(decoded, body_type=BodyType.TEXT, body=decoded.body.decode())
-    if decoded.body_type not in (BodyType.TEXT, BodyType.BYTES, BodyType.MESSAGE):
-        raise SoftFailure(
-            SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE,
-            f"{decoded.body_type.value} is not carried (only TextMessage and BytesMessage)",
-        )
+    refused = not_carried(decoded.body_type, (*CARRIED_BODIES, BodyType.MESSAGE))
+    if refused is not None:
+        raise refused
     check_sendable(decoded)
     return decoded
 

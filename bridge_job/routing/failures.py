@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from bridge_job.formats import KafkaRecord
+from bridge_job.message import BodyType
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
 
@@ -27,6 +28,8 @@ class SoftFailureReason(enum.StrEnum):
     NO_KEY = "NoKey"
     INVALID_KEY = "InvalidKey"
     UNSUPPORTED_MESSAGE_TYPE = "UnsupportedMessageType"
+    # an ObjectMessage: its body is Java serialization, which the bridge never deserializes (docs/jms.md)
+    OBJECT_MESSAGE = "ObjectMessageRefused"
     CONVERSION_FAILED = "ConversionFailed"
     MALFORMED_JOURNAL_RECORD = "MalformedJournalRecord"
     MESSAGE_TOO_LARGE = "MessageTooLarge"
@@ -45,6 +48,22 @@ class SoftFailureReason(enum.StrEnum):
 class SoftFailure(Exception):
     reason: SoftFailureReason
     error: str
+
+
+def not_carried(body_type: BodyType, carried: Collection[BodyType]) -> SoftFailure | None:
+    """The soft failure for a message of a type a flow does not carry; None when it carries it."""
+    if body_type in carried:
+        return None
+    if body_type is BodyType.OBJECT:
+        return SoftFailure(
+            SoftFailureReason.OBJECT_MESSAGE,
+            "an ObjectMessage is never deserialized (Java serialization runs the sender's classes): send "
+            "the data as a TextMessage, BytesMessage or MapMessage",
+        )
+    names = ", ".join(t.value for t in carried if t is not BodyType.MESSAGE)
+    return SoftFailure(
+        SoftFailureReason.UNSUPPORTED_MESSAGE_TYPE, f"{body_type.value} is not carried (only {names})"
+    )
 
 
 RECORD_OVERHEAD = 128  # a v2 record batch header (61 bytes) and one record's varints, generously

@@ -7,6 +7,7 @@ and bytes, the Kafka coordinates; and, with routes both ways on one bridge, that
 
 from __future__ import annotations
 
+import dataclasses
 import urllib.error
 import urllib.request
 import uuid
@@ -29,6 +30,7 @@ from bridge_job.message import (
 from bridge_job.routing.failures import DEAD_LETTER_PREFIX
 from jmsbridge.local import BridgeJob
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
+from tests.support.entries import EVERY_ENTRY, EVERY_ITEM, same_entries
 from tests.support.harness import (
     bridge_document,
     read_topics,
@@ -209,19 +211,30 @@ def test_round_trip_keeps_every_header_and_property(
             "text": Property.string("ü"),
         },
     )
+    # A MapMessage and a StreamMessage with an entry of every JMS type (nested bytes, null, char...).
+    structured = [
+        dataclasses.replace(sent, body=None, body_type=BodyType.MAP, entries=EVERY_ENTRY, correlation_id="m"),
+        dataclasses.replace(
+            sent, body=None, body_type=BodyType.STREAM, entries=EVERY_ITEM, correlation_id="s"
+        ),
+    ]
     job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
     try:
-        send(broker, [sent])
-        (back,) = received_from(broker, target, 1)
+        send(broker, [sent, *structured])
+        arrived = {m.correlation_id: m for m in received_from(broker, target, 3)}
     finally:
         job.stop()
-    assert f"connected to {broker.url} ({provider.api})" in job.log()
-    assert back.destination == queue(target)
-    for field in ("body_type", "body", "correlation_id", "reply_to", "type", "priority", "delivery_mode"):
-        assert getattr(back, field) == getattr(sent, field), field
-    for name, prop in sent.properties.items():
-        assert back.properties[name] == prop, name
-    assert back.properties["KafkaTopic"] == Property.string(topic)
+    connected = [line for line in job.log().splitlines() if "jms.connection: connected to" in line]
+    assert connected and all(broker.url in c and c.endswith(f"({provider.api})") for c in connected)
+    for original in (sent, *structured):
+        back = arrived[original.correlation_id]
+        assert back.destination == queue(target)
+        for field in ("body_type", "body", "reply_to", "type", "priority", "delivery_mode"):
+            assert getattr(back, field) == getattr(original, field), field
+        assert same_entries(back.entries, original.entries), back.entries
+        for name, prop in sent.properties.items():
+            assert back.properties[name] == prop, name
+        assert back.properties["KafkaTopic"] == Property.string(topic)
 
 
 def test_bad_records_follow_the_policy(

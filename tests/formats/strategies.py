@@ -15,6 +15,9 @@ from bridge_job.message import (
     DeliveryMode,
     Destination,
     DestinationKind,
+    Entries,
+    Entry,
+    EntryType,
     JmsMessage,
     Property,
     PropertyType,
@@ -64,6 +67,26 @@ def bodies(body_type: BodyType) -> st.SearchStrategy[str | bytes | None]:
     return st.none()
 
 
+def entry_values(type_: EntryType) -> st.SearchStrategy[Entry]:
+    if type_ is EntryType.NULL:
+        return st.just(Entry(type_, None))
+    if type_ is EntryType.BYTES:
+        return st.binary(max_size=40).map(lambda b: Entry(type_, b))
+    if type_ is EntryType.CHAR:  # a UTF-16 unit that is no lone surrogate (UTF-8 cannot carry one)
+        return st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]).map(lambda c: Entry(type_, c))
+    return property_values(PropertyType(type_.value)).map(lambda p: Entry(type_, p.value))
+
+
+def entries(body_type: BodyType) -> st.SearchStrategy[Entries | None]:
+    """A map's entries or a stream's items of any types; None for the other message types."""
+    entry = st.sampled_from(EntryType).flatmap(entry_values)
+    if body_type is BodyType.MAP:
+        return st.dictionaries(st.text(max_size=12), entry, max_size=6)
+    if body_type is BodyType.STREAM:
+        return st.lists(entry, max_size=6).map(tuple)
+    return st.none()
+
+
 def messages(
     body_types: tuple[BodyType, ...] = tuple(BodyType),
     min_string: int = 0,
@@ -78,6 +101,7 @@ def messages(
             destination=destinations,
             body_type=st.just(body_type),
             body=bodies(body_type),
+            entries=entries(body_type),
             message_id=st.none() | st.text(max_size=40),
             correlation_id=st.none() | text,
             reply_to=st.none() | destinations,
@@ -92,8 +116,8 @@ def messages(
     )
 
 
-def canonical(message: JmsMessage) -> tuple[JmsMessage, dict[str, tuple[PropertyType, Any]]]:
-    """What to compare: NaN equals NaN, and 0.0 differs from -0.0."""
+def canonical(message: JmsMessage) -> tuple[JmsMessage, dict[str, tuple[PropertyType, Any]], Any]:
+    """What to compare: NaN equals NaN, and 0.0 differs from -0.0; a map's entries in any order."""
 
     def key(value: Any) -> Any:
         if isinstance(value, float):
@@ -101,4 +125,9 @@ def canonical(message: JmsMessage) -> tuple[JmsMessage, dict[str, tuple[Property
         return value
 
     props = {name: (p.type, key(p.value)) for name, p in message.properties.items()}
-    return dataclasses.replace(message, properties={}), props
+    entries: Any = message.entries
+    if isinstance(entries, dict):
+        entries = {name: (e.type, key(e.value)) for name, e in entries.items()}
+    elif isinstance(entries, tuple):
+        entries = tuple((e.type, key(e.value)) for e in entries)
+    return dataclasses.replace(message, properties={}, entries=None), props, entries

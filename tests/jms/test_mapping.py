@@ -16,11 +16,14 @@ from bridge_job.message import (
     DeliveryMode,
     Destination,
     DestinationKind,
+    Entry,
+    EntryType,
     JmsMessage,
     Property,
     PropertyType,
 )
 from tests.jms.helpers import java_string, receive, send_built
+from tests.support.entries import EVERY_ENTRY, EVERY_ITEM, same_entries
 
 
 def queue_of(source: JmsSource) -> Destination:
@@ -143,10 +146,21 @@ def test_headers(connection: JmsConnection, queue: JmsSource, unique: str) -> No
     assert got_second.expiration == 0
 
 
-def test_other_message_types_have_no_body(
-    connection: JmsConnection, spec: Any, queue: JmsSource, unique: str
+@pytest.mark.parametrize("body_type", [BodyType.MAP, BodyType.STREAM])
+def test_map_and_stream_entries_of_every_type_come_back_equal(
+    connection: JmsConnection, queue: JmsSource, body_type: BodyType
 ) -> None:
-    """Messages the bridge does not carry still map, with their BodyType, body None and properties."""
+    entries = EVERY_ENTRY if body_type is BodyType.MAP else EVERY_ITEM
+    sent = JmsMessage(queue_of(queue), body_type=body_type, entries=entries, properties=EDGE_PROPERTIES)
+    (got,) = round_trip(connection, queue, sent)
+    assert got.body_type is body_type and got.body is None
+    assert same_entries(got.entries, entries), got.entries
+
+
+def test_map_and_stream_messages_of_another_client_are_read_and_an_object_message_is_not(
+    connection: JmsConnection, spec: Any, queue: JmsSource
+) -> None:
+    """Messages a JMS application built with the plain API; an ObjectMessage's body is never read."""
     from bridge_job.jms.factories import connection_factory
 
     raw = connection_factory(spec).createConnection()
@@ -156,10 +170,13 @@ def test_other_message_types_have_no_body(
         producer = session.createProducer(destination)
         map_message = session.createMapMessage()
         map_message.setString("key", "value")
+        map_message.setObject("count", jpype.JClass("java.lang.Short")(3))
         map_message.setIntProperty("n", 1)
         object_message = session.createObjectMessage(jpype.JClass("java.lang.String")("serialized"))
         stream_message = session.createStreamMessage()
         stream_message.writeInt(5)
+        stream_message.writeBytes(jpype.JArray(jpype.JByte)([1, -1]))
+        stream_message.writeObject(None)
         for m in (map_message, object_message, stream_message):
             producer.send(m)
     finally:
@@ -169,8 +186,14 @@ def test_other_message_types_have_no_body(
         got = receive(consumer, 3)
         consumer.commit()
     assert [m.body_type for m in got] == [BodyType.MAP, BodyType.OBJECT, BodyType.STREAM]
-    assert [m.body for m in got] == [None, None, None]
+    assert got[0].entries == {"key": Entry(EntryType.STRING, "value"), "count": Entry(EntryType.SHORT, 3)}
     assert got[0].properties == {"n": Property(PropertyType.INT, 1)}
+    assert got[1].body is None and got[1].entries is None
+    assert got[2].entries == (
+        Entry(EntryType.INT, 5),
+        Entry(EntryType.BYTES, b"\x01\xff"),
+        Entry(EntryType.NULL, None),
+    )
     assert all(m.message_id for m in got)
 
 
@@ -218,6 +241,6 @@ def test_send_to_another_destination(connection: JmsConnection, queue: JmsSource
 def test_unsendable_bodies_are_refused(connection: JmsConnection, queue: JmsSource) -> None:
     with connection.producer() as producer:
         with pytest.raises(ValueError, match="MapMessage"):
-            producer.send(JmsMessage(queue_of(queue), body_type=BodyType.MAP))
+            producer.send(JmsMessage(queue_of(queue), body_type=BodyType.MAP))  # without its entries
         with pytest.raises(ValueError, match="TextMessage body must be str"):
             producer.send(JmsMessage(queue_of(queue), body_type=BodyType.TEXT, body=b"bytes"))

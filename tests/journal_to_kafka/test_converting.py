@@ -9,7 +9,16 @@ import pytest
 from bridge_job.formats import KafkaRecord, native
 from bridge_job.journal.entries import JournalEntry, journal_record
 from bridge_job.journal_to_kafka.converting import Action, Egress
-from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
+from bridge_job.message import (
+    BodyType,
+    Destination,
+    DestinationKind,
+    Entry,
+    EntryType,
+    JmsMessage,
+    Property,
+    PropertyType,
+)
 from tests.support.builders import config, route
 
 
@@ -58,12 +67,21 @@ def test_bytes_body_passes_as_is() -> None:
     assert outcome.record is not None and outcome.record.value == body
 
 
+def test_a_map_message_goes_as_a_json_object_of_its_entries() -> None:
+    entries = {"sku": Entry(EntryType.STRING, "A-1"), "qty": Entry(EntryType.INT, 3)}
+    message = order(body_type=BodyType.MAP, body=None, entries=entries)
+    outcome = handle(Egress(config(route("orders", "orders"))), message)
+    assert outcome.record is not None and outcome.record.value == b'{"sku":"A-1","qty":3}'
+    assert outcome.record.header("jmsbridge.entryTypes") == b'{"qty":"int"}'
+
+
 @pytest.mark.parametrize(
     ("message", "key", "reason"),
     [
         (order(), {"property": "missing"}, "NoKey"),
         (order(), {"property": "vip"}, "InvalidKey"),
-        (order(body_type=BodyType.MAP, body=None), None, "UnsupportedMessageType"),
+        (order(body_type=BodyType.OBJECT, body=None), None, "ObjectMessageRefused"),
+        (order(body_type=BodyType.MESSAGE, body=None), None, "UnsupportedMessageType"),
     ],
 )
 def test_soft_failures_follow_the_policy(

@@ -39,6 +39,9 @@ def is_secret(property_name: str) -> bool:
     return any(word in lowered for word in _SECRET_WORDS)
 
 
+_WHERE_ENDINGS = ("host", "hostname", "port", "connectionnamelist", "queuemanager", "channel")
+
+
 def describe_location(spec: JmsSpec) -> str:
     """Where the connection goes, for messages: a URL when the configuration has one."""
     if spec.jndi is not None:
@@ -48,7 +51,13 @@ def describe_location(spec: JmsSpec) -> str:
     for name, value in factory.properties.items():
         if "url" in name.lower() and not is_secret(name):
             return str(value)
-    return factory.class_name
+    # No URL (IBM MQ: hostName, port, queueManager, channel): the class and the properties that say where.
+    where = [
+        f"{name}={value}"
+        for name, value in factory.properties.items()
+        if name.lower().endswith(_WHERE_ENDINGS) and not is_secret(name)
+    ]
+    return f"{factory.class_name} ({', '.join(where)})" if where else factory.class_name
 
 
 def connection_factory(spec: JmsSpec) -> Any:

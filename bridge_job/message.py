@@ -195,6 +195,8 @@ class JmsMessage:
     redelivered: bool = False
     properties: dict[str, Property] = field(default_factory=dict)
     entries: Entries | None = None  # a MapMessage's (dict) or a StreamMessage's (tuple); `body` is None
+    # What the JMS client could not read (its body, a property) and why: the message is what could be.
+    unreadable: str | None = None
 
     def header(self, name: str) -> PropertyValue | None:
         """A JMS header by its JMS name (JMSMessageID, ...), or a property by its name."""

@@ -34,6 +34,7 @@ from typing import Any
 import jpype
 
 from bridge_job.jms.api import JmsApi
+from bridge_job.jms.errors import JavaException, reason
 from bridge_job.message import (
     BodyType,
     DeliveryMode,
@@ -179,6 +180,8 @@ class MessageReader:
         return Destination(self._fallback.kind, java_text(java_destination.toString()))
 
     def read(self, m: Any) -> JmsMessage:
+        """The message as far as the client can read it: a body or a property it cannot read (the
+        provider throws) is left out and said in `unreadable`, for the ingest to treat as poison."""
         body_type = BodyType.MESSAGE
         for interface, kind in self._body_types:
             if isinstance(m, interface):
@@ -186,24 +189,35 @@ class MessageReader:
                 break
         body: str | bytes | None = None
         entries: Entries | None = None
-        if body_type is BodyType.TEXT:
-            body = _optional_text(self._get_text(m))
-        elif body_type is BodyType.BYTES:
-            buffer = self._byte_array(int(self._get_body_length(m)))
-            self._read_bytes(m, buffer)
-            body = bytes(buffer)
-        elif body_type is BodyType.MAP:
-            entries = self._map_entries(m)
-        elif body_type is BodyType.STREAM:
-            entries = self._stream_items(m)
+        unreadable = None
+        try:
+            if body_type is BodyType.TEXT:
+                body = _optional_text(self._get_text(m))
+            elif body_type is BodyType.BYTES:
+                buffer = self._byte_array(int(self._get_body_length(m)))
+                self._read_bytes(m, buffer)
+                body = bytes(buffer)
+            elif body_type is BodyType.MAP:
+                entries = self._map_entries(m)
+            elif body_type is BodyType.STREAM:
+                entries = self._stream_items(m)
+        except JavaException as error:
+            unreadable = f"its {body_type.value} body: {reason(error)}"
 
         properties: dict[str, Property] = {}
-        names = self._get_property_names(m)
+        try:
+            names = self._get_property_names(m)
+        except JavaException as error:
+            names, unreadable = None, unreadable or f"its property names: {reason(error)}"
         has_more, next_name, get_property = self._has_more, self._next, self._get_property
         property_types = self._property_types
-        while has_more(names):
+        while names is not None and has_more(names):
             name = next_name(names)
-            value = get_property(m, name)
+            try:
+                value = get_property(m, name)
+            except JavaException as error:
+                unreadable = unreadable or f"property {java_text(name)}: {reason(error)}"
+                continue
             known = property_types.get(type(value))
             if known is None:
                 properties[java_text(name)] = Property(PropertyType.STRING, java_text(value))
@@ -237,6 +251,7 @@ class MessageReader:
             redelivered=bool(redelivered),
             properties=properties,
             entries=entries,
+            unreadable=unreadable,
         )
 
     def _entry(self, value: Any) -> Entry:

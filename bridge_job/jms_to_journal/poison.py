@@ -9,6 +9,10 @@ can make that impossible, and none of them is the broker's fault, so none may st
   holds `,` or `=`, a property named like a JMS header);
 - `MessageTooLarge`: the journal record is larger than the journal topic or the producer takes.
 
+A fourth is the broker's client: `UnreadableMessage`, a message whose body or a property the JMS client
+throws on reading (an OpenWire producer of another language that wrote a text Java cannot decode). The
+queue moves on past it instead of rolling the batch back for ever.
+
 They are soft failures under the bridge's `routing.onSoftFailure` (routes come later, in the egress).
 A dead letter written at ingest keeps what can be kept: every header and property (lone surrogates
 replaced by U+FFFD, an unmappable property as a string or, named like a header, left out), the body when
@@ -31,6 +35,7 @@ from bridge_job.routing.failures import (
     dead_letter_headers,
     record_size,
     too_large,
+    unreadable,
 )
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, a surrogate code point is always a lone one
@@ -43,6 +48,9 @@ def describe(message: JmsMessage) -> str:
 
 def journal_or_failure(message: JmsMessage, limit: int, journal: str) -> KafkaRecord | SoftFailure:
     """The journal record of `message`, or why it cannot have one (`limit`: what `journal` takes)."""
+    failure = unreadable(message)
+    if failure is not None:
+        return failure
     try:
         record = journal_record(message)
     except FormatError as error:

@@ -34,7 +34,7 @@ from bridge_job.formats.native import loop_mark, signed
 from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage, nats_headers
 from bridge_job.routing import loops
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried, unreadable
 from bridge_job.routing.loops import NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.nats_replies import WayBack
 from bridge_job.routing.routes import address_matches
@@ -146,7 +146,10 @@ def nats_answer_to_jms(message: NatsMessage, way_back: WayBack, fmt: Format, bri
 
 def answer(message: JmsMessage, fmt: Format, bridge_id: str, key: bytes) -> tuple[bytes, dict[str, str]]:
     """A JMS service's answer as the NATS reply: data and headers in the route's format, the origin signed
-    with `key`. SoftFailure when a header cannot be NATS header text."""
+    with `key`. SoftFailure when the JMS client could not read it or a header cannot be NATS header text."""
+    failure = unreadable(message)
+    if failure is not None:
+        raise failure
     try:
         record = signed(codec(fmt).encode(message, bridge_id), bridge_id, key)
     except FormatError as error:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from bridge_job.formats import KafkaRecord
-from bridge_job.message import BodyType
+from bridge_job.message import BodyType, JmsMessage
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
 
@@ -30,6 +30,7 @@ class SoftFailureReason(enum.StrEnum):
     UNSUPPORTED_MESSAGE_TYPE = "UnsupportedMessageType"
     # an ObjectMessage: its body is Java serialization, which the bridge never deserializes (docs/jms.md)
     OBJECT_MESSAGE = "ObjectMessageRefused"
+    UNREADABLE_MESSAGE = "UnreadableMessage"  # the JMS client throws reading its body or a property
     CONVERSION_FAILED = "ConversionFailed"
     MALFORMED_JOURNAL_RECORD = "MalformedJournalRecord"
     MESSAGE_TOO_LARGE = "MessageTooLarge"
@@ -48,6 +49,14 @@ class SoftFailureReason(enum.StrEnum):
 class SoftFailure(Exception):
     reason: SoftFailureReason
     error: str
+
+
+def unreadable(message: JmsMessage) -> SoftFailure | None:
+    """The soft failure for a message the JMS client could not wholly read; None when it could."""
+    if message.unreadable is None:
+        return None
+    reason = SoftFailureReason.UNREADABLE_MESSAGE
+    return SoftFailure(reason, f"the JMS client cannot read {message.unreadable}")
 
 
 def not_carried(body_type: BodyType, carried: Collection[BodyType]) -> SoftFailure | None:

@@ -38,11 +38,25 @@ def unmappable_property(session: Any) -> Any:
     return message
 
 
+def unreadable_text(session: Any) -> Any:
+    """A TextMessage whose OpenWire content is no UTF-8 the Java client decodes: what an OpenWire producer
+    of another language can put on the wire. ActiveMQ stores it; the bridge's `getText()` throws
+    (`UTFDataFormatException`)."""
+    import jpype
+
+    message = session.createTextMessage()
+    content = jpype.JArray(jpype.JByte)([0, 0, 0, 4, -1, -1, -1, -1])  # a length, then 4 invalid bytes
+    message.setContent(jpype.JClass("org.apache.activemq.util.ByteSequence")(content))
+    message.setLongProperty("seq", -1)
+    return message
+
+
 POISON: dict[str, tuple[Builder, str]] = {
     "lone surrogate in the body": (lone_surrogate_body, "InvalidText"),
     "lone surrogate in JMSType": (lone_surrogate_header, "InvalidText"),
     "5 MB text": (too_large, "MessageTooLarge"),
     "typed property named a,b": (unmappable_property, "UnmappableProperty"),
+    "text the client cannot decode": (unreadable_text, "UnreadableMessage"),
 }
 
 

@@ -239,14 +239,14 @@ class JmsRequester:
     """A JMS application written against the plain javax.jms API (ActiveMQ's client through JPype): its
     own connection and TemporaryQueue, requests with JMSReplyTo and JMSCorrelationID."""
 
-    def __init__(self, broker: ActiveMqBroker, queue: str) -> None:
+    def __init__(self, broker: JmsBroker, queue: str) -> None:
         import jpype
 
         from bridge_job.jms import start_jvm
 
         start_jvm(activemq_classpath())
         factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(broker.url)
-        self.connection: Any = factory.createConnection()
+        self.connection: Any = factory.createConnection(*(broker.credentials() or ()))
         self.connection.start()
         auto_acknowledge = jpype.JClass("javax.jms.Session").AUTO_ACKNOWLEDGE
         self.session: Any = self.connection.createSession(False, auto_acknowledge)

@@ -19,7 +19,7 @@ from typing import Any, cast
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from jmsbridge.local import BridgeJob, JmsRequester
+from jmsbridge.local import BridgeJob, JmsBroker, JmsRequester
 from tests.apiserver.chart import job_kubeconfig
 from tests.apiserver.client import KubeApi
 from tests.brokers import ActiveMqBroker, KafkaBroker
@@ -32,6 +32,7 @@ from tests.support.harness import (
     write_yaml,
 )
 from tests.support.jms_services import answer_requests
+from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e
 
@@ -75,9 +76,17 @@ def kafka_service(kafka: KafkaBroker, requests: str, replies: str) -> Iterator[N
         thread.join(30)
 
 
+# Request/reply on ActiveMQ Classic and on Artemis through its Jakarta client: message ids, temporary
+# queues and their names differ between brokers, and Artemis' javax client is the same client under the
+# other package (the round trip and the login tests run it).
+ON_BOTH_BROKERS = pytest.mark.parametrize("provider", ["activemq", "artemis-jakarta"], indirect=True)
+
+
+@ON_BOTH_BROKERS
 def test_jms_requesters_get_their_replies_from_a_kafka_service(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    provider: JmsProvider, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
+    activemq = provider.broker
     n = uuid.uuid4().hex[:8]
     requests_queue, requests, replies, bridge = (
         f"svc.{n}.in",
@@ -89,7 +98,7 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
     files = [
         write_yaml(
             tmp_path / "bridge.yaml",
-            bridge_document(bridge, activemq, kafka, [{"queue": requests_queue}]),
+            bridge_document(bridge, activemq, kafka, [{"queue": requests_queue}], jms=provider.jms()),
             route_document("requests", bridge, requests, match={"address": requests_queue}),
             to_jms_route(
                 "replies", bridge, replies, {"fromHeader": "jms.JMSReplyTo", "allowed": "queue://ID:.*"}
@@ -97,7 +106,7 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
         )
     ]
     requesters = [JmsRequester(activemq, requests_queue) for _ in range(3)]
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
     try:
         with kafka_service(kafka, requests, replies):
             for number, requester in enumerate(requesters):
@@ -114,23 +123,25 @@ def test_jms_requesters_get_their_replies_from_a_kafka_service(
 
 def requests_bridge(
     tmp_path: Path,
-    activemq: ActiveMqBroker,
+    activemq: JmsBroker,
     kafka: KafkaBroker,
     bridge: str,
     reply_queue: str,
     route: dict[str, Any],
+    provider: JmsProvider | None = None,
     **spec: Any,
 ) -> list[Path]:
     """The files of a bridge taking answers from `reply_queue`, with one request route."""
-    document = bridge_document(
-        bridge, activemq, kafka, [{"queue": reply_queue}], jms={"replyQueue": reply_queue}, **spec
-    )
+    jms = (provider.jms() if provider is not None else {}) | {"replyQueue": reply_queue}
+    document = bridge_document(bridge, activemq, kafka, [{"queue": reply_queue}], jms=jms, **spec)
     return [write_yaml(tmp_path / "bridge.yaml", document, route)]
 
 
+@ON_BOTH_BROKERS
 def test_kafka_requesters_get_their_replies_from_a_jms_service(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+    provider: JmsProvider, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
+    activemq = provider.broker
     n = uuid.uuid4().hex[:8]
     requests, service, reply_queue, bridge = f"req-{n}", f"svc.{n}", f"replies.{n}", f"kr-{n}"
     replies_a, replies_b, elsewhere, dlq = f"ra-{n}", f"rb-{n}", f"other-{n}", f"dlq-{n}"
@@ -139,7 +150,7 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
         "requests", bridge, requests, {"queue": service}, reply={"topics": [replies_a, replies_b]}
     )
     policy = {"deadLetterTopic": dlq, "onSoftFailure": "deadLetter"}
-    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, routing=policy)
+    files = requests_bridge(tmp_path, activemq, kafka, bridge, reply_queue, route, provider, routing=policy)
     producer = Producer({"bootstrap.servers": kafka.bootstrap})
     for i in range(3):  # requester a names its correlation id in a header, requester b by the key
         to_a: Headers = [
@@ -151,7 +162,7 @@ def test_kafka_requesters_get_their_replies_from_a_jms_service(
         producer.produce(requests, f"b{i}".encode(), f"b-{i}".encode(), headers=to_b)
     producer.produce(requests, b"x", b"x-0", headers=[("jmsbridge.replyTopic", elsewhere.encode())])
     assert producer.flush(30) == 0
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
     try:
         answer_requests(activemq, service, 6)
         got_a = read_topics(kafka, [replies_a], 3)

@@ -10,11 +10,12 @@ from typing import Any
 import jpype
 
 from bridge_job.jms import start_jvm
+from jmsbridge.local import JmsBroker
 from tests.brokers import ActiveMqBroker, activemq_classpath
 
 
 def answer_requests(
-    activemq: ActiveMqBroker,
+    activemq: JmsBroker,
     queue: str,
     count: int,
     by_message_id: bool = False,
@@ -25,7 +26,7 @@ def answer_requests(
     `before_answering` runs once all requests are taken (a kill of the bridge between request and answer)."""
     start_jvm(activemq_classpath())
     factory = jpype.JClass("org.apache.activemq.ActiveMQConnectionFactory")(activemq.url)
-    connection = factory.createConnection()
+    connection = factory.createConnection(*(activemq.credentials() or ()))
     answered = []
     try:
         connection.start()

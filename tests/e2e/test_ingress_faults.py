@@ -22,25 +22,20 @@ from confluent_kafka import Producer
 from bridge_job.config import JmsSource
 from bridge_job.jms import JmsError, detach_thread
 from bridge_job.message import JmsMessage
-from jmsbridge.local import BridgeJob, jms_connection
+from jmsbridge.artemis_server import ArtemisBroker
+from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
 from tests.support.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, write_yaml
+from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def own_activemq() -> Iterator[ActiveMqBroker]:
-    broker = ActiveMqBroker().start()
-    yield broker
-    broker.cleanup()
 
 
 class QueueReader:
     """A JMS consumer thread that takes every message off a queue, committing each batch; it reconnects
     when the broker goes away."""
 
-    def __init__(self, activemq: ActiveMqBroker, queue: str) -> None:
+    def __init__(self, activemq: JmsBroker, queue: str) -> None:
         self.activemq, self.queue = activemq, queue
         self.messages: list[JmsMessage] = []
         self.stopping = threading.Event()
@@ -102,7 +97,7 @@ def sent_metric(port: int, bridge: str) -> float:
 
 
 def ingress_files(
-    tmp_path: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, **spec: Any
+    tmp_path: Path, activemq: JmsBroker, kafka: KafkaBroker, **spec: Any
 ) -> tuple[list[Path], str, str, str]:
     n = uuid.uuid4().hex[:8]
     topic, queue, bridge = f"in-{n}", f"in.{n}", f"in-{n}"
@@ -119,7 +114,10 @@ def report(what: str, total: int, reader: QueueReader) -> tuple[set[int], int]:
     print(f"\n{what}: sent={total} received={len(reader.messages)} lost={len(lost)} duplicates={duplicates}")
     ids: dict[int, set[str]] = {}
     for message in reader.messages:
-        ids.setdefault(int(str(message.body)), set()).add(str(message.properties["_AMQ_DUPL_ID"].value))
+        # Artemis takes the id for its own duplicate detection and hands no consumer the property.
+        duplicate_id = message.properties.get("_AMQ_DUPL_ID")
+        if duplicate_id is not None:
+            ids.setdefault(int(str(message.body)), set()).add(str(duplicate_id.value))
     assert all(len(v) == 1 for v in ids.values()), "a record sent twice carried two duplicate ids"
     return lost, duplicates
 
@@ -156,29 +154,43 @@ def test_no_record_lost_across_two_kills(
     assert not lost, f"{len(lost)} records never reached {queue}, e.g. {sorted(lost)[:10]}"
 
 
-@pytest.mark.parametrize("url", ["failover", "tcp"])
+@pytest.fixture
+def own_broker(request: pytest.FixtureRequest) -> Iterator[ActiveMqBroker | ArtemisBroker]:
+    """A broker of the test's own (it is killed): ActiveMQ Classic, or Artemis for `url` "artemis"."""
+    broker = ArtemisBroker() if request.node.callspec.params["url"] == "artemis" else ActiveMqBroker()
+    yield broker.start()
+    broker.cleanup()
+
+
+# ActiveMQ Classic through its failover transport and a plain tcp URL, and Artemis (its javax client,
+# plain tcp, a login required): the ingress sends ride through the broker's restart on both brokers.
+@pytest.mark.parametrize("url", ["failover", "tcp", "artemis"])
 def test_activemq_restarted_mid_stream(
-    own_activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, url: str
+    own_broker: ActiveMqBroker | ArtemisBroker, kafka: KafkaBroker, tmp_path: Path, url: str
 ) -> None:
     total, port = 3000, free_port()
     spec: dict[str, Any] = {"spark": {"maxRecordsPerBatch": 200}}
+    env: dict[str, str] = {}
     if url == "tcp":
-        properties = {"brokerURL": own_activemq.url}
+        properties = {"brokerURL": own_broker.url}
         spec["jms"] = {
             "connectionFactory": {
                 "className": "org.apache.activemq.ActiveMQConnectionFactory",
                 "properties": properties,
             }
         }
-    files, topic, queue, bridge = ingress_files(tmp_path, own_activemq, kafka, **spec)
+    elif url == "artemis":
+        provider = JmsProvider("artemis", own_broker)
+        spec["jms"], env = provider.jms(), provider.job_env()
+    files, topic, queue, bridge = ingress_files(tmp_path, own_broker, kafka, **spec)
     produce(kafka, topic, total)
-    job = BridgeJob(files, tmp_path, metrics_port=port).start()
-    reader = QueueReader(own_activemq, queue)
+    job = BridgeJob(files, tmp_path, metrics_port=port, env=env).start()
+    reader = QueueReader(own_broker, queue)
     try:
         wait_until(lambda: sent_metric(port, bridge) >= total // 3, 300, "a third of the records sent")
-        own_activemq.kill()
+        own_broker.kill()
         threading.Event().wait(5)  # down for a while: the job must not give up
-        own_activemq.start()
+        own_broker.start()
         reader.start()
         wait_until(all_received(reader, total), 300, f"all {total} records on {queue}")
         assert job.process is not None and job.process.poll() is None, job.log()[-3000:]

@@ -129,10 +129,11 @@ class ActiveMqBroker(_Process):
 
     name = "activemq"
 
-    def __init__(self, port: int | None = None, persistent: bool = True) -> None:
+    def __init__(self, port: int | None = None, persistent: bool = True, stomp: bool = False) -> None:
         super().__init__()
         self.port = port or free_port()
         self.persistent = persistent
+        self.stomp_port = free_port() if stomp else None  # a STOMP connector too (other protocols' clients)
 
     @property
     def url(self) -> str:
@@ -152,6 +153,8 @@ class ActiveMqBroker(_Process):
         # client's connection is dropped after 10 s, and the messages it held go to the next consumer
         # (at the default 30 s, a frozen active's held the failover scenario for about a minute).
         connector = f"tcp://127.0.0.1:{self.port}?wireFormat.maxInactivityDuration={INACTIVITY_MS}"
+        if self.stomp_port is not None:
+            connector += f",stomp://127.0.0.1:{self.stomp_port}"
         uri = (
             f"broker:({connector})?persistent={persistent}&useJmx=false"
             f"&brokerName=test{self.port}&dataDirectory={base / 'data'}"

@@ -195,6 +195,7 @@ class Ingest:
             batch = receive()
             if not batch:
                 return
+            _read_twice(batch)
             written = self._journal(batch)
             if written is not None:
                 break
@@ -240,6 +241,15 @@ class Ingest:
         """What the batch's committed transaction wrote; None on a transient error; raises on a hard one."""
         written = self._records(batch)
         return written if self.writer.write(written) else None
+
+
+def _read_twice(batch: list[JmsMessage]) -> None:
+    """JmsError for a batch with a message the client could not read the first time it came: rolled back
+    once, so that a connection that failed mid-read is not taken for a broken message (which is poison
+    only when it comes back redelivered and still cannot be read)."""
+    first = next((m for m in batch if m.unreadable is not None and not m.redelivered), None)
+    if first is not None:
+        raise JmsError(f"cannot read {describe(first)}: {first.unreadable}; rolled back to read it again")
 
 
 @dataclass(frozen=True)

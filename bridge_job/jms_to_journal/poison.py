@@ -10,8 +10,10 @@ can make that impossible, and none of them is the broker's fault, so none may st
 - `MessageTooLarge`: the journal record is larger than the journal topic or the producer takes.
 
 A fourth is the broker's client: `UnreadableMessage`, a message whose body or a property the JMS client
-throws on reading (an OpenWire producer of another language that wrote a text Java cannot decode). The
-queue moves on past it instead of rolling the batch back for ever.
+throws on reading (an OpenWire producer of another language that wrote a text Java cannot decode). Its
+batch is rolled back once (a connection that failed mid-read is no broken message: ingest.py); when it
+comes back redelivered and still cannot be read, it is poison, and the queue moves on past it instead of
+rolling the batch back for ever.
 
 They are soft failures under the bridge's `routing.onSoftFailure` (routes come later, in the egress).
 A dead letter written at ingest keeps what can be kept: every header and property (lone surrogates

@@ -113,6 +113,7 @@ def test_poison_is_dead_lettered_with_what_can_be_kept(
     assert unmappable.header("jms.a,b") == b"1" and unmappable.value == b"a fine body"
     unreadable = by_reason[b"UnreadableMessage"]  # what could be read: headers and properties, no body
     assert unreadable.value is None and unreadable.header("jms.seq") == b"-1"
+    assert unreadable.header("jms.JMSRedelivered") == b"true"  # rolled back once: read twice, then poison
     assert unreadable.header("jmsbridge.deadletter.error") == (
         b"the JMS client cannot read its TextMessage body: UTFDataFormatException"
     )

@@ -51,8 +51,11 @@ else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
 fi
 # Spark's JVM starts in half the CPU with its classes mapped from an archive (jmsbridge/class_archive.py):
-# made once, in about 25 s, into ~/.cache.
-"$VENV/bin/python" -m jmsbridge.class_archive >/dev/null
+# made once, in about 25 s, into ~/.cache. Only a speed-up: without it Spark starts as before (and
+# tests/test_class_archive.py says why it is missing).
+if ! "$VENV/bin/python" -m jmsbridge.class_archive >/dev/null; then
+    echo "setup: no class-data archive for Spark's JVM (see above); local runs start Spark without it" >&2
+fi
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
 scripts/install-kafka.sh
 if [ "${1:-}" != "--no-control-plane" ]; then

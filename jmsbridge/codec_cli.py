@@ -54,8 +54,9 @@ def _common(command: argparse.ArgumentParser, *, record: str, destination: str) 
 
 def run_decode(args: argparse.Namespace) -> int:
     from bridge_job.config import Format
-    from bridge_job.formats import KafkaRecord, jsonmode, parse_json, records
+    from bridge_job.formats import KafkaRecord, jsonmode, records
     from bridge_job.formats.codecs import codec
+    from bridge_job.formats.json_values import parse_json
 
     try:
         data = _read(args.file)

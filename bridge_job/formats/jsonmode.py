@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 from collections.abc import Callable
 from typing import Any
 
-from bridge_job.formats import FormatError, KafkaRecord, parse_json, utf8
+from bridge_job.formats import FormatError, KafkaRecord, utf8
 from bridge_job.formats import entries as entries_json
+from bridge_job.formats.json_values import ENCODER, floating, kind, parse_json, written
 from bridge_job.formats.native import ORIGIN_HEADER, STRUCTURED
 from bridge_job.message import (
     HEADER_NAMES,
@@ -46,7 +46,6 @@ from bridge_job.message import (
     JmsMessage,
     Property,
     PropertyType,
-    PropertyValue,
     to_float32,
 )
 
@@ -58,8 +57,6 @@ _BOUNDS = {
     PropertyType.INT: range(-(2**31), 2**31),
     PropertyType.LONG: range(-(2**63), 2**63),
 }
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -72,7 +69,7 @@ def document(message: JmsMessage) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     types: dict[str, str] = {}
     for name, prop in message.properties.items():
-        properties[name] = _json_value(prop.value)
+        properties[name] = written(prop.value)
         if prop.type is not PropertyType.STRING and prop.type is not PropertyType.BOOLEAN:
             types[name] = prop.type.value
     doc["properties"] = properties
@@ -98,7 +95,7 @@ def document(message: JmsMessage) -> dict[str, Any]:
 
 
 def encode(message: JmsMessage, origin: str | None = None) -> KafkaRecord:
-    value = utf8(_ENCODER.encode(document(message)), "value")
+    value = utf8(ENCODER.encode(document(message)), "value")
     headers = [] if origin is None else [(ORIGIN_HEADER, utf8(origin, "origin"))]
     return KafkaRecord(value=value, headers=headers)
 
@@ -121,12 +118,6 @@ def _headers(message: JmsMessage) -> dict[str, Any]:
     return headers
 
 
-def _json_value(value: PropertyValue) -> PropertyValue:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
 def _as_bytes(body: str | bytes) -> bytes:
     return body if isinstance(body, bytes) else utf8(body, "bytes")
 
@@ -145,7 +136,7 @@ def decode(record: KafkaRecord, destination: Destination | None = None) -> JmsMe
 def message_of(doc: Any, destination: Destination | None) -> JmsMessage:
     """The JMS message a parsed JSON document describes; FormatError names the offending field."""
     if not isinstance(doc, dict):
-        raise FormatError(f"value: expected a JSON object, got {_kind(doc)}")
+        raise FormatError(f"value: expected a JSON object, got {kind(doc)}")
     for member in doc:
         if member not in MEMBERS:
             raise FormatError(f"{member}: unknown member; expected one of {', '.join(MEMBERS)}")
@@ -187,7 +178,7 @@ def _delivery_mode(value: Any, where: str) -> DeliveryMode:
 
 def _boolean(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise FormatError(f"{where}: expected true or false, got {_kind(value)}")
+        raise FormatError(f"{where}: expected true or false, got {kind(value)}")
     return value
 
 
@@ -226,16 +217,16 @@ def _property(value: Any, type_: PropertyType | None, where: str) -> Property:
         elif isinstance(value, str):
             type_ = PropertyType.STRING
         else:
-            raise FormatError(f"{where}: expected a string, boolean or number, got {_kind(value)}")
+            raise FormatError(f"{where}: expected a string, boolean or number, got {kind(value)}")
     if type_ is PropertyType.STRING:
         return Property(type_, _string(value, where))
     if type_ is PropertyType.BOOLEAN:
         if not isinstance(value, bool):
-            raise FormatError(f"{where}: expected true or false for a boolean, got {_kind(value)}")
+            raise FormatError(f"{where}: expected true or false for a boolean, got {kind(value)}")
         return Property(type_, value)
     if type_ in _BOUNDS:
         return Property(type_, _integer(value, type_, where))
-    number = _floating(value, where)
+    number = floating(value, where)
     if type_ is PropertyType.FLOAT and math.isfinite(number):
         try:
             number = to_float32(number)  # what Java's (float) cast gives, for JSON written by others
@@ -246,21 +237,10 @@ def _property(value: Any, type_: PropertyType | None, where: str) -> Property:
 
 def _integer(value: Any, type_: PropertyType, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise FormatError(f"{where}: expected an integer ({type_.value}), got {_kind(value)}")
+        raise FormatError(f"{where}: expected an integer ({type_.value}), got {kind(value)}")
     if value not in _BOUNDS[type_]:
         raise FormatError(f"{where}: {value} is out of range for a {type_.value}")
     return value
-
-
-def _floating(value: Any, where: str) -> float:
-    if isinstance(value, str) and value in _NON_FINITE:
-        return _NON_FINITE[value]
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise FormatError(f"{where}: expected a number, NaN, Infinity or -Infinity, got {_kind(value)}")
-    try:
-        return float(value)
-    except OverflowError:
-        raise FormatError(f"{where}: {value} is out of range for a double") from None
 
 
 def _read_body(doc: dict[str, Any]) -> tuple[BodyType, str | bytes | None, Entries | None]:
@@ -315,7 +295,7 @@ def _destination(value: Any, where: str) -> Destination:
 
 def _string(value: Any, where: str) -> str:
     if not isinstance(value, str):
-        raise FormatError(f"{where}: expected a string, got {_kind(value)}")
+        raise FormatError(f"{where}: expected a string, got {kind(value)}")
     return value
 
 
@@ -324,23 +304,8 @@ def _object(doc: dict[str, Any], member: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise FormatError(f"{member}: expected a JSON object, got {_kind(value)}")
+        raise FormatError(f"{member}: expected a JSON object, got {kind(value)}")
     return value
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind for error messages, with a short excerpt."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    text = json.dumps(value, ensure_ascii=False)
-    kind = "a string" if isinstance(value, str) else "a number"
-    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
 # JMS header -> (JmsMessage field, reader of its JSON value)

@@ -25,12 +25,12 @@ Encoding (documented in docs/formats.md):
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
-from bridge_job.formats import FormatError, KafkaRecord, parse_json, utf8
+from bridge_job.formats import FormatError, KafkaRecord, utf8
 from bridge_job.formats import entries as entries_json
+from bridge_job.formats.json_values import ENCODER, parse_json
 from bridge_job.message import (
     HEADER_NAMES,
     BodyType,
@@ -51,7 +51,6 @@ STRUCTURED = (BodyType.MAP, BodyType.STREAM)  # bodies carried as JSON
 ORIGIN_HEADER = "jmsbridge.origin"
 ORIGIN_MAC_HEADER = "jmsbridge.origin.mac"
 DESTINATION_HEADER = PREFIX + "JMSDestination"
-_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _SIGNED = b"origin"  # what the MAC signs besides the record: no other mark of the bridge signs alike
 
 
@@ -151,7 +150,7 @@ def _value(message: JmsMessage) -> tuple[bytes | None, str | None]:
     if message.entries is None:
         raise FormatError(f"body: a {message.body_type.value} without its entries")
     entries, types = entries_json.to_json(message.entries)
-    return utf8(_JSON.encode(entries), "value"), _JSON.encode(types) if types else None
+    return utf8(ENCODER.encode(entries), "value"), ENCODER.encode(types) if types else None
 
 
 def _check_property_name(name: str, prop: Property) -> None:

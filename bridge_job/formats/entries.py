@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from bridge_job.formats import FormatError
+from bridge_job.formats.json_values import floating, kind, written
 from bridge_job.message import BodyType, Entries, Entry, EntryType, EntryValue, to_float32
-
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def to_json(entries: Entries) -> tuple[Any, dict[str, str]]:
@@ -32,12 +30,7 @@ def to_json(entries: Entries) -> tuple[Any, dict[str, str]]:
     types: dict[str, str] = {}
     for key, entry in pairs:
         value = entry.value
-        if isinstance(value, bytes):
-            values[key] = base64.b64encode(value).decode("ascii")
-        elif isinstance(value, float) and not math.isfinite(value):
-            values[key] = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-        else:
-            values[key] = value
+        values[key] = base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else written(value)
         if _needs_type(entry, values[key]):
             types[key] = entry.type.value
     return (values if isinstance(entries, dict) else list(values.values())), types
@@ -59,13 +52,13 @@ def from_json(value: Any, types: Any, body_type: BodyType, where: str) -> Entrie
         raise FormatError(f"{where} types: expected a JSON object of type names")
     if body_type is BodyType.MAP:
         if not isinstance(value, dict):
-            raise FormatError(f"{where}: a MapMessage's entries are a JSON object, not {_kind(value)}")
+            raise FormatError(f"{where}: a MapMessage's entries are a JSON object, not {kind(value)}")
         _check_keys(types, value, where)
         return {
             name: _entry(item, types.get(name), f"{where} entry {name!r}") for name, item in value.items()
         }
     if not isinstance(value, list):
-        raise FormatError(f"{where}: a StreamMessage's items are a JSON array, not {_kind(value)}")
+        raise FormatError(f"{where}: a StreamMessage's items are a JSON array, not {kind(value)}")
     _check_keys(types, {str(i): None for i in range(len(value))}, where)
     return tuple(_entry(item, types.get(str(i)), f"{where} item {i}") for i, item in enumerate(value))
 
@@ -85,9 +78,10 @@ def _entry(item: Any, declared: str | None, where: str) -> Entry:
         except ValueError:
             names = ", ".join(t.value for t in EntryType)
             raise FormatError(f"{where}: unknown type {declared!r}; expected one of {names}") from None
+    value = _value(item, type_, where)
     try:
-        return Entry(type_, _value(item, type_))
-    except (ValueError, TypeError) as error:
+        return Entry(type_, value)
+    except ValueError as error:
         raise FormatError(f"{where}: {error}") from None
 
 
@@ -102,33 +96,26 @@ def _natural_type(item: Any, where: str) -> EntryType:
         return EntryType.DOUBLE
     if isinstance(item, str):
         return EntryType.STRING
-    raise FormatError(f"{where}: {_kind(item)} inside a map or stream (JMS has no nested entries)")
+    raise FormatError(f"{where}: {kind(item)} inside a map or stream (JMS has no nested entries)")
 
 
-def _value(item: Any, type_: EntryType) -> EntryValue:
-    """The Python value of a JSON item of a declared type; ValueError when it does not fit."""
+def _value(item: Any, type_: EntryType, where: str) -> EntryValue:
+    """The Python value of a JSON item of a declared type (Entry checks that it fits the type)."""
     if type_ is EntryType.BYTES:
         if not isinstance(item, str):
-            raise ValueError(f"{_kind(item)} is not base64 text")
+            raise FormatError(f"{where}: {kind(item)} is not base64 text")
         try:
             return base64.b64decode(item, validate=True)
         except binascii.Error:
-            raise ValueError(f"{item[:40]!r} is not base64 (RFC 4648, with padding)") from None
-    if type_ in (EntryType.FLOAT, EntryType.DOUBLE):
-        if isinstance(item, str) and item in _NON_FINITE:
-            return _NON_FINITE[item]
-        if isinstance(item, bool) or not isinstance(item, int | float):
-            raise ValueError(f"{_kind(item)} is not a number")
-        return to_float32(float(item)) if type_ is EntryType.FLOAT else float(item)
+            raise FormatError(f"{where}: {item[:40]!r} is not base64 (RFC 4648, with padding)") from None
+    if type_ is EntryType.DOUBLE:
+        return floating(item, where)
+    if type_ is EntryType.FLOAT:
+        try:
+            return to_float32(floating(item, where))  # what Java's (float) cast gives
+        except OverflowError:
+            raise FormatError(f"{where}: {item!r} is out of range for a float") from None
     if type_ in (EntryType.BYTE, EntryType.SHORT, EntryType.INT, EntryType.LONG) and isinstance(item, float):
-        raise ValueError(f"{item!r} is not an integer")
-    value: EntryValue = item  # Entry checks it against the type
+        raise FormatError(f"{where}: {item!r} is not an integer")
+    value: EntryValue = item
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}.get(
-        type(value), "an object"
-    )

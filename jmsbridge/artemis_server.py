@@ -13,14 +13,13 @@ had (its journal is on disk).
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
+from jmsbridge.cache import cache_dir
 from jmsbridge.local import _Process, free_port, port_open, wait_until
 
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-ARTEMIS_DIR = Path(os.environ.get("ARTEMIS_DIR") or _CACHE / "jmsbridge" / "artemis") / "current"
+ARTEMIS_DIR = cache_dir("artemis", "ARTEMIS_DIR") / "current"  # as scripts/install-artemis.sh puts it
 INSTALL_HINT = "run scripts/setup.sh (or scripts/install-artemis.sh) to fetch ActiveMQ Artemis with Maven"
 FACTORY_CLASS = "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory"  # in both clients
 

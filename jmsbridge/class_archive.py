@@ -21,7 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jmsbridge" / "spark-classes"
+from jmsbridge.cache import cache_dir
+
+_CACHE = cache_dir("spark-classes")
 
 
 def _java() -> Path | None:

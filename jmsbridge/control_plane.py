@@ -30,12 +30,10 @@ from typing import Any
 import yaml
 
 from jmsbridge import certificates
+from jmsbridge.cache import cache_dir
 from jmsbridge.local import _Process, free_port, stop_group, wait_until
 
-CACHE_DIR = Path(
-    os.environ.get("CONTROL_PLANE_DIR")
-    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jmsbridge" / "control-plane"
-)
+CACHE_DIR = cache_dir("control-plane", "CONTROL_PLANE_DIR")
 BIN_DIR = CACHE_DIR / "current"
 INSTALL_HINT = "run scripts/install-control-plane.sh (scripts/setup.sh does) to build it once"
 ADMIN_USER = "jmsbridge-admin"

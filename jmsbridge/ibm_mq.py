@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from jmsbridge.cache import cache_dir
 
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-IBM_MQ_DIR = Path(os.environ.get("IBM_MQ_DIR") or _CACHE / "jmsbridge" / "ibm-mq") / "current"
+IBM_MQ_DIR = cache_dir("ibm-mq", "IBM_MQ_DIR") / "current"  # as scripts/install-ibm-mq-client.sh puts it
 FACTORY_CLASSES = {  # the connection factory of each client
     "javax": "com.ibm.mq.jms.MQConnectionFactory",
     "jakarta": "com.ibm.mq.jakarta.jms.MQConnectionFactory",

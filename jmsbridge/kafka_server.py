@@ -19,7 +19,6 @@ The TLS listeners serve a certificate for 127.0.0.1 and localhost signed by a CA
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import time
 import uuid
@@ -29,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from jmsbridge import certificates
+from jmsbridge.cache import cache_dir
 from jmsbridge.local import _Process, free_port, port_open, wait_until
 
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-KAFKA_HOME = Path(os.environ.get("KAFKA_DIR", _CACHE / "jmsbridge" / "kafka"))  # as install-kafka.sh says
+KAFKA_HOME = cache_dir("kafka", "KAFKA_DIR")  # as install-kafka.sh says
 INSTALL_HINT = "run scripts/setup.sh (or scripts/install-kafka.sh) to fetch Apache Kafka with Maven"
 ADMIN = ("admin", "admin-secret")
 STARTED = "Kafka Server started"  # what the broker logs once it serves clients

@@ -109,16 +109,24 @@ def transactional_settings(
     }
 
 
+_PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
+
+
 class Deliveries:
     """Delivery reports of one task: the first few failures, as clear hard failures, and whether the
-    producer failed for good (an idempotent producer whose sequence the broker rejects)."""
+    producer failed for good (an idempotent producer whose sequence the broker rejects).
 
-    def __init__(self) -> None:
+    In a transaction (`in_transaction`), a record librdkafka purged is no failure of its own: it purges a
+    transaction's records when the transaction fails (fenced, aborted), and the transaction's call says
+    why; a purged record never commits."""
+
+    def __init__(self, in_transaction: bool = False) -> None:
         self.failures: list[BridgeStopped] = []
         self.fatal: str | None = None
+        self.in_transaction = in_transaction
 
     def __call__(self, error: Any, message: Any) -> None:
-        if error is None:
+        if error is None or (self.in_transaction and error.code() in _PURGED):
             return
         if error.fatal():
             self.fatal = self.fatal or error.str()
@@ -291,7 +299,9 @@ def write_transaction(
     outage = Outage(what, patience_seconds, clock, hint="check that Kafka is up", describe=cause)
     fenced_before = False
     while True:
-        transact = functools.partial(_transact, settings, records, reader, progress, Deliveries())
+        transact = functools.partial(
+            _transact, settings, records, reader, progress, Deliveries(in_transaction=True)
+        )
         try:
             within(max(outage.left(), 1.0), transact, what)  # a stuck call is given up with the patience
             outage.clear()

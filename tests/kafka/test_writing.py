@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer, TopicPartition
 
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
@@ -16,7 +16,7 @@ from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import close_consumers
-from bridge_job.kafka.writing import Superseded, close_producers, write_transaction
+from bridge_job.kafka.writing import Deliveries, Superseded, close_producers, write_transaction
 from tests.brokers import KafkaBroker
 from tests.support.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
@@ -93,6 +93,25 @@ def test_a_fenced_writer_whose_successor_wrote_past_its_range_writes_nothing(
     with pytest.raises(Superseded):
         write_transaction(settings, [record(1)], reader, TopicPartition(job.journal_topic, 0, 2), 60, begun=1)
     assert [r.key for r in read_topics(kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]
+
+
+class _Record:
+    def topic(self) -> str:
+        return "orders"
+
+
+def test_a_record_purged_from_a_failed_transaction_is_the_transactions_failure_not_its_own() -> None:
+    """librdkafka purges a fenced transaction's queued records: the fencing is the cause, and it decides
+    (Superseded or a retry), not a "cannot write to topic" stop. Outside a transaction a purge is a loss."""
+    purged = KafkaError(KafkaError._PURGE_QUEUE)
+    in_transaction = Deliveries(in_transaction=True)
+    in_transaction(purged, _Record())
+    assert in_transaction.failures == []
+    plain = Deliveries()
+    plain(purged, _Record())
+    assert [str(failure) for failure in plain.failures] == [
+        "jmsbridge hard failure: cannot write to topic orders: Local: Purged in queue"
+    ]
 
 
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from jmsbridge.local import BridgeJob
+
 # Lines of the job's own loggers; librdkafka's connection refusals during an outage are left out.
 _OWN = ("jmsbridge.", "bridge_job.", "Traceback", "Error:", "jmsbridge stopped")
 _NOISE = ("Connect to ipv4", "brokers are down")
@@ -37,8 +39,19 @@ def job_log_tails(work_dir: Path) -> str:
 def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
-    work_dir = getattr(item, "funcargs", {}).get("tmp_path")
-    if report.failed and isinstance(work_dir, Path) and work_dir.exists():
-        tails = job_log_tails(work_dir)
-        if tails:
-            report.sections.append(("bridge job logs", tails))
+    if not report.failed:
+        return
+    tails = "\n".join(job_log_tails(d) for d in sorted(work_dirs(getattr(item, "funcargs", {}))))
+    if tails.strip():
+        report.sections.append(("bridge job logs", tails))
+
+
+def work_dirs(funcargs: dict[str, Any]) -> set[Path]:
+    """Where the test's jobs log: its tmp_path, and the work directory of a job a fixture shares (a
+    module's bridge), itself or as its `job`."""
+    found = {funcargs["tmp_path"]} if isinstance(funcargs.get("tmp_path"), Path) else set()
+    for value in funcargs.values():
+        job = value if isinstance(value, BridgeJob) else getattr(value, "job", None)
+        if isinstance(job, BridgeJob):
+            found.add(job.work_dir)
+    return {d for d in found if d.exists()}

@@ -242,5 +242,14 @@ def test_what_the_bridge_wrote_from_a_queue_is_still_a_loop(bridge: Bridge, acti
         nats = bridge.metric("jmsbridge_nats_messages_total", route="nloop-in", outcome="loops")
         return kafka, nats
 
+    seen: list[tuple[float, float]] = []
+
+    def one_each() -> bool:
+        seen[:] = [loops()]
+        return seen[0] == (1.0, 1.0)
+
     # Two trips through the journal and back: minutes on a loaded machine (120 s ran out in the suite).
-    wait_until(lambda: loops() == (1.0, 1.0), 240, "one loop stopped on Kafka, one on NATS")
+    try:
+        wait_until(one_each, 240, "one loop stopped on Kafka, one on NATS")
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; counted (kafka, nats) = {seen[0]}") from None

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from jmsbridge.cache import cache_dir
+from jmsbridge.certificates import JavaTls
 from jmsbridge.local import _Process, free_port, port_open, wait_until
 
 ARTEMIS_DIR = cache_dir("artemis", "ARTEMIS_DIR") / "current"  # as scripts/install-artemis.sh puts it
@@ -43,10 +44,18 @@ class ArtemisBroker(_Process):
     user = "bridge"
     password = "bridge-secret"
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, tls: JavaTls | None = None) -> None:
         super().__init__()
         self.port = port or free_port()
         self.instance = self.workdir / "instance"
+        # A TLS acceptor too, asking clients for a certificate its trust store's CA signed
+        self.tls = tls
+        self.tls_port = free_port() if tls else None
+
+    @property
+    def tls_url(self) -> str:
+        """The TLS acceptor, as Artemis' client names it (its stores: the JVM's, spec.jms.tls)."""
+        return f"tcp://127.0.0.1:{self.tls_port}?sslEnabled=true"
 
     @property
     def url(self) -> str:
@@ -73,3 +82,19 @@ class ArtemisBroker(_Process):
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"artemis create failed:\n{(done.stdout + done.stderr)[-3000:]}")
+        if self.tls is not None:
+            self._add_tls_acceptor(self.tls)
+
+    def _add_tls_acceptor(self, tls: JavaTls) -> None:
+        broker_xml = self.instance / "etc" / "broker.xml"
+        stores = (
+            f"keyStorePath={tls.key_store};keyStorePassword={tls.password};"
+            f"trustStorePath={tls.trust_store};trustStorePassword={tls.password}"
+        )
+        acceptor = (
+            f'<acceptor name="tls">tcp://127.0.0.1:{self.tls_port}?sslEnabled=true;needClientAuth=true;'
+            f"{stores}</acceptor>\n</acceptors>"
+        )
+        text = broker_xml.read_text(encoding="utf-8")
+        assert text.count("</acceptors>") == 1, "artemis create wrote no single <acceptors> element"
+        broker_xml.write_text(text.replace("</acceptors>", acceptor), encoding="utf-8")

@@ -1,9 +1,11 @@
-"""Certificates for the local servers (the API server, Kafka's TLS listener) and their clients, made with
-openssl for each run, so that nothing secret is kept anywhere."""
+"""Certificates for the local servers (the API server, Kafka's TLS listener, the JMS brokers' TLS
+transports) and their clients, made with openssl (and keytool, for Java's stores) for each run, so that
+nothing secret is kept anywhere."""
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LOOPBACK_NAMES = ("IP:127.0.0.1", "DNS:localhost")
@@ -43,3 +45,41 @@ def make_key_pair(directory: Path, name: str) -> None:
     """`<name>.key` and its public half `<name>.pub` (a ServiceAccount signing key)."""
     _openssl("genrsa", "-out", f"{name}.key", "2048", cwd=directory)
     _openssl("rsa", "-in", f"{name}.key", "-pubout", "-out", f"{name}.pub", cwd=directory)
+
+
+def key_store(directory: Path, name: str, password: str) -> Path:
+    """`<name>.p12`: the key and certificate `issue` left in `directory`, as a PKCS12 store a JVM reads
+    (its key under the same password, as Java's key managers expect)."""
+    _openssl("pkcs12", "-export", "-in", f"{name}.crt", "-inkey", f"{name}.key", "-name", name,
+             "-out", f"{name}.p12", "-passout", f"pass:{password}", cwd=directory)  # fmt: skip
+    return directory / f"{name}.p12"
+
+
+def trust_store(directory: Path, name: str, password: str, ca: str = "ca") -> Path:
+    """`<name>-trust.p12`: the CA certificate `make_ca` left in `directory` as a trusted entry of a PKCS12
+    store, made with Java's keytool (OpenSSL 3.0 cannot mark an entry trusted the way Java reads it)."""
+    subprocess.run(
+        ["keytool", "-importcert", "-noprompt", "-alias", ca, "-file", f"{ca}.crt", "-storetype", "PKCS12",
+         "-keystore", f"{name}-trust.p12", "-storepass", password],
+        cwd=directory, check=True, capture_output=True,
+    )  # fmt: skip
+    return directory / f"{name}-trust.p12"
+
+
+@dataclass(frozen=True)
+class JavaTls:
+    """A Java TLS endpoint's stores: its certificate and key, the CAs it trusts, one password for both."""
+
+    key_store: Path
+    trust_store: Path
+    password: str = field(repr=False)
+
+    @classmethod
+    def make(cls, directory: Path, name: str, ca: str = "ca", alt_names: tuple[str, ...] = ()) -> JavaTls:
+        """A certificate for `name` signed by the CA `ca` in `directory` (made when missing), and a
+        store trusting that CA."""
+        if not (directory / f"{ca}.crt").exists():
+            make_ca(directory, ca, f"jmsbridge-test-{ca}")
+        issue(directory, name, name, alt_names, ca)
+        password = f"{name}-store-secret"
+        return cls(key_store(directory, name, password), trust_store(directory, name, password, ca), password)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jmsbridge import class_archive
+from jmsbridge.certificates import JavaTls
 
 if TYPE_CHECKING:
     from bridge_job.jms import JmsConnection
@@ -129,11 +130,24 @@ class ActiveMqBroker(_Process):
 
     name = "activemq"
 
-    def __init__(self, port: int | None = None, persistent: bool = True, stomp: bool = False) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        persistent: bool = True,
+        stomp: bool = False,
+        tls: JavaTls | None = None,
+    ) -> None:
         super().__init__()
         self.port = port or free_port()
         self.persistent = persistent
         self.stomp_port = free_port() if stomp else None  # a STOMP connector too (other protocols' clients)
+        # An ssl:// connector too, asking clients for a certificate its trust store's CA signed
+        self.tls = tls
+        self.tls_port = free_port() if tls else None
+
+    @property
+    def tls_url(self) -> str:
+        return f"ssl://127.0.0.1:{self.tls_port}"
 
     @property
     def url(self) -> str:
@@ -155,6 +169,8 @@ class ActiveMqBroker(_Process):
         connector = f"tcp://127.0.0.1:{self.port}?wireFormat.maxInactivityDuration={INACTIVITY_MS}"
         if self.stomp_port is not None:
             connector += f",stomp://127.0.0.1:{self.stomp_port}"
+        if self.tls is not None:
+            connector += f",{self.tls_url}?transport.needClientAuth=true"
         uri = (
             f"broker:({connector})?persistent={persistent}&useJmx=false"
             f"&brokerName=test{self.port}&dataDirectory={base / 'data'}"
@@ -164,11 +180,23 @@ class ActiveMqBroker(_Process):
                 "java", "-Xmx512m", "-Djava.awt.headless=true",
                 f"-Dactivemq.home={ACTIVEMQ_HOME}", f"-Dactivemq.base={base}",
                 f"-Dactivemq.conf={base / 'conf'}", f"-Dactivemq.data={base / 'data'}",
+                *self._tls_options(),
                 "-jar", str(ACTIVEMQ_HOME / "bin" / "activemq.jar"), "start", uri,
             ]
         )  # fmt: skip
         wait_until(lambda: self._check_alive() and port_open(self.port), 90, f"ActiveMQ on {self.url}")
         return self
+
+    def _tls_options(self) -> list[str]:
+        """The broker JVM's default SSL context, which its ssl:// connector uses."""
+        if self.tls is None:
+            return []
+        return [
+            f"-Djavax.net.ssl.keyStore={self.tls.key_store}",
+            f"-Djavax.net.ssl.keyStorePassword={self.tls.password}",
+            f"-Djavax.net.ssl.trustStore={self.tls.trust_store}",
+            f"-Djavax.net.ssl.trustStorePassword={self.tls.password}",
+        ]
 
 
 class NatsServer(_Process):

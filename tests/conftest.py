@@ -10,6 +10,7 @@ import pytest
 
 from jmsbridge.artemis_server import ArtemisBroker
 from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.support.jms_tls import TlsMaterial, tls_material
 from tests.support.providers import PROVIDERS, JmsProvider
 
 pytest_plugins = ["tests.apiserver.fixtures", "tests.operator.fixtures"]
@@ -34,6 +35,28 @@ def activemq() -> Iterator[ActiveMqBroker]:
 def artemis() -> Iterator[ArtemisBroker]:
     """ActiveMQ Artemis with a login required, started when a test first asks for it."""
     broker = ArtemisBroker().start()
+    yield broker
+    broker.cleanup()
+
+
+@pytest.fixture(scope="session")
+def jms_tls(tmp_path_factory: pytest.TempPathFactory) -> TlsMaterial:
+    """Certificates and Java stores for TLS to the JMS brokers (tests/support/jms_tls.py)."""
+    return tls_material(tmp_path_factory.mktemp("jms-tls"))
+
+
+@pytest.fixture(scope="session")
+def tls_activemq(jms_tls: TlsMaterial) -> Iterator[ActiveMqBroker]:
+    """ActiveMQ Classic with an ssl:// connector that asks for a client certificate of `jms-ca`."""
+    broker = ActiveMqBroker(persistent=False, tls=jms_tls.broker).start()
+    yield broker
+    broker.cleanup()
+
+
+@pytest.fixture(scope="session")
+def tls_artemis(jms_tls: TlsMaterial) -> Iterator[ArtemisBroker]:
+    """Artemis with a login required and a TLS acceptor that asks for a client certificate of `jms-ca`."""
+    broker = ArtemisBroker(tls=jms_tls.broker).start()
     yield broker
     broker.cleanup()
 

@@ -159,6 +159,67 @@ def moved(document: Any, old: str, where: str) -> None:
         )
 
 
+class SecretKeyRef(CamelModel):
+    """One key of a Secret; the value never leaves the Secret."""
+
+    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
+    """The Secret's name, in the bridge's namespace."""
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
+    """The Secret's key holding the value."""
+
+
+MountedFile = Annotated[str, Field(pattern=r"^/\S+$", max_length=4096)]
+TLS_PAIR_MESSAGE = "set `certFile` and `keyFile` together (a client certificate and its key), or neither"
+
+
+JMS_KEY_STORE_PAIR = (
+    "set `keyStoreFile` and `keyStorePasswordSecretRef` together (a client certificate), or neither"
+)
+JMS_TRUST_STORE_PASSWORD_ALONE = "`trustStorePasswordSecretRef` needs `trustStoreFile`"
+
+
+class JmsTlsSpec(CamelModel):
+    """TLS to the JMS broker: the stores of the JMS client's JVM (its javax.net.ssl settings), which
+    ActiveMQ's ssl:// URLs, Artemis' sslEnabled=true and IBM MQ's cipher suites use when the factory names
+    no store of its own. Mount the Secret holding the files with `spec.spark.pod.volumes` and
+    `volumeMounts` (docs/jms.md); their passwords come from Secrets too."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(
+            Rule("has(self.keyStoreFile) == has(self.keyStorePasswordSecretRef)", JMS_KEY_STORE_PAIR),
+            Rule(
+                "!has(self.trustStorePasswordSecretRef) || has(self.trustStoreFile)",
+                JMS_TRUST_STORE_PASSWORD_ALONE,
+            ),
+        )
+    )
+
+    trust_store_file: MountedFile | None = Field(
+        default=None,
+        description="A PKCS12 or JKS store of the CA certificate(s) that signed the broker's; none: the "
+        "JVM's own CAs.",
+    )
+    trust_store_password_secret_ref: SecretKeyRef | None = Field(
+        default=None, description="A Secret key holding the trust store's password, if it has one."
+    )
+    key_store_file: MountedFile | None = Field(
+        default=None,
+        description="A PKCS12 or JKS store of the bridge's client certificate and its key, for a broker "
+        "that asks for one (mutual TLS).",
+    )
+    key_store_password_secret_ref: SecretKeyRef | None = Field(
+        default=None, description="A Secret key holding the key store's password (also its key's)."
+    )
+
+    @model_validator(mode="after")
+    def _pairs(self) -> Self:
+        if (self.key_store_file is None) != (self.key_store_password_secret_ref is None):
+            raise ValueError(JMS_KEY_STORE_PAIR)
+        if self.trust_store_password_secret_ref is not None and self.trust_store_file is None:
+            raise ValueError(JMS_TRUST_STORE_PASSWORD_ALONE)
+        return self
+
+
 class JmsSpec(CamelModel):
     # Sources listed twice stay an operator check (InvalidSpec): a CEL rule comparing every pair of an
     # unbounded list is over the API server's cost budget.
@@ -168,6 +229,7 @@ class JmsSpec(CamelModel):
     jndi: JndiSpec | None = None
     credentials_secret_ref: SecretRef | None = None
     """A Secret holding the JMS user and password (keys username and password unless named otherwise)."""
+    tls: JmsTlsSpec | None = Field(default=None, description="TLS stores for the JMS client (docs/jms.md).")
     client_id: str | None = None
     """The JMS connection's client id; needed for topics' durable subscriptions."""
     classpath: list[str] = Field(
@@ -286,19 +348,6 @@ class KafkaSpec(CamelModel):
         if clear_text and self.sasl is not None and not self.sasl.allow_clear_text:
             raise ValueError(CLEAR_TEXT_REFUSED)
         return self
-
-
-class SecretKeyRef(CamelModel):
-    """One key of a Secret; the value never leaves the Secret."""
-
-    name: Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]
-    """The Secret's name, in the bridge's namespace."""
-    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")]
-    """The Secret's key holding the value."""
-
-
-MountedFile = Annotated[str, Field(pattern=r"^/\S+$", max_length=4096)]
-TLS_PAIR_MESSAGE = "set `certFile` and `keyFile` together (a client certificate and its key), or neither"
 
 
 class NatsTlsSpec(CamelModel):

@@ -66,6 +66,13 @@ ENV_JMS_USERNAME = "JMSBRIDGE_JMS_USERNAME"
 ENV_JMS_PASSWORD = "JMSBRIDGE_JMS_PASSWORD"
 
 
+# The passwords of spec.jms.tls's stores, from their Secrets.
+ENV_JMS_TRUST_STORE_PASSWORD = "JMSBRIDGE_JMS_TRUST_STORE_PASSWORD"
+
+
+ENV_JMS_KEY_STORE_PASSWORD = "JMSBRIDGE_JMS_KEY_STORE_PASSWORD"
+
+
 ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
 
 
@@ -108,6 +115,7 @@ JMS_CONNECTED = "Connected"
 # Why the job stopped, when it says (`{"stopped": {"reason": ..., "message": ...}}`): the operator's reason.
 CHECKPOINT_MISMATCH = "CheckpointMismatch"
 JMS_AUTHENTICATION_FAILED = "JmsAuthenticationFailed"  # the JMS broker refused the bridge's login
+JMS_TLS_FAILED = "JmsTlsFailed"  # a TLS store unreadable, or the handshake with the JMS broker failed
 
 
 def lease_holder_identity(instance: str, pod: str) -> str:

@@ -9,7 +9,7 @@ bridge's `JmsMessage` model in mapping.py. Every failure is a `JmsError` (errors
 
 from bridge_job.jms.connection import JmsConnection
 from bridge_job.jms.consuming import BatchConsumer
-from bridge_job.jms.errors import JmsError, JmsLoginRefused
+from bridge_job.jms.errors import JmsError, JmsLoginRefused, JmsRefused, JmsTlsRefused
 from bridge_job.jms.jvm import detach_thread, start_jvm
 from bridge_job.jms.producing import JmsProducer
 
@@ -19,6 +19,8 @@ __all__ = [
     "JmsError",
     "JmsLoginRefused",
     "JmsProducer",
+    "JmsRefused",
+    "JmsTlsRefused",
     "detach_thread",
     "start_jvm",
 ]

@@ -4,7 +4,7 @@ which consumers and producers are made.
 Opening a connection starts the JVM if needed (with the classpath given, else `jms.classpath`), builds
 the provider's connection factory (class and bean properties, or JNDI; see factories.py) and connects,
 with the credentials when given; they are passed to `createConnection(user, password)` and never logged
-or put in a message.
+or put in a message. TLS stores, when given, are the JVM's (tls.py).
 
 A provider reports a lost connection asynchronously, to the connection's ExceptionListener. The adapter
 records it, and the next call on any consumer or producer of the connection raises a `JmsError` saying
@@ -39,10 +39,19 @@ import jpype
 from bridge_job.config import JmsSource, JmsSpec
 from bridge_job.jms.api import JmsApi, api_of
 from bridge_job.jms.consuming import BatchConsumer
-from bridge_job.jms.errors import JavaException, JmsError, connect_error, jms_error, reason
+from bridge_job.jms.errors import (
+    JavaException,
+    JmsError,
+    JmsRefused,
+    JmsTlsRefused,
+    connect_error,
+    jms_error,
+    reason,
+)
 from bridge_job.jms.factories import connection_factory, describe_location
 from bridge_job.jms.jvm import jvm_started, start_jvm
 from bridge_job.jms.producing import JmsProducer
+from bridge_job.jms.tls import Store, check_stores, handshake_refusal, jvm_options, tls_endpoints
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +68,17 @@ def _close_open_connections() -> None:
 atexit.register(_close_open_connections)
 
 
+def _diagnosed(spec: JmsSpec, failure: JmsError) -> JmsError:
+    """`failure`, or `JmsTlsRefused` when a TLS endpoint of the factory's URL refuses the handshake (the
+    provider's own error may not say so: tls.py)."""
+    if isinstance(failure, JmsRefused) or spec.connection_factory is None:
+        return failure
+    for host, port in tls_endpoints(describe_location(spec)):
+        if (why := handshake_refusal(host, port)) is not None:
+            return JmsTlsRefused(f"{failure}; a TLS handshake with {host}:{port} was refused: {why}")
+    return failure
+
+
 class JmsConnection:
     """A started JMS connection; a context manager that closes it."""
 
@@ -68,10 +88,12 @@ class JmsConnection:
         credentials: tuple[str, str] | None = None,
         classpath: Sequence[str] = (),
         client_id: str | None = None,
+        stores: Sequence[Store] = (),
     ) -> None:
         wanted_classpath = list(classpath) or spec.classpath
-        if wanted_classpath or not jvm_started():
-            start_jvm(wanted_classpath)
+        if wanted_classpath or stores or not jvm_started():
+            start_jvm(wanted_classpath, jvm_options(stores))
+        check_stores(stores)
         self.where = describe_location(spec)
         self.client_id = client_id or spec.client_id
         self._failure: str | None = None
@@ -86,7 +108,7 @@ class JmsConnection:
             else:
                 self._connection = factory.createConnection(credentials[0], credentials[1])
         except JavaException as error:
-            raise connect_error(f"cannot connect to {self.where}", error) from error
+            raise _diagnosed(spec, connect_error(f"cannot connect to {self.where}", error)) from error
         try:
             if self.client_id is not None:
                 self._connection.setClientID(self.client_id)
@@ -99,7 +121,7 @@ class JmsConnection:
         except JavaException as error:
             with contextlib.suppress(JavaException):
                 self._connection.close()
-            raise connect_error(f"cannot connect to {self.where}", error) from error
+            raise _diagnosed(spec, connect_error(f"cannot connect to {self.where}", error)) from error
         _open.add(self)
         who = f" as {self.client_id}" if self.client_id else ""
         log.info("connected to %s%s (%s)", self.where, who, self.api.package)

@@ -25,9 +25,19 @@ class JmsError(Exception):
     """A JMS provider or JVM failure; the message says what failed, where, and why."""
 
 
-class JmsLoginRefused(JmsError):
+class JmsRefused(JmsError):
+    """A connection refused for a reason no retry mends: the job stops at once instead of waiting it out."""
+
+
+class JmsLoginRefused(JmsRefused):
     """The broker refused the connection's login (a JMSSecurityException while connecting): a wrong
-    password or an unknown user, which no retry mends."""
+    password or an unknown user."""
+
+
+class JmsTlsRefused(JmsRefused):
+    """TLS to the broker failed: a store the JVM cannot read, a broker
+    certificate its CAs do not trust, a client certificate the broker refuses or none where it asks for
+    one."""
 
 
 def _next_cause(throwable: Any) -> Any:
@@ -67,13 +77,16 @@ def jms_error(what: str, error: BaseException) -> JmsError:
 
 
 def connect_error(what: str, error: BaseException) -> JmsError:
-    """`jms_error`, or `JmsLoginRefused` when a JMSSecurityException is among the causes."""
+    """`jms_error`, or `JmsLoginRefused` when a JMSSecurityException is among the causes, or
+    `JmsTlsRefused` when the TLS handshake failed (`TLS_REFUSED`)."""
     throwable: Any = error if isinstance(error, JavaException) else None
     for _ in range(_MAX_CAUSE_DEPTH):
         if throwable is None:
             break
-        if _is_one_of(throwable, NOT_AUTHORIZED):
+        if is_one_of(throwable, NOT_AUTHORIZED):
             return JmsLoginRefused(f"{what}: {reason(error)}")
+        if is_one_of(throwable, TLS_REFUSED):
+            return JmsTlsRefused(f"{what}: {reason(error)}")
         throwable = _next_cause(throwable)
     return jms_error(what, error)
 
@@ -86,6 +99,9 @@ def _in_both_apis(*names: str) -> tuple[str, ...]:
 # senders send again on a new one (a connection lost over a plain URL may fail a send before the
 # provider reports it to the exception listener).
 NOT_AUTHORIZED = _in_both_apis("JMSSecurityException")
+# A handshake that failed (an alert from the broker, a certificate not trusted), not a connection lost:
+# a broker that goes away mid-handshake ends it with an EOFException or a SocketException instead.
+TLS_REFUSED = ("javax.net.ssl.SSLHandshakeException", "java.security.cert.CertificateException")
 REFUSED = (
     *_in_both_apis("InvalidDestinationException", "MessageFormatException"),
     "java.lang.IllegalArgumentException",
@@ -96,10 +112,10 @@ def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:
     """Whether the Java exception behind `error` is one of `class_names` or a subclass. By name: a JVM has
     only one of the two JMS APIs on its classpath."""
     cause = error.__cause__
-    return isinstance(cause, jpype.JException) and _is_one_of(cause, class_names)
+    return isinstance(cause, jpype.JException) and is_one_of(cause, class_names)
 
 
-def _is_one_of(throwable: Any, class_names: Sequence[str]) -> bool:
+def is_one_of(throwable: Any, class_names: Sequence[str]) -> bool:
     java_class = throwable.getClass()
     while java_class is not None:
         if str(java_class.getName()) in class_names:

@@ -27,6 +27,7 @@ from bridge_job.jms.errors import JmsError, jms_error
 _JVM_OPTIONS = ("-Djava.awt.headless=true",)
 _lock = threading.Lock()
 _running_classpath: frozenset[str] | None = None
+_running_options: tuple[str, ...] = ()
 
 
 def expand_classpath(classpath: Sequence[str]) -> list[str]:
@@ -58,8 +59,10 @@ def jvm_started() -> bool:
     return bool(jpype.isJVMStarted())
 
 
-def start_jvm(classpath: Sequence[str]) -> None:
-    """Start the JVM with these jars (globs allowed), or check that the running one has them."""
+def start_jvm(classpath: Sequence[str], options: Sequence[str] = ()) -> None:
+    """Start the JVM with these jars (globs allowed) and options (`-Dname=value`: tls.py's), or check
+    that the running one has them. Options may hold passwords: they are never put in a message."""
+    global _running_options
     jars = expand_classpath(classpath)
     with _lock:
         if jpype.isJVMStarted():
@@ -69,15 +72,22 @@ def start_jvm(classpath: Sequence[str]) -> None:
                     f"the JVM is already running and its classpath lacks {', '.join(missing)}: JPype "
                     "starts one JVM per process, so name every provider's jars in the first start_jvm call"
                 )
+            if not set(options) <= set(_running_options):
+                names = sorted({o.split("=", 1)[0] for o in set(options) - set(_running_options)})
+                raise JmsError(
+                    f"the JVM is already running without the options {', '.join(names)} (or with other "
+                    "values): JPype starts one JVM per process, so give them in the first start_jvm call"
+                )
             return
         try:
             jvm_path = jpype.getDefaultJVMPath()
         except jpype.JVMNotFoundException as error:
             raise JmsError(f"no Java runtime found (install Java 17 or set JAVA_HOME): {error}") from error
         try:
-            jpype.startJVM(jvm_path, *_JVM_OPTIONS, classpath=jars, convertStrings=False)
+            jpype.startJVM(jvm_path, *_JVM_OPTIONS, *options, classpath=jars, convertStrings=False)
         except (OSError, RuntimeError) as error:
             raise jms_error(f"cannot start the JVM at {jvm_path}", error) from error
+        _running_options = tuple(options)
 
 
 def detach_thread() -> None:

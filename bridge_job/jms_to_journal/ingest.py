@@ -38,9 +38,9 @@ from confluent_kafka import KafkaException
 from bridge_job.config import JmsSource, JobConfig, SoftFailurePolicy
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsLoginRefused, detach_thread
+from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
 from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
-from bridge_job.jms.settings import jms_classpath, jms_credentials, login_refused
+from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
 from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.journal.entries import Epoch, journal_partition
 from bridge_job.journal.writer import JournalWriter, Written
@@ -92,6 +92,7 @@ class Ingest:
         self.limits = TopicLimits(config.bridge.kafka)
         self.client_id = ingest_client_id(config, instance)
         self._credentials = jms_credentials(config)
+        self._stores = jms_tls_stores(config)
 
     @property
     def connection(self) -> JmsConnection | None:
@@ -99,7 +100,7 @@ class Ingest:
 
     def _open(self, client_id: str) -> JmsConnection:
         jms = self.config.bridge.jms
-        return JmsConnection(jms, self._credentials, jms_classpath(self.config), client_id)
+        return JmsConnection(jms, self._credentials, jms_classpath(self.config), client_id, self._stores)
 
     def warm_up(self, instance: str) -> Ingest:
         """What a standby does before it holds the lease: nothing consumed, nothing written."""
@@ -125,8 +126,8 @@ class Ingest:
             try:
                 self.link.connect()
                 break
-            except JmsLoginRefused as error:
-                raise login_refused(self.config, error) from None
+            except JmsRefused as error:
+                raise refused(self.config, error) from None
             except JmsError as error:
                 outage.failed(error)
                 if self.stop_event.wait(outage.backoff()):
@@ -163,8 +164,8 @@ class Ingest:
                     if consumer is None:
                         consumer = self.link.consumer(source)
                     self._pump(consumer, uncommitted, kafka)
-                except JmsLoginRefused as error:  # a reconnection, after the password changed
-                    raise login_refused(self.config, error) from None
+                except JmsRefused as error:  # a reconnection, after the password or a store changed
+                    raise refused(self.config, error) from None
                 except JmsError as error:
                     outage.failed(error, "batch rolled back, reconnecting")  # BridgeStopped past the patience
                     consumer = self.link.recover(consumer)

@@ -23,7 +23,8 @@ from confluent_kafka import TopicPartition
 from bridge_job.config import Delivery, Direction, JobConfig
 from bridge_job.jms.errors import JmsError
 from bridge_job.jms.jvm import start_jvm
-from bridge_job.jms.settings import jms_classpath
+from bridge_job.jms.settings import jms_classpath, jms_tls_stores
+from bridge_job.jms.tls import jvm_options
 from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.journal_to_kafka.task import TaskSummary
@@ -41,7 +42,7 @@ def run(
         # Spark may hand this worker an ingress task at a later interval: its JMS client's JVM, which
         # takes seconds to start, is then ready (a reply waiting on it would wait those seconds).
         with contextlib.suppress(JmsError):  # the ingress task says what is wrong with it
-            start_jvm(jms_classpath(config))
+            start_jvm(jms_classpath(config), jvm_options(jms_tls_stores(config)))
     summary = TaskSummary(partition, start, start, started_ms=int(time.time() * 1000))
 
     def move(begin: int, end: int) -> int:

@@ -38,7 +38,7 @@ from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
-from bridge_job.jms.settings import jms_classpath, jms_credentials
+from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import consumer_for, read_range, stall_for
 from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
@@ -124,9 +124,10 @@ def jms_link(config: JobConfig) -> JmsLink:
     if link is None:
         jms = config.bridge.jms
         credentials, classpath = jms_credentials(config), jms_classpath(config)
+        stores = jms_tls_stores(config)
         client_id = f"jmsbridge-{config.bridge_id}-ingress-{os.getpid()}"
         link = _links[config.bridge_id] = JmsLink(
-            lambda: JmsConnection(jms, credentials, classpath, client_id)
+            lambda: JmsConnection(jms, credentials, classpath, client_id, stores)
         )
     return link
 

@@ -54,7 +54,7 @@ from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
 from bridge_job.jms.link import JMS_HINT, JmsLink
-from bridge_job.jms.settings import jms_classpath, jms_credentials
+from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.message import Destination, DestinationKind, JmsMessage
@@ -153,7 +153,8 @@ class NatsService:
         name = f"jmsbridge-{self.bridge_id}-nats-{os.getpid()}"
         self.nats = NatsLink(config.bridge.nats, name, patience)
         credentials, classpath, jms = jms_credentials(config), jms_classpath(config), config.bridge.jms
-        self.jms = JmsLink(lambda: JmsConnection(jms, credentials, classpath, name))
+        stores = jms_tls_stores(config)
+        self.jms = JmsLink(lambda: JmsConnection(jms, credentials, classpath, name, stores))
         self.inflight = InFlight()
         self._key = bridge_key()
         self._forged_answers = Forgeries(

@@ -50,7 +50,9 @@ from bridge_job.config import (
     BRIDGE_KIND,
     CONFIG_MOUNT_PATH,
     DEFAULT_JOB_IMAGE,
+    ENV_JMS_KEY_STORE_PASSWORD,
     ENV_JMS_PASSWORD,
+    ENV_JMS_TRUST_STORE_PASSWORD,
     ENV_JMS_USERNAME,
     ENV_KAFKA_PASSWORD,
     ENV_KAFKA_USERNAME,
@@ -194,6 +196,11 @@ def credentials_env(bridge_name: str, config: JobConfig) -> list[dict[str, Any]]
     env: list[dict[str, Any]] = []
     if (jms_ref := config.bridge.jms.credentials_secret_ref) is not None:
         env += _secret_env(jms_ref, ENV_JMS_USERNAME, ENV_JMS_PASSWORD)
+    if (jms_tls := config.bridge.jms.tls) is not None:
+        if jms_tls.trust_store_password_secret_ref is not None:
+            env.append(_secret_key_env(jms_tls.trust_store_password_secret_ref, ENV_JMS_TRUST_STORE_PASSWORD))
+        if jms_tls.key_store_password_secret_ref is not None:
+            env.append(_secret_key_env(jms_tls.key_store_password_secret_ref, ENV_JMS_KEY_STORE_PASSWORD))
     if (sasl := config.bridge.kafka.sasl) is not None:
         env += _secret_env(sasl.credentials_secret_ref, ENV_KAFKA_USERNAME, ENV_KAFKA_PASSWORD)
     if (nats := config.bridge.nats) is not None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge_job.config import CHECKPOINT_MISMATCH, JMS_AUTHENTICATION_FAILED, CamelModel
+from bridge_job.config import CHECKPOINT_MISMATCH, JMS_AUTHENTICATION_FAILED, JMS_TLS_FAILED, CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator import naming
 from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
@@ -402,7 +402,7 @@ def _application_conditions(
 
 
 # Stops the job reports with a reason of its own, besides a checkpoint mismatch (which stalls at once).
-_JOB_STOP_REASONS = frozenset({JMS_AUTHENTICATION_FAILED})
+_JOB_STOP_REASONS = frozenset({JMS_AUTHENTICATION_FAILED, JMS_TLS_FAILED})
 
 
 def _failed_conditions(

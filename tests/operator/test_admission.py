@@ -380,6 +380,20 @@ CASES = [
         "set `certFile` and `keyFile` together",
     ),
     Case(
+        "jms-key-store-without-its-password",
+        "JmsBridge",
+        _set("spec.jms.tls", {"keyStoreFile": "/etc/jms-tls/client.p12"}),
+        "spec.jms.tls",
+        "set `keyStoreFile` and `keyStorePasswordSecretRef` together (a client certificate), or neither",
+    ),
+    Case(
+        "jms-trust-store-password-without-the-store",
+        "JmsBridge",
+        _set("spec.jms.tls", {"trustStorePasswordSecretRef": {"name": "jms-tls", "key": "password"}}),
+        "spec.jms.tls",
+        "`trustStorePasswordSecretRef` needs `trustStoreFile`",
+    ),
+    Case(
         "nats-password-and-token",
         "JmsBridge",
         _set(

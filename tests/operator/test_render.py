@@ -162,6 +162,22 @@ def test_nats_credentials_are_referenced_by_name_only(
         assert all("value" not in e for e in credentials)
 
 
+def test_jms_tls_store_passwords_are_referenced_by_name_only() -> None:
+    body = bridge()
+    body["spec"]["jms"]["tls"] = {
+        "trustStoreFile": "/etc/jms-tls/ca.p12",
+        "trustStorePasswordSecretRef": {"name": "jms-ca", "key": "store-password"},
+        "keyStoreFile": "/etc/jms-tls/client.p12",
+        "keyStorePasswordSecretRef": {"name": "jms-client", "key": "password"},
+    }
+    for app in _rendered(body).applications.values():
+        spec = app["spec"]
+        env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in _credentials(spec["driver"])}
+        assert env["JMSBRIDGE_JMS_TRUST_STORE_PASSWORD"] == {"name": "jms-ca", "key": "store-password"}
+        assert env["JMSBRIDGE_JMS_KEY_STORE_PASSWORD"] == {"name": "jms-client", "key": "password"}
+        assert spec["executor"]["env"] == _credentials(spec["driver"])  # the ingress's tasks connect too
+
+
 def test_the_driver_knows_its_bridge_so_that_what_the_job_creates_is_owned_by_it() -> None:
     rendered = _rendered().applications["primary"]
     owner = rendered["metadata"]["ownerReferences"][0]

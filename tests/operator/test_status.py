@@ -215,24 +215,27 @@ def test_route_status() -> None:
     assert "Stalled" not in conditions(waiting)
 
 
-def test_a_refused_jms_login_the_job_reports_is_its_reason_while_restarted_then_stalled() -> None:
+@pytest.mark.parametrize("reason", ["JmsAuthenticationFailed", "JmsTlsFailed"])
+def test_a_refused_jms_login_or_tls_the_job_reports_is_its_reason_while_restarted_then_stalled(
+    reason: str,
+) -> None:
     line = "the JMS broker refused the bridge's login (JMSBRIDGE_JMS_USERNAME and ..., from Secret amq, ...)"
-    stops = (StopReport("primary", "JmsAuthenticationFailed", line),)
+    stops = (StopReport("primary", reason, line),)
     failing = dataclasses.replace(app("primary", "FAILING", "exit 2"), retried=True)  # its restartPolicy
     restarting = bridge_status(outcome(failing, stop_reports=stops), None, T0)
     assert conditions(restarting) == {
-        "Ready": ("False", "JmsAuthenticationFailed"),
-        "Reconciling": ("True", "JmsAuthenticationFailed"),
+        "Ready": ("False", reason),
+        "Reconciling": ("True", reason),
     }
     message = str(find_condition(restarting, "Ready"))
     assert f"{line} (instance primary); " in message and "the spark-operator restarts it" in message
     given_up = bridge_status(outcome(app("primary", "FAILED"), stop_reports=stops), None, T0)
     assert conditions(given_up) == {
-        "Ready": ("False", "JmsAuthenticationFailed"),
-        "Stalled": ("True", "JmsAuthenticationFailed"),
+        "Ready": ("False", reason),
+        "Stalled": ("True", reason),
     }
     # another instance's report says nothing about this one
-    other = (StopReport("secondary", "JmsAuthenticationFailed", line),)
+    other = (StopReport("secondary", reason, line),)
     assert (
         conditions(bridge_status(outcome(app("primary", "FAILED"), stop_reports=other), None, T0)) == FAILED
     )

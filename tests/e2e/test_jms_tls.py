@@ -1,0 +1,81 @@
+"""The job over mutual TLS to real JMS brokers: ActiveMQ Classic's ssl:// connector and Artemis' TLS
+acceptor, each asking for a client certificate, the stores and their passwords given as the operator
+gives them (spec.jms.tls, the passwords in the environment from their Secrets). Every JMS connection of
+the job (the ingest's in the driver, the ingress's in Spark's Python workers) goes over TLS; what no retry
+mends stops the job at once with one line. The cases of refusal one by one: tests/jms/test_tls.py.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bridge_job.message import Destination, DestinationKind, JmsMessage
+from jmsbridge.artemis_server import ArtemisBroker
+from jmsbridge.local import BridgeJob
+from tests.brokers import KafkaBroker
+from tests.support.harness import (
+    bridge_document,
+    received_from,
+    route_document,
+    send,
+    to_jms_route,
+    write_yaml,
+)
+from tests.support.jms_tls import TlsMaterial, tls_env, tls_jms
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("kind", ["activemq", "artemis"])
+def test_messages_go_both_ways_over_mutual_tls(
+    kind: str, kafka: KafkaBroker, tmp_path: Path, jms_tls: TlsMaterial, request: pytest.FixtureRequest
+) -> None:
+    broker = request.getfixturevalue(f"tls_{kind}")
+    n = uuid.uuid4().hex[:8]
+    source, topic, target, bridge = f"tls.{n}.in", f"tls-{n}", f"tls.{n}.out", f"tls-{n}"
+    kafka.create_topics(topic)
+    jms = tls_jms(broker, jms_tls.bridge, jms_tls.bridge)
+    files = [
+        write_yaml(
+            tmp_path / "bridge.yaml",
+            bridge_document(bridge, broker, kafka, [{"queue": source}], jms=jms),
+            route_document("out", bridge, topic, match={"address": source}),
+            to_jms_route("back", bridge, topic, {"queue": target}),
+        )
+    ]
+    job = BridgeJob(files, tmp_path, env=tls_env(broker, jms_tls.bridge, jms_tls.bridge)).start()
+    try:
+        # The tests' own client sends and receives over the broker's plain port
+        send(broker, [JmsMessage(Destination(DestinationKind.QUEUE, source), body=f"m{i}") for i in range(5)])
+        arrived = received_from(broker, target, 5)
+    finally:
+        job.stop()
+    assert sorted(str(m.body) for m in arrived) == [f"m{i}" for i in range(5)]
+    connected = [line for line in job.log().splitlines() if "jms.connection: connected to" in line]
+    assert len(connected) >= 2, job.log()[-4000:]  # the ingest's, and the ingress task's
+    assert all(broker.tls_url in line for line in connected), connected
+    assert jms_tls.bridge.password not in job.log()
+
+
+def test_a_broker_the_trust_store_does_not_trust_stops_the_job_at_once(
+    kafka: KafkaBroker, tmp_path: Path, jms_tls: TlsMaterial, tls_artemis: ArtemisBroker
+) -> None:
+    trust, key = jms_tls.stranger, jms_tls.bridge
+    document = bridge_document(
+        "untrusting", tls_artemis, kafka, [{"queue": "tls.never"}], jms=tls_jms(tls_artemis, trust, key)
+    )
+    document["spec"]["outages"] = {"patienceSeconds": 600}  # a refusal is no outage: no waiting it out
+    files = [write_yaml(tmp_path / "bridge.yaml", document)]
+    job = BridgeJob(files, tmp_path, env=tls_env(tls_artemis, trust, key))
+    assert job.start().wait_exit(timeout=240) == 2
+    stopped = [line for line in job.log().splitlines() if "jmsbridge stopped:" in line]
+    assert len(stopped) == 1, job.log()[-4000:]
+    assert f"TLS to the JMS broker failed (trust store {trust.trust_store}" in stopped[0]
+    assert stopped[0].endswith(
+        f"a TLS handshake with 127.0.0.1:{tls_artemis.tls_port} was refused: unable to find valid "
+        "certification path to requested target (SunCertPathBuilderException)"
+    ), stopped[0]
+    assert "unreachable" not in job.log()

@@ -1,6 +1,7 @@
 """Nothing is lost when the bridge crashes: SIGKILL the job twice while 9,000 messages flow.
 
-A real JMS producer sends persistent messages (each acknowledged by ActiveMQ before the next); the job is
+A real JMS producer sends persistent messages (each acknowledged by the broker before the next: ActiveMQ
+Classic, or Artemis); the job is
 killed with SIGKILL (with Spark's JVM and workers) whenever the destination topic has grown by another
 third, and restarted on the same checkpoint (the second kill hits a job that recovered from the first: a
 third would test nothing new). At the end every sent message must be in Kafka. With
@@ -27,7 +28,7 @@ from confluent_kafka import Consumer, TopicPartition
 from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, jms_connection
-from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
+from tests.brokers import KafkaBroker, wait_until
 from tests.support.harness import (
     ONE_AT_A_TIME,
     bridge_document,
@@ -35,6 +36,7 @@ from tests.support.harness import (
     route_document,
     write_yaml,
 )
+from tests.support.providers import JmsProvider
 from tests.support.topic_log import TopicLog
 
 pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
@@ -51,10 +53,15 @@ def high_watermark(kafka: KafkaBroker, topic: str) -> int:
         consumer.close()
 
 
+# What a crash leaves to the JMS broker (the killed job's transaction rolled back, its messages handed to
+# the restarted one) is the broker's own: both brokers, Artemis through its javax client with a login.
+@pytest.mark.parametrize("broker_kind", ["activemq", "artemis"])
 @pytest.mark.parametrize("delivery", deliveries("atLeastOnce"))
 def test_no_message_lost_across_two_kills(
-    activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, delivery: str
+    kafka: KafkaBroker, tmp_path: Path, delivery: str, broker_kind: str, request: pytest.FixtureRequest
 ) -> None:
+    provider = JmsProvider(broker_kind, request.getfixturevalue(broker_kind))
+    activemq = provider.broker
     n = uuid.uuid4().hex[:8]
     source, topic = f"crash.{n}", f"crash-{n}"
     kafka.create_topics(topic)
@@ -65,6 +72,7 @@ def test_no_message_lost_across_two_kills(
         [{"queue": source}],
         spark={"maxRecordsPerBatch": 2000},
         delivery=delivery,
+        jms=provider.jms(),
     )
     route = route_document("all", f"crash-{n}", topic, key={"property": "seq"})
     files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
@@ -86,7 +94,7 @@ def test_no_message_lost_across_two_kills(
             detach_thread()  # else the JVM's shutdown waits for this thread at exit
 
     sender = threading.Thread(target=produce, name="jms-sender")
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
     try:
         job.wait_running()
         sender.start()

@@ -1,7 +1,7 @@
 """The fault suite: the bridge job as a process on real brokers, under the faults an operator meets.
 
 Poison messages mixed with good ones, ActiveMQ killed and restarted under load (failover and plain tcp
-URLs), Kafka refused for 30 s and blackholed for 45 s, a destination topic deleted and recreated
+URLs; Artemis too), Kafka refused for 30 s and blackholed for 45 s, a destination topic deleted and recreated
 mid-stream, and Spark's JVM killed.
 Each test prints what it measured (`-s`): sent, received, lost, duplicates. The brokers that a test
 kills are its own, so that the session's brokers stay up for the other tests.
@@ -25,7 +25,8 @@ import pytest
 
 from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from jmsbridge.local import BridgeJob, jms_connection
+from jmsbridge.artemis_server import ArtemisBroker
+from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
 from tests.jms.helpers import send_built
 from tests.support.harness import (
@@ -38,6 +39,7 @@ from tests.support.harness import (
     write_yaml,
 )
 from tests.support.poison_messages import POISON, good
+from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e
 
@@ -45,9 +47,12 @@ STOP_LINE = "jmsbridge stopped:"
 
 
 @pytest.fixture
-def own_activemq() -> Iterator[ActiveMqBroker]:
-    broker = ActiveMqBroker().start()
-    yield broker
+def own_activemq(request: pytest.FixtureRequest) -> Iterator[ActiveMqBroker | ArtemisBroker]:
+    """A broker of the test's own (it is killed): ActiveMQ Classic, or Artemis for `url` "artemis"."""
+    params = getattr(request.node, "callspec", None)
+    artemis = params is not None and params.params.get("url") == "artemis"
+    broker = ArtemisBroker() if artemis else ActiveMqBroker()
+    yield broker.start()
     broker.cleanup()
 
 
@@ -59,7 +64,7 @@ def own_kafka() -> Iterator[KafkaBroker]:
 
 
 def bridge_files(
-    tmp_path: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, delivery: str = "atLeastOnce", **spec: Any
+    tmp_path: Path, activemq: JmsBroker, kafka: KafkaBroker, delivery: str = "atLeastOnce", **spec: Any
 ) -> tuple[list[Path], str, str]:
     """A bridge from a new queue to a new topic keyed by `seq`, dead letters to a DLQ: files, queue, topic."""
     n = uuid.uuid4().hex[:8]
@@ -108,7 +113,7 @@ class Sender:
     """A JMS producer thread sending `seq`-numbered persistent messages, reconnecting when the broker
     goes away (it resends the message whose send failed: the broker acknowledged none of it)."""
 
-    def __init__(self, activemq: ActiveMqBroker, queue: str, count: int) -> None:
+    def __init__(self, activemq: ActiveMqBroker | ArtemisBroker, queue: str, count: int) -> None:
         self.activemq, self.queue, self.count = activemq, queue, count
         self.acknowledged = 0
         self.error: BaseException | None = None
@@ -183,15 +188,25 @@ def test_poison_messages_are_dead_lettered_and_good_ones_all_arrive(
 ACTIVEMQ_OUTAGES = [
     ("exactlyOnce", "failover", "frozen"),
     ("atLeastOnce", "tcp", "killed"),
+    ("atLeastOnce", "artemis", "killed"),  # Artemis (its javax client, a login): the bridge reconnects
 ]
 
 
 @pytest.mark.parametrize(("delivery", "url", "how"), ACTIVEMQ_OUTAGES)
 def test_activemq_unreachable_under_load_is_waited_out(
-    own_activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path, delivery: str, url: str, how: str
+    own_activemq: ActiveMqBroker | ArtemisBroker,
+    kafka: KafkaBroker,
+    tmp_path: Path,
+    delivery: str,
+    url: str,
+    how: str,
 ) -> None:
     spec: dict[str, Any] = {}
-    if url == "tcp":
+    env: dict[str, str] = {}
+    if url == "artemis":
+        provider = JmsProvider("artemis", own_activemq)
+        spec["jms"], env = provider.jms(), provider.job_env()
+    elif url == "tcp":
         broker_url = f"{own_activemq.url}?jms.redeliveryPolicy.maximumRedeliveries=-1"
         properties = {"properties": {"brokerURL": broker_url}}
         spec["jms"] = {
@@ -199,7 +214,7 @@ def test_activemq_unreachable_under_load_is_waited_out(
         }
     files, queue, topic = bridge_files(tmp_path, own_activemq, kafka, delivery, **spec)
     total = 3000
-    job = BridgeJob(files, tmp_path).start()
+    job = BridgeJob(files, tmp_path, env=env).start()
     try:
         job.wait_running()
         sender = Sender(own_activemq, queue, total).start()

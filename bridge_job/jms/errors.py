@@ -35,9 +35,8 @@ class JmsLoginRefused(JmsRefused):
 
 
 class JmsTlsRefused(JmsRefused):
-    """TLS to the broker failed: a store the JVM cannot read, a broker
-    certificate its CAs do not trust, a client certificate the broker refuses or none where it asks for
-    one."""
+    """TLS to the broker failed: a store the JVM cannot read, a broker certificate its CAs do not trust,
+    a client certificate the broker refuses or none where it asks for one."""
 
 
 def _next_cause(throwable: Any) -> Any:
@@ -55,12 +54,7 @@ def reason(error: BaseException) -> str:
     """
     if not isinstance(error, JavaException):
         return str(error) or type(error).__name__
-    chain: list[Any] = [error]
-    for _ in range(_MAX_CAUSE_DEPTH):
-        cause = _next_cause(chain[-1])
-        if cause is None or any(cause.equals(seen) for seen in chain):
-            break
-        chain.append(cause)
+    chain = _chain(error)
     kind = str(chain[-1].getClass().getSimpleName())
     class_names = {str(t.getClass().getName()) for t in chain}
     for throwable in reversed(chain):
@@ -79,16 +73,25 @@ def jms_error(what: str, error: BaseException) -> JmsError:
 def connect_error(what: str, error: BaseException) -> JmsError:
     """`jms_error`, or `JmsLoginRefused` when a JMSSecurityException is among the causes, or
     `JmsTlsRefused` when the TLS handshake failed (`TLS_REFUSED`)."""
-    throwable: Any = error if isinstance(error, JavaException) else None
-    for _ in range(_MAX_CAUSE_DEPTH):
-        if throwable is None:
-            break
-        if is_one_of(throwable, NOT_AUTHORIZED):
-            return JmsLoginRefused(f"{what}: {reason(error)}")
-        if is_one_of(throwable, TLS_REFUSED):
-            return JmsTlsRefused(f"{what}: {reason(error)}")
-        throwable = _next_cause(throwable)
+    chain = _chain(error)
+    if any(is_one_of(throwable, NOT_AUTHORIZED) for throwable in chain):
+        return JmsLoginRefused(f"{what}: {reason(error)}")
+    refused = any(is_one_of(throwable, TLS_REFUSED) for throwable in chain)
+    if refused and not any(is_one_of(throwable, CUT_OFF) for throwable in chain):
+        return JmsTlsRefused(f"{what}: {reason(error)}")
     return jms_error(what, error)
+
+
+def _chain(error: BaseException) -> list[Any]:
+    """A Java exception and its causes, outermost first; empty for a Python one."""
+    chain: list[Any] = []
+    throwable: Any = error if isinstance(error, JavaException) else None
+    while throwable is not None and len(chain) < _MAX_CAUSE_DEPTH:
+        chain.append(throwable)
+        throwable = _next_cause(throwable)
+        if throwable is not None and any(throwable.equals(seen) for seen in chain):
+            break  # a cause that names an exception around it
+    return chain
 
 
 def _in_both_apis(*names: str) -> tuple[str, ...]:
@@ -99,9 +102,11 @@ def _in_both_apis(*names: str) -> tuple[str, ...]:
 # senders send again on a new one (a connection lost over a plain URL may fail a send before the
 # provider reports it to the exception listener).
 NOT_AUTHORIZED = _in_both_apis("JMSSecurityException")
-# A handshake that failed (an alert from the broker, a certificate not trusted), not a connection lost:
-# a broker that goes away mid-handshake ends it with an EOFException or a SocketException instead.
+# A handshake that failed (an alert from the broker, a certificate not trusted), unless the connection was
+# cut off under it (`CUT_OFF`: "Remote host terminated the handshake", a broker going away): that is an
+# outage, and the handshake of the job's own (tls.py) says whether TLS is to blame.
 TLS_REFUSED = ("javax.net.ssl.SSLHandshakeException", "java.security.cert.CertificateException")
+CUT_OFF = ("java.io.EOFException", "java.net.SocketException")
 REFUSED = (
     *_in_both_apis("InvalidDestinationException", "MessageFormatException"),
     "java.lang.IllegalArgumentException",

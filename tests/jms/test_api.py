@@ -6,11 +6,22 @@ end to end, in the job, on Artemis (tests/e2e/test_ingress.py's round trip).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jpype
 import pytest
 
 from bridge_job.jms.api import JmsApi, api_of
-from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, JmsError, caused_by
+from bridge_job.jms.errors import (
+    NOT_AUTHORIZED,
+    REFUSED,
+    JmsError,
+    JmsLoginRefused,
+    JmsTlsRefused,
+    caused_by,
+    connect_error,
+)
 
 
 def test_the_api_is_read_off_the_factory_class() -> None:
@@ -42,3 +53,45 @@ def test_errors_are_recognised_by_name_and_by_subclass() -> None:
     assert caused_by(_raised("java.lang.NumberFormatException"), REFUSED)  # an IllegalArgumentException
     assert not caused_by(_raised("javax.jms.JMSException"), REFUSED)
     assert not caused_by(JmsError("no Java cause"), NOT_AUTHORIZED)
+
+
+def _java(java_class: str, message: str, cause: object = None) -> Any:
+    throwable = jpype.JClass(java_class)(message)
+    if cause is not None:
+        throwable.initCause(cause)
+    return throwable
+
+
+# Built when the test runs: the JVM starts with the session (conftest.py), after collection.
+CONNECT_ERRORS: dict[str, tuple[Callable[[], Any], type[JmsError]]] = {
+    # the broker's alert, a certificate not trusted: refused, no retry mends them
+    "alert": (
+        lambda: _java("javax.jms.JMSException", "c", _java("javax.net.ssl.SSLHandshakeException", "alert")),
+        JmsTlsRefused,
+    ),
+    "untrusted": (
+        lambda: _java("java.io.IOException", "c", _java("java.security.cert.CertificateException", "old")),
+        JmsTlsRefused,
+    ),
+    # a handshake cut off (a broker going away mid-handshake): an outage
+    "cut-off": (
+        lambda: _java(
+            "javax.jms.JMSException",
+            "c",
+            _java(
+                "javax.net.ssl.SSLHandshakeException",
+                "Remote host terminated the handshake",
+                _java("java.io.EOFException", "SSL peer shut down incorrectly"),
+            ),
+        ),
+        JmsError,
+    ),
+    "login": (lambda: _java("javax.jms.JMSSecurityException", "password is invalid."), JmsLoginRefused),
+    "down": (lambda: _java("java.net.ConnectException", "Connection refused"), JmsError),
+}
+
+
+@pytest.mark.parametrize("case", list(CONNECT_ERRORS))
+def test_connect_errors_that_no_retry_mends_are_told_from_outages(case: str) -> None:
+    build, expected = CONNECT_ERRORS[case]
+    assert type(connect_error("cannot connect to ssl://b:61617", build())) is expected

@@ -27,6 +27,7 @@ state is replaced, and the new one's initialisation aborts whatever the old one 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import threading
@@ -126,7 +127,9 @@ class JournalWriter:
     def close(self) -> None:
         with self._lock:
             self._ready = False
-            self.producer.flush(5)
+            # A fenced producer's flush raises its fatal error: nothing it holds could commit anyway.
+            with contextlib.suppress(KafkaException):
+                self.producer.flush(5)
 
     def _open(self) -> None:
         assert self.epoch is not None, "write before open"

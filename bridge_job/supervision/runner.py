@@ -36,7 +36,7 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, Leaders
 from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
 from bridge_job.spark.gate import Gate
-from bridge_job.supervision.stopping import stopped_with_us, unforeseen_reason
+from bridge_job.supervision.stopping import interrupted_stop, stopped_with_us, unforeseen_reason
 from bridge_job.supervision.supervision import Supervision, halt
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
@@ -93,6 +93,9 @@ def _run_in(options: JobOptions, work_dir: Path) -> int:
         return EXIT_LEADERSHIP_LOST
     except Exception as error:  # nothing caught it: still one stop line, and exit 2
         log.debug("stopping on", exc_info=True)
+        if isinstance(lost := interrupted_stop(error), LeadershipLost):  # the cleanup failed after it
+            log.error("lost the lease (%s): processing stopped, restart as the standby", lost)
+            return EXIT_LEADERSHIP_LOST
         log.error("jmsbridge stopped: %s", unforeseen_reason(error))
         return 2
 

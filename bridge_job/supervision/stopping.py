@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bridge_job.errors import BridgeStopped
+from bridge_job.kube.leadership import LeadershipLost
 
 
 def stop_reason(error: BaseException) -> str:
@@ -46,9 +47,16 @@ def stopped_with_us(error: BaseException) -> str:
 def unforeseen_reason(error: BaseException) -> str:
     """The stop line of an error nothing caught. Once Spark's JVM is gone, the cleanup after a hard failure
     fails too, and its error hides the failure it interrupted: that one is the reason."""
+    interrupted = interrupted_stop(error)
+    return interrupted.reason if isinstance(interrupted, BridgeStopped) else stop_reason(error)
+
+
+def interrupted_stop(error: BaseException) -> BridgeStopped | LeadershipLost | None:
+    """The stop a cleanup's `error` interrupted, if any: a hard failure, or a lost lease (after which a
+    fenced producer's flush fails too)."""
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, BridgeStopped):
-            return seen.reason
+        if isinstance(seen, BridgeStopped | LeadershipLost):
+            return seen
         seen = seen.__context__
-    return stop_reason(error)
+    return None

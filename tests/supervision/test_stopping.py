@@ -1,10 +1,14 @@
-"""The stop line out of py4j's errors: a JVM that went mid-call is named as such, a Java failure is not."""
+"""The stop line out of py4j's errors: a JVM that went mid-call is named as such, a Java failure is not;
+and a cleanup that fails after a stop does not hide the stop."""
 
 from __future__ import annotations
 
+from confluent_kafka import KafkaError, KafkaException
 from py4j.protocol import Py4JError, Py4JNetworkError  # type: ignore[import-untyped]
 
-from bridge_job.supervision.stopping import jvm_gone, stop_reason
+from bridge_job.errors import BridgeStopped
+from bridge_job.kube.leadership import LeadershipLost
+from bridge_job.supervision.stopping import interrupted_stop, jvm_gone, stop_reason, unforeseen_reason
 
 
 def test_a_call_the_dying_jvm_answered_with_a_bare_error_means_the_jvm_is_gone() -> None:
@@ -20,3 +24,27 @@ def test_an_error_the_jvm_explained_is_no_lost_jvm() -> None:
     )
     assert not jvm_gone(traced)
     assert not jvm_gone(ValueError("An error occurred while calling o98.isActive"))
+
+
+def _during(cleanup_error: BaseException, stop: BaseException) -> BaseException:
+    """`cleanup_error` as Python raises it from a `finally` that ran while `stop` was raised."""
+    try:
+        try:
+            raise stop
+        finally:
+            raise cleanup_error
+    except BaseException as raised:
+        return raised
+
+
+def _fenced() -> KafkaException:
+    return KafkaException(KafkaError(KafkaError._FENCED, "Failed to end transaction", fatal=True))
+
+
+def test_a_cleanup_that_fails_after_a_stop_does_not_hide_it() -> None:
+    lost = LeadershipLost("no renewal succeeded for 6.67s")
+    assert interrupted_stop(_during(_fenced(), lost)) is lost  # the zombie's exit: a lost lease, not exit 2
+    hard = BridgeStopped("topic t does not exist: create it or fix the route")
+    assert unforeseen_reason(_during(RuntimeError("JVM gone"), hard)) == hard.reason
+    assert interrupted_stop(_fenced()) is None
+    assert unforeseen_reason(_fenced()).startswith("KafkaError{FATAL,code=_FENCED")

@@ -128,6 +128,15 @@ class NatsCounts:
         changed["round_trip_buckets"] = [now - then for now, then in zip(mine, theirs, strict=True)]
         return NatsCounts(**changed)
 
+    def plus(self, other: NatsCounts) -> NatsCounts:
+        summed: dict[str, Any] = {
+            f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.type == "int"
+        }
+        summed["max_round_trip_ms"] = max(self.max_round_trip_ms, other.max_round_trip_ms)
+        mine, theirs = self.round_trip_buckets, other.round_trip_buckets
+        summed["round_trip_buckets"] = [a + b for a, b in zip(mine, theirs, strict=True)]
+        return NatsCounts(**summed)
+
 
 Subscribed = tuple[str, str]  # (subject, queue group)
 Delivered = tuple[Subscribed, NatsMessage]

@@ -1,8 +1,8 @@
-"""The job over mutual TLS to real JMS brokers: ActiveMQ Classic's ssl:// connector and Artemis' TLS
-acceptor, each asking for a client certificate, the stores and their passwords given as the operator
-gives them (spec.jms.tls, the passwords in the environment from their Secrets). Every JMS connection of
-the job (the ingest's in the driver, the ingress's in Spark's Python workers) goes over TLS; what no retry
-mends stops the job at once with one line. The cases of refusal one by one: tests/jms/test_tls.py.
+"""The job over mutual TLS to a real JMS broker: Artemis' TLS acceptor, asking for a client certificate,
+the stores and their passwords given as the operator gives them (spec.jms.tls, the passwords in the
+environment from their Secrets). Every JMS connection of the job (the ingest's in the driver, the
+ingress's in Spark's Python workers) goes over TLS; what no retry mends stops the job at once with one
+line. The cases of refusal one by one, on both brokers: tests/jms/test_tls.py.
 """
 
 from __future__ import annotations
@@ -26,14 +26,16 @@ from tests.support.harness import (
 )
 from tests.support.jms_tls import TlsMaterial, tls_env, tls_jms
 
-pytestmark = pytest.mark.e2e
+# One worker starts the TLS brokers for both TLS modules (tests/jms/test_tls.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("jms-tls")]
 
 
-@pytest.mark.parametrize("kind", ["activemq", "artemis"])
+# Artemis, with a login besides: that ActiveMQ Classic's ssl:// connects with a client certificate and
+# refuses what it should is tests/jms/test_tls.py's, through the same connection code; a job costs 20 s.
 def test_messages_go_both_ways_over_mutual_tls(
-    kind: str, kafka: KafkaBroker, tmp_path: Path, jms_tls: TlsMaterial, request: pytest.FixtureRequest
+    kafka: KafkaBroker, tmp_path: Path, jms_tls: TlsMaterial, tls_artemis: ArtemisBroker
 ) -> None:
-    broker = request.getfixturevalue(f"tls_{kind}")
+    broker = tls_artemis
     n = uuid.uuid4().hex[:8]
     source, topic, target, bridge = f"tls.{n}.in", f"tls-{n}", f"tls.{n}.out", f"tls-{n}"
     kafka.create_topics(topic)

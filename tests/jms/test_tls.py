@@ -22,7 +22,7 @@ from tests.brokers import KafkaBroker
 from tests.support.harness import bridge_document, write_yaml
 from tests.support.jms_tls import TlsMaterial, tls_env, tls_jms
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("jms-tls")]  # one worker starts the TLS brokers
 
 PROBE = Path(__file__).with_name("tls_probe.py")
 Broker = ActiveMqBroker | ArtemisBroker
@@ -87,11 +87,11 @@ def test_a_client_certificate_the_broker_refuses_stops_at_once(
     key: JavaTls | None = None if client == "none" else jms_tls.stranger
     said = stopped(probe(tmp_path, kafka, broker, tls_jms(broker, trust, key), tls_env(broker, trust, key)))
     assert said.startswith("jmsbridge hard failure: TLS to the JMS broker failed (trust store "), said
-    # The provider's own words do not say it (Artemis: a timeout; ActiveMQ: "Broken pipe"): the handshake does
-    assert said.endswith(
-        f"; a TLS handshake with 127.0.0.1:{broker.tls_port} was refused: Received fatal alert: "
-        "bad_certificate (SSLHandshakeException)"
-    ), said
+    # The broker's alert: in the provider's own error when it reads it (ActiveMQ, now and then), else in
+    # the job's handshake, as the provider's words do not say it (Artemis: a timeout; ActiveMQ: "Broken pipe")
+    assert "Received fatal alert: bad_certificate (SSLHandshakeException)" in said, said
+    provider_said_it = said.endswith(": Received fatal alert: bad_certificate (SSLHandshakeException)")
+    assert provider_said_it or f"; a TLS handshake with 127.0.0.1:{broker.tls_port} was refused: " in said
 
 
 def test_a_wrong_key_store_password_is_said_naming_the_store_and_its_secret(

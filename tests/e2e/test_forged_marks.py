@@ -124,6 +124,13 @@ def bridge(
         job.stop()
 
 
+def late_loops(log: str, route: str) -> int:
+    """Loops a NATS service dropped after its last task, when the next task ran in another Spark worker
+    and none came back to its own: said in the log when it closes, not in the metrics (a known gap)."""
+    lines = [line.partition("nats counts no task reported ")[2] for line in log.splitlines()]
+    return sum(int(row["loops"]) for row in map(json.loads, filter(None, lines)) if row["route"] == route)
+
+
 def publish(url: str, messages: list[tuple[str, bytes, dict[str, str] | None]]) -> None:
     async def run() -> None:
         client = await nats.connect(url)
@@ -240,7 +247,7 @@ def test_what_the_bridge_wrote_from_a_queue_is_still_a_loop(bridge: Bridge, acti
     def loops() -> tuple[float, float]:
         kafka = bridge.metric("jmsbridge_ingress_records_total", outcome="loop")
         nats = bridge.metric("jmsbridge_nats_messages_total", route="nloop-in", outcome="loops")
-        return kafka, nats
+        return kafka, nats + late_loops(bridge.job.log(), "nloop-in")
 
     seen: list[tuple[float, float]] = []
 

@@ -19,7 +19,8 @@ need_apt=()
 [ -f /usr/share/activemq/bin/activemq.jar ] || need_apt+=(activemq)
 command -v nats-server >/dev/null || need_apt+=(nats-server)  # jmsbridge.local.NatsServer runs it
 command -v mvn >/dev/null || need_apt+=(maven)  # scripts/install-kafka.sh fetches Kafka's jars with it
-command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)  # Kafka's broker and ActiveMQ
+# Kafka's broker and ActiveMQ; keytool makes the JMS brokers' TLS trust stores (jmsbridge.certificates)
+{ command -v java && command -v keytool; } >/dev/null || need_apt+=(openjdk-17-jre-headless)
 command -v openssl >/dev/null || need_apt+=(openssl)  # jmsbridge.certificates: the local servers' TLS
 # Debian ships venv's pip bootstrap (ensurepip) apart from python3: `python3 -m venv` fails without it.
 if [ ! -x "$VENV/bin/python" ] && ! python3 -c 'import ensurepip' 2>/dev/null; then

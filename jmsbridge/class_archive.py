@@ -40,9 +40,11 @@ def archive_path() -> Path | None:
     java = _java()
     if java is None:
         return None
-    jars = Path(pyspark.__file__).parent / "jars"  # the archive holds their paths, not just their names
-    names = sorted(p.name for p in jars.glob("*.jar"))
-    key = hashlib.sha256("\n".join([str(java), str(java.stat().st_mtime_ns), str(jars), *names]).encode())
+    jars = Path(pyspark.__file__).parent / "jars"
+    # The JVM maps an archive only for the JVM build that wrote it and for jars of the same paths, sizes
+    # and modification times: a venv made again (a fresh checkout beside an old cache) needs its own.
+    files = [java, *(java.parent.parent / "lib" / "server").glob("*"), *sorted(jars.glob("*.jar"))]
+    key = hashlib.sha256("\n".join(f"{f} {f.stat().st_size} {f.stat().st_mtime_ns}" for f in files).encode())
     return _CACHE / f"pyspark-{pyspark.__version__}-{key.hexdigest()[:16]}.jsa"
 
 

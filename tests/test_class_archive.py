@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,23 @@ def test_the_option_names_the_archive_only_once_it_is_made(
     assert class_archive.jvm_options() == ""  # a JVM given a missing archive says nothing and loads slowly
     path.write_bytes(b"")
     assert class_archive.jvm_options() == f"-XX:SharedArchiveFile={path}"
+
+
+def test_a_venv_made_again_gets_an_archive_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JVM refuses, silently, an archive whose jars changed size or time since it was written: a fresh
+    checkout's venv beside an old cache, at the same path, must not be handed the old one."""
+    import pyspark
+
+    jars = tmp_path / "pyspark" / "jars"
+    jars.mkdir(parents=True)
+    (jars / "spark-core.jar").write_bytes(b"jar")
+    monkeypatch.setattr(pyspark, "__file__", str(tmp_path / "pyspark" / "__init__.py"))
+    first = class_archive.archive_path()
+    assert first is not None and class_archive.archive_path() == first
+    os.utime(jars / "spark-core.jar", ns=(1, 1))  # pip installing the same wheel again
+    assert class_archive.archive_path() != first
 
 
 @pytest.mark.slow  # a Spark session, and making the archive first where setup did not (25 s)

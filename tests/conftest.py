@@ -24,6 +24,14 @@ def kafka() -> Iterator[KafkaBroker]:
     broker.cleanup()
 
 
+@pytest.fixture
+def own_kafka() -> Iterator[KafkaBroker]:
+    """A broker of the test's own, for tests that stop, kill or freeze it."""
+    broker = KafkaBroker().start()
+    yield broker
+    broker.cleanup()
+
+
 @pytest.fixture(scope="session")
 def activemq() -> Iterator[ActiveMqBroker]:
     broker = ActiveMqBroker().start()

@@ -20,7 +20,7 @@ from dataclasses import asdict
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import Delivery, Direction, JobConfig
+from bridge_job.config import Delivery, Direction, JobConfig, journal_reader_group
 from bridge_job.jms.errors import JmsError
 from bridge_job.jms.jvm import start_jvm
 from bridge_job.jms.settings import jms_classpath, jms_tls_stores
@@ -55,10 +55,9 @@ def run(
 
     where = TopicPartition(topic, partition)
     at_least_once = config.bridge.delivery is Delivery.AT_LEAST_ONCE  # exactlyOnce: with the records
+    group = journal_reader_group(config.bridge_id) if at_least_once else None
     with reporting(live, "egress", summary.started_ms, lambda: {str(partition): asdict(summary)}):
-        followed = follow(
-            journal_consumer(config), where, start, seconds, current, move, commit=at_least_once
-        )
+        followed = follow(journal_consumer(config), where, start, seconds, current, move, group)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from bridge_job.config import JobConfig
+from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.waiting import patiently
 
 # A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
@@ -62,13 +63,14 @@ def follow(
     seconds: float,
     current: Callable[[], JobConfig],
     move: Callable[[int, int], int],
-    commit: bool,
+    group: str | None,
     done: Callable[[], bool] = lambda: False,
 ) -> Followed:
     """Move `where`'s records as they come for `seconds`, until `done()`: ranges of at most
     `spark.maxRecordsPerBatch` of the config as it is `current()`ly, Kafka waited out for its patience.
     `move(start, end)` says where the partition stands after it: `end`, unless another writer took the
-    partition over (then where that one got to)."""
+    partition over (then where that one got to). `group` is committed past each range (None: the range's
+    progress is committed with its records)."""
     deadline = time.monotonic() + seconds
     name = f"{where.topic}/{where.partition}"
     bridge = current().bridge  # Kafka's address and the patience are the job's, fixed when it starts
@@ -104,11 +106,13 @@ def follow(
         idle.busy()
         upto = min(high, position + current().bridge.spark.max_records_per_batch)
         reached = move(position, upto)
-        if commit:
+        if group is not None:
+            progress = [TopicPartition(where.topic, where.partition, reached)]
 
-            def commit_progress(timeout: float, reached: int = reached) -> None:
-                progress = [TopicPartition(where.topic, where.partition, reached)]
-                consumer.commit(offsets=progress, asynchronous=False)
+            def commit_progress(
+                timeout: float, group: str = group, progress: list[TopicPartition] = progress
+            ) -> None:
+                commit_offsets(kafka, group, progress, timeout)
 
             patiently(commit_progress, kafka, patience, f"committing how far {name} was moved")
         position = reached

@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 from confluent_kafka import TopicPartition
 
-from bridge_job.config import JobConfig
+from bridge_job.config import JobConfig, ingress_group
 from bridge_job.kafka.following import follow
 from bridge_job.kafka.reading import consumer_for
 from bridge_job.kafka_to_jms import task as ingress_task
@@ -47,7 +47,8 @@ def run(
     where = TopicPartition(topic, partition)
     name = f"{topic}:{partition}"
     with reporting(live, "ingress", summary.started_ms, lambda: {name: asdict(summary)}):
-        followed = follow(consumer, where, start, seconds, current, move, commit=True, done=topics_changed)
+        group = ingress_group(config.bridge_id)
+        followed = follow(consumer, where, start, seconds, current, move, group, done=topics_changed)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -36,9 +36,18 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from bridge_job.config import CHECKPOINT_MISMATCH, CheckpointPosition, CheckpointReset, Delivery, JobConfig
+from bridge_job.config import (
+    CHECKPOINT_MISMATCH,
+    CheckpointPosition,
+    CheckpointReset,
+    Delivery,
+    JobConfig,
+    ingress_group,
+    journal_reader_group,
+)
 from bridge_job.errors import BridgeStopped, CheckpointMismatch
 from bridge_job.journal.reading import consumer_settings
+from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.kube.health import HealthConfigMap
@@ -47,6 +56,7 @@ from bridge_job.spark.intervals import REAL_TIME, is_partition_key
 
 log = logging.getLogger("jmsbridge.job")
 
+COMMIT_SECONDS = 30.0  # moving a group to the new start: Kafka must answer within this
 RESET_FILE = "jmsbridge-reset.json"  # the operator's last reset request done on this checkpoint
 
 
@@ -161,9 +171,8 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
             said,
         )
         if egress:  # tasks skip what the reader group committed (exactlyOnce, realTime): it starts there too
-            consumer.commit(
-                offsets=[TopicPartition(journal, int(p), o) for p, o in egress.items()], asynchronous=False
-            )
+            moved = [TopicPartition(journal, int(p), o) for p, o in egress.items()]
+            commit_offsets(config.bridge.kafka, journal_reader_group(config.bridge_id), moved, COMMIT_SECONDS)
     finally:
         consumer.close()
 
@@ -182,7 +191,7 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
         ingress = _start_positions(ingress_consumer, position, partitions, old_ingress, key, said)
         if ingress:  # real-time tasks begin at what the ingress group committed: it starts there too
             moved = [TopicPartition(*topic_partition(k), o) for k, o in ingress.items()]
-            ingress_consumer.commit(offsets=moved, asynchronous=False)
+            commit_offsets(config.bridge.kafka, ingress_group(config.bridge_id), moved, COMMIT_SECONDS)
     finally:
         ingress_consumer.close()
     ingress |= {k: 0 for k in old_ingress if k.startswith(PATTERN_MARK)}  # patterns stay in effect

@@ -16,6 +16,7 @@ from jmsbridge.local import BridgeJob
 _OWN = ("jmsbridge.", "bridge_job.", "Traceback", "Error:", "jmsbridge stopped")
 _NOISE = ("Connect to ipv4", "brokers are down")
 TAIL_LINES = 80
+BROKER_LINES = 40
 
 
 def job_log_tails(work_dir: Path) -> str:
@@ -44,6 +45,21 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, Any, None]:
     tails = "\n".join(job_log_tails(d) for d in sorted(work_dirs(getattr(item, "funcargs", {}))))
     if tails.strip():
         report.sections.append(("bridge job logs", tails))
+    brokers = broker_log_tails(getattr(item, "funcargs", {}))
+    if brokers:
+        report.sections.append(("the test's own brokers' logs", brokers))
+
+
+def broker_log_tails(funcargs: dict[str, Any]) -> str:
+    """The end of the log of each broker of the test's own (`own_*`, a broker it stops, kills or freezes):
+    whether it stopped, came back, or refused what the job asked."""
+    sections = []
+    for name, value in sorted(funcargs.items()):
+        if name.startswith("own_") and callable(getattr(value, "log", None)):
+            lines = str(value.log()).splitlines()
+            sections.append(f"--- {name} ({len(lines)} lines, its last {BROKER_LINES}):")
+            sections.extend(line[:300] for line in lines[-BROKER_LINES:])
+    return "\n".join(sections)
 
 
 def work_dirs(funcargs: dict[str, Any]) -> set[Path]:

@@ -56,13 +56,6 @@ def own_activemq(request: pytest.FixtureRequest) -> Iterator[ActiveMqBroker | Ar
     broker.cleanup()
 
 
-@pytest.fixture
-def own_kafka() -> Iterator[KafkaBroker]:
-    broker = KafkaBroker().start()
-    yield broker
-    broker.cleanup()
-
-
 def bridge_files(
     tmp_path: Path, activemq: JmsBroker, kafka: KafkaBroker, delivery: str = "atLeastOnce", **spec: Any
 ) -> tuple[list[Path], str, str]:

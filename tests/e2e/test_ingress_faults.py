@@ -202,13 +202,6 @@ def test_activemq_restarted_mid_stream(
     assert not lost, f"{len(lost)} records never reached {queue}, e.g. {sorted(lost)[:10]}"
 
 
-@pytest.fixture
-def own_kafka() -> Iterator[KafkaBroker]:
-    broker = KafkaBroker().start()
-    yield broker
-    broker.cleanup()
-
-
 def test_kafka_restarted_mid_stream(activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path) -> None:
     """A patience well inside the test's wait: a job that cannot get going again stops with a line that
     says where it waited (the failure report carries the job's log), rather than outlasting the test."""

@@ -3,10 +3,6 @@ so requests time out), back. What it tells is what `KafkaConnected` shows (tests
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from bridge_job.kafka.probe import KafkaProbe
 from tests.brokers import KafkaBroker, wait_until
 from tests.support.builders import bridge
@@ -24,13 +20,6 @@ class Told:
 
     def last(self) -> str | None:
         return self.said[-1][0] if self.said else None
-
-
-@pytest.fixture
-def own_kafka() -> Iterator[KafkaBroker]:
-    broker = KafkaBroker().start()
-    yield broker
-    broker.cleanup()
 
 
 def test_the_probe_says_when_kafka_stops_answering_and_when_it_is_back(own_kafka: KafkaBroker) -> None:

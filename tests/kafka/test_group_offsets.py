@@ -1,0 +1,61 @@
+"""Committing a group's offsets within a timeout (kafka/group_offsets.py), on Apache Kafka: what a consumer
+of the group reads back, and a Kafka that does not answer (frozen) failing the commit instead of holding it
+for ever, as a consumer's synchronous commit does."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from bridge_job.kafka.group_offsets import commit_offsets
+from bridge_job.kafka.waiting import patiently
+from tests.brokers import KafkaBroker
+from tests.support.builders import bridge
+
+
+def committed(kafka: KafkaBroker, group: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": group})
+    try:
+        return int(consumer.committed([TopicPartition(topic, 0)], timeout=30)[0].offset)
+    finally:
+        consumer.close()
+
+
+def test_the_group_reads_back_what_was_committed(kafka: KafkaBroker) -> None:
+    topic, group = f"offsets-{uuid.uuid4().hex[:8]}", f"group-{uuid.uuid4().hex[:8]}"
+    kafka.create_topics(topic)
+    spec = bridge(bootstrap=kafka.bootstrap).spec.kafka
+    commit_offsets(spec, group, [TopicPartition(topic, 0, 7)], timeout=30)
+    assert committed(kafka, group, topic) == 7
+    commit_offsets(spec, group, [TopicPartition(topic, 0, 9)], timeout=30)
+    assert committed(kafka, group, topic) == 9
+
+
+@pytest.mark.slow  # a broker of its own (10 s)
+def test_a_kafka_that_does_not_answer_fails_the_commit_within_its_timeout(own_kafka: KafkaBroker) -> None:
+    own_kafka.create_topics("moved")
+    spec = bridge(bootstrap=own_kafka.bootstrap).spec.kafka
+    # A new broker's group coordinator is still loading: asked again, as the tasks ask (kafka/waiting.py).
+    patiently(lambda t: commit_offsets(spec, "g", [TopicPartition("moved", 0, 1)], t), spec, 60, "warming up")
+    outcome: list[BaseException | None] = []
+
+    def commit() -> None:
+        try:
+            commit_offsets(spec, "g", [TopicPartition("moved", 0, 2)], timeout=3)
+            outcome.append(None)
+        except BaseException as error:
+            outcome.append(error)
+
+    own_kafka.freeze()
+    try:
+        caller = threading.Thread(target=commit, daemon=True)
+        caller.start()
+        caller.join(120)  # far past the 3 s asked: a commit still waiting here waits for ever
+        assert outcome, "the commit still waits on a Kafka that does not answer"
+        assert isinstance(outcome[0], KafkaException), outcome
+    finally:
+        own_kafka.thaw()
+    assert committed(own_kafka, "g", "moved") in (1, 2)  # the broker may have applied it before answering

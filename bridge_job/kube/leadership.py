@@ -7,11 +7,11 @@ renewing (crashed, stuck, cut off from the API server) or releases the lease (st
 
 The protocol, with D = `failover.leaseDurationSeconds`:
 
-- Acquire: every D/3, and every 2 s at most, read the Lease. Absent: create it (409: another instance
-  was faster); in a cluster the operator has created it, free, and the job's service account may not
-  create Leases (create cannot be narrowed to one name: operator/jmsbridge_operator/identity.py). Free
-  (no holder) or expired: replace it with the resourceVersion just read (409: another instance won the
-  race).
+- Acquire: every D/3, and every second at most, read the Lease, and again the moment the holder's claim
+  expires. Absent: create it (409: another instance was faster); in a cluster the operator has created
+  it, free, and the job's service account may not create Leases (create cannot be narrowed to one name:
+  operator/jmsbridge_operator/identity.py). Free (no holder) or expired: replace it with the
+  resourceVersion just read (409: another instance won the race).
   A lease is expired when its record has not changed for D since this instance first saw that record,
   measured on this instance's own clock (as client-go does), so the clocks of different nodes never have
   to agree. A newcomer therefore waits one full D before taking over a lease it has never seen renewed,
@@ -59,6 +59,7 @@ log = logging.getLogger("jmsbridge.leadership")
 
 EXIT_LEADERSHIP_LOST: Final = 3
 _SHORTEST_REQUEST: Final = 0.05  # seconds: a request needs some time to be worth sending
+_PAST_EXPIRY: Final = 0.01  # seconds: a standby looks this long after the expiry it waits for
 
 
 class LeaseConflict(Exception):
@@ -86,7 +87,10 @@ class LeaseStore(Protocol):
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
 
-STANDBY_LOOK_SECONDS = 2.0  # client-go's leader election looks as often (its RetryPeriod)
+# A standby reads the Lease this often (client-go's RetryPeriod is 2 s): it counts a holder's D from when it
+# first saw the last renewal, so each second between looks is up to a second more of takeover gap. One GET
+# a second per bridge is nothing to an API server.
+STANDBY_LOOK_SECONDS = 1.0
 
 
 class KubernetesLeases:
@@ -169,6 +173,7 @@ class Leadership:
         self._tenure: str | None = None  # the acquireTime of this instance's tenure, as the server has it
         self._valid_until = 0.0  # on `clock`: when this instance stops believing it leads
         self._observed: tuple[str, float] | None = None  # a foreign record, and when it was first seen
+        self._expires: float | None = None  # on `clock`: when the holder last seen loses its claim
         self._stopping = threading.Event()
         self._renewer: threading.Thread | None = None
         self._on_lost: list[Callable[[str], None]] = []
@@ -229,8 +234,15 @@ class Leadership:
                     self.holder or "nobody",
                     self.identity,
                 )
-            stopping.wait(self.look_period)
+            stopping.wait(self.seconds_to_next_look())
         return False
+
+    def seconds_to_next_look(self) -> float:
+        """The look period, or less when the lease last seen expires sooner: the takeover then comes when
+        it expires, not up to a look period later."""
+        if self._expires is None:
+            return self.look_period
+        return min(self.look_period, max(self._expires - self._clock(), 0.0) + _PAST_EXPIRY)
 
     def try_acquire(self) -> bool:
         """One attempt at taking the lease; True when this instance holds it afterwards."""
@@ -256,9 +268,11 @@ class Leadership:
             self._observed = (record, seen)
         self.holder = holder
         self.transitions = int(spec.get("leaseTransitions") or 0)
+        self._expires = None
         if holder is not None:
             duration = float(spec.get("leaseDurationSeconds") or self.duration_seconds)
             if seen < self._observed[1] + duration:
+                self._expires = self._observed[1] + duration
                 return False
             log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
         # The Lease as the operator made it (never held: no acquireTime) starts the first tenure, as a

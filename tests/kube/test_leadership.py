@@ -171,9 +171,11 @@ def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start:
     a.stop(release=False)  # a crash: renewals stop, nothing is released
     assert not b.try_acquire()  # b sees a's last record
     assert (value("jmsbridge_active", active), value("jmsbridge_lease_transitions", lease)) == (0, 0)
+    assert b.seconds_to_next_look() == b.look_period
 
     clock.advance(DURATION - 0.01)
     assert not b.try_acquire()  # not a moment too early: unchanged for less than a full duration
+    assert b.seconds_to_next_look() == pytest.approx(0.02)  # it looks again as the claim expires
     clock.advance(0.01)
     try:
         assert b.try_acquire()

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from bridge_job.config import KafkaSpec
 from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.waiting import patiently
 from tests.brokers import KafkaBroker
@@ -38,8 +40,7 @@ def test_the_group_reads_back_what_was_committed(kafka: KafkaBroker) -> None:
 def test_a_kafka_that_does_not_answer_fails_the_commit_within_its_timeout(own_kafka: KafkaBroker) -> None:
     own_kafka.create_topics("moved")
     spec = bridge(bootstrap=own_kafka.bootstrap).spec.kafka
-    # A new broker's group coordinator is still loading: asked again, as the tasks ask (kafka/waiting.py).
-    patiently(lambda t: commit_offsets(spec, "g", [TopicPartition("moved", 0, 1)], t), spec, 60, "warming up")
+    patiently_committing(spec, "moved")(1)  # a new broker's group coordinator may still be loading
     outcome: list[BaseException | None] = []
 
     def commit() -> None:
@@ -59,3 +60,27 @@ def test_a_kafka_that_does_not_answer_fails_the_commit_within_its_timeout(own_ka
     finally:
         own_kafka.thaw()
     assert committed(own_kafka, "g", "moved") in (1, 2)  # the broker may have applied it before answering
+
+
+@pytest.mark.slow  # a broker of its own, restarted (25 s)
+def test_a_commit_goes_through_once_a_restarted_kafka_is_back(own_kafka: KafkaBroker) -> None:
+    """Every broker down at once (here: the only one) is what made librdkafka re-bootstrap by default, after
+    which no request to a group's coordinator was answered: this commit timed out for minutes."""
+    own_kafka.create_topics("restarted")
+    spec = bridge(bootstrap=own_kafka.bootstrap).spec.kafka
+    commit = patiently_committing(spec, "restarted")
+    commit(1)  # the admin client is connected, and knows its coordinator
+    own_kafka.stop()
+    own_kafka.start()
+    commit(2)
+    assert committed(own_kafka, "g", "restarted") == 2
+
+
+def patiently_committing(spec: KafkaSpec, topic: str) -> Callable[[int], None]:
+    """Commit group `g` on `topic` at an offset, asked again for up to 60 s as the tasks ask."""
+
+    def commit(offset: int) -> None:
+        offsets = [TopicPartition(topic, 0, offset)]
+        patiently(lambda t: commit_offsets(spec, "g", offsets, min(t, 10)), spec, 60, f"committing {offset}")
+
+    return commit

@@ -26,7 +26,7 @@ import pytest
 from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.artemis_server import ArtemisBroker
-from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
+from jmsbridge.local import INACTIVITY_MS, BridgeJob, JmsBroker, jms_connection
 from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
 from tests.jms.helpers import send_built
 from tests.support.harness import (
@@ -174,8 +174,9 @@ def test_poison_messages_are_dead_lettered_and_good_ones_all_arrive(
         assert duplicates == 0
 
 
-# Killed and restarted (refused), or frozen (blackholed: accepted, never answered) for longer than the
-# client's and the broker's inactivity timeouts (30 s), so that both sides drop the connection. The
+# Killed and restarted (refused), or frozen (blackholed: accepted, never answered) for twice the
+# connection's inactivity timeout (the test broker's 10 s, which the client's 30 s negotiates down to), so
+# that both sides drop the connection. The
 # failover transport's reconnection is met by the freeze, the bridge's own (a plain tcp URL) by the kill;
 # a kill under the failover transport adds nothing to these two for the suite's budget (issue 18).
 ACTIVEMQ_OUTAGES = [
@@ -218,7 +219,7 @@ def test_activemq_unreachable_under_load_is_waited_out(
             own_activemq.start()
         else:
             own_activemq.freeze()
-            threading.Event().wait(40)
+            threading.Event().wait(2 * INACTIVITY_MS / 1000)
             own_activemq.thaw()
         sender.join()
         records = read_topics(kafka, [topic], total, timeout=300, settle=3.0, done=all_of(range(total)))

@@ -71,6 +71,12 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--lease-seconds", type=int, default=10, help="failover.leaseDurationSeconds")
     parser.add_argument("--steady-records", type=int, default=1000, help="written by an active before a kill")
+    parser.add_argument(
+        "--standby-settled",
+        type=float,
+        default=None,
+        help="seconds stood by before a kill (default: the lease)",
+    )
     parser.add_argument("--trigger-ms", type=int, default=None, help="default: the bridge's")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds each wait may take at most")
     args = parser.parse_args()
@@ -89,6 +95,9 @@ def main() -> None:
                 kills=args.kills,
                 lease_seconds=args.lease_seconds,
                 steady_records=args.steady_records,
+                standby_settled_s=args.lease_seconds
+                if args.standby_settled is None
+                else args.standby_settled,
                 trigger_ms=args.trigger_ms,
                 timeout=args.timeout,
             )

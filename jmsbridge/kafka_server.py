@@ -197,7 +197,18 @@ class KafkaBroker(_Process):
             f"Kafka on {self.bootstrap} (its log: {self.log_path})",
             interval=0.1,
         )
+        # Started is not yet ready: a topic created at once once waited 30 s for an answer (its admin
+        # client had no controller to send it to). Ready when the broker names its controller.
+        wait_until(self._names_a_controller, 60, f"Kafka on {self.bootstrap} to name its controller", 0.1)
         return self
+
+    def _names_a_controller(self) -> bool:
+        admin = self._admin()  # held until the answer: a client destroyed first fails its requests
+        try:
+            cluster = admin.describe_cluster(request_timeout=5).result(timeout=10)
+        except Exception:  # not answering yet
+            return False
+        return cluster.controller is not None
 
     def _admin(self) -> Any:
         """An admin client on the plaintext listener, whose ANONYMOUS principal is a super user."""

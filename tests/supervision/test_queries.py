@@ -24,6 +24,7 @@ from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.supervision.queries import egress_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
+from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
 from jmsbridge import class_archive
 from tests.brokers import KafkaBroker
@@ -60,12 +61,17 @@ def progress_of_available(spark: SparkSession, path: str, tmp_path: Path) -> lis
     from bridge_job.config.loading import load_job_config
 
     config = load_job_config([Path(path)])
-    query = egress_query(spark, path, config, str(tmp_path / "checkpoint"), available_now=True)
-    try:
-        query.awaitTermination(300)
-    except StreamingQueryException as error:  # what the job's driver turns into its stop line
-        raise AssertionError(stop_reason(error)) from None
-    return list(query.recentProgress)
+    for attempt in range(MAX_WORKER_RESTARTS + 1):
+        query = egress_query(spark, path, config, str(tmp_path / "checkpoint"), available_now=True)
+        try:
+            query.awaitTermination(300)
+            return list(query.recentProgress)
+        except StreamingQueryException as error:  # what the job's driver turns into its stop line
+            # Spark gives a Python worker 10 s to connect back, which a busy machine can miss; the job's
+            # driver starts the query again from its checkpoint (supervision.py), and so does this.
+            if WORKER_START_FAILURE not in str(error) or attempt == MAX_WORKER_RESTARTS:
+                raise AssertionError(stop_reason(error)) from None
+    raise AssertionError("unreachable")
 
 
 def test_each_batch_runs_a_task_per_journal_partition_and_reports_records(

@@ -1,11 +1,10 @@
 """librdkafka settings for every Kafka client of a bridge: the job's and the operator's checks alike.
 
 `client_settings` is the one builder. The user's `spec.kafka.properties` come first; on top of them the
-settings the spec's own fields decide (`bootstrapServers`, `securityProtocol`, `sasl`) and the ones the
+settings the spec's own fields decide (`bootstrapServers`, `securityProtocol`, `sasl`) and the one the
 bridge's promises need (`allow.auto.create.topics=false`: a missing topic is a hard failure, never created
-by a write; `metadata.recovery.strategy=none`: a Kafka that was down as a whole is not forgotten).
-Producers add their guarantees (idempotence, `acks=all`) on top as well, over a few defaults a user may
-tune (`linger.ms`). So the operator's checks connect exactly as the job they vouch for.
+by a write). Producers add their guarantees (idempotence, `acks=all`) on top as well, over a few defaults a
+user may tune (`linger.ms`). So the operator's checks connect exactly as the job they vouch for.
 
 Credentials are plain values. The job reads them from environment variables the operator fills from the
 bridge's Secret (`client_config`, `producer_config`), so that the ConfigMap, the SparkApplication and the
@@ -60,12 +59,6 @@ def client_settings(kafka: KafkaSpec, credentials: KafkaCredentials | None) -> K
         "security.protocol": kafka.security_protocol.value,
         # A producer must never create a topic by writing to it: a missing topic is a hard failure.
         "allow.auto.create.topics": "false",
-        # No re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
-        # it learnt and starts over from the bootstrap servers, and after that a request to a group's or a
-        # transaction's coordinator is never answered: a consumer's commit, an admin client's offsets, a
-        # producer's TxnOffsetCommit each waited, or timed out, for as long as anyone watched (minutes).
-        # Without, each completes as soon as a broker is back.
-        "metadata.recovery.strategy": "none",
     }
     if kafka.sasl is not None:
         if credentials is None:

@@ -96,13 +96,16 @@ def transactional_settings(
     """`producer`'s settings for writing in transactions of `transactional_id` (the journal's and the
     egress's alike), each aborted by the broker after `timeout_seconds`.
 
-    Like every client of the job it never re-bootstraps (kafka/clients.py): after that the offsets step
-    of `send_offsets_to_transaction` was never sent (AddOffsetsToTxn succeeded, TxnOffsetCommit never went
-    out), and the call hung past its own timeout with the task.
+    Without re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
+    it learnt and starts over from the bootstrap servers, and after that the offsets step of
+    `send_offsets_to_transaction` is never sent (AddOffsetsToTxn succeeds, TxnOffsetCommit never goes
+    out): the call hangs past its own timeout and the task with it. Without, it completes as soon as
+    the broker is back.
     """
     return producer | {
         "transactional.id": transactional_id,
         "transaction.timeout.ms": str(int(timeout_seconds * 1000)),
+        "metadata.recovery.strategy": "none",
     }
 
 

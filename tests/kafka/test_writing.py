@@ -49,9 +49,8 @@ def test_exactly_once_carries_on_after_the_broker_restarted(own_kafka: KafkaBrok
 def test_a_transaction_that_never_returns_is_a_hard_failure_not_a_stall(
     own_kafka: KafkaBroker, tmp_path: Path
 ) -> None:
-    """A stuck librdkafka call, made real with the re-bootstrap that every client of the job turns off
-    (kafka/clients.py): the write gives up after its deadline with a stop that says so, and nothing of the
-    stuck transaction is visible."""
+    """A stuck librdkafka call, made real with the re-bootstrap that egress turns off: the write gives up
+    after its deadline with a stop that says so, and nothing of the stuck transaction is visible."""
     job, _, topic = journalled_bridge(own_kafka, tmp_path, delivery="exactlyOnce")
     stuck = {"transactional.id": f"{topic}-stuck", "metadata.recovery.strategy": "rebootstrap"}
     settings = producer_config(job.bridge.kafka) | stuck

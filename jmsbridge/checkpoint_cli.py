@@ -42,6 +42,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from bridge_job.config import ConfigError
     from bridge_job.config.rendered import RenderedConfig
+    from bridge_job.kafka.waiting import asking
     from bridge_job.supervision.checkpoints import reset_checkpoint
     from jmsbridge.job_cli import local_checkpoints
 
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     checkpoints = local_checkpoints(args) or Path(config.bridge.spark.checkpoint.path)
     checkpoint: Path = args.checkpoint or checkpoints / config.bridge_id
-    for line in reset_checkpoint(config, checkpoint, args.position):
+    # Kafka waited out as the job waits it (a group coordinator still loading, a broker restarting).
+    for line in asking(config, "resetting", lambda: reset_checkpoint(config, checkpoint, args.position)):
         print(line)
     print(f"checkpoint {checkpoint} reset to {args.position}: start the bridge again")
     return 0

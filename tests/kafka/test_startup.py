@@ -133,6 +133,7 @@ def late_kafka() -> Iterator[KafkaBroker]:
     broker.cleanup()
 
 
+@pytest.mark.slow  # a broker of its own, started 3 s late (18 s)
 def test_kafka_up_within_the_patience_lets_the_job_go_on(late_kafka: KafkaBroker) -> None:
     spec = bridge(bootstrap=late_kafka.bootstrap).spec.kafka
     starter = threading.Timer(3.0, late_kafka.start)

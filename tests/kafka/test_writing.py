@@ -31,6 +31,7 @@ def own_kafka() -> Iterator[KafkaBroker]:
     broker.cleanup()
 
 
+@pytest.mark.slow  # a broker of its own, restarted (25 s)
 def test_exactly_once_carries_on_after_the_broker_restarted(own_kafka: KafkaBroker, tmp_path: Path) -> None:
     """Once its only broker was gone, librdkafka's default re-bootstrap left `send_offsets_to_transaction`
     hanging past its timeout after the broker came back; the task runs in a thread so that a hang fails."""
@@ -46,6 +47,7 @@ def test_exactly_once_carries_on_after_the_broker_restarted(own_kafka: KafkaBrok
     assert [r.key for r in read_topics(own_kafka, [topic], 4, settle=1.0)] == [b"0", b"1", b"2", b"3"]
 
 
+@pytest.mark.slow  # a broker of its own, frozen until the transaction times out (20 s)
 def test_a_transaction_that_never_returns_is_a_hard_failure_not_a_stall(
     own_kafka: KafkaBroker, tmp_path: Path
 ) -> None:

@@ -159,6 +159,7 @@ def test_idempotent_write_on_the_cluster_is_not_needed_on_kafka_4(kafka: KafkaBr
     assert check(bridge.config(kafka), bridge.credentials).ready
 
 
+@pytest.mark.slow  # a broker of its own, new (20 s)
 def test_a_first_check_on_a_fresh_broker_meets_no_group_coordinator_and_says_nothing_of_it() -> None:
     """A fresh cluster has no __consumer_offsets yet: its first group describe answers NOT_COORDINATOR.
     That is no outage: the check asks again and judges the group."""

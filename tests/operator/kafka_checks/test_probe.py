@@ -206,6 +206,7 @@ def test_sasl_credentials_are_used_and_never_shown(
     assert password not in shown
 
 
+@pytest.mark.slow  # a broker of its own, stopped until the grace period runs out, then started again (30 s)
 def test_broker_stopped_is_transient_then_a_hard_failure_after_the_grace_period() -> None:
     broker = KafkaBroker().start()
     try:

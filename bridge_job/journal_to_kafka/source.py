@@ -12,7 +12,6 @@ What the egress and ingress sources share is in spark/range_source.py.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import KafkaException, TopicPartition
@@ -27,18 +26,7 @@ from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
-from bridge_job.spark.range_source import RangeReader, RangeSource
-
-
-@dataclass(frozen=True)
-class JournalRange(InputPartition):
-    topic: str
-    partition: int
-    start: int
-    end: int
-    config_path: str
-    seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
-    live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
+from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSource
 
 
 class EgressReader(RangeReader):
@@ -105,21 +93,21 @@ class EgressReader(RangeReader):
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return plan_batch(begin, high, max_rows)
 
-    def partitions(self, start: Offsets, end: Offsets) -> Sequence[JournalRange]:
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[PartitionRange]:
         if self.real_time:
             seconds = self.task_seconds
             return [
-                JournalRange(self.topic, int(p), end[p], end[p], self.config_path, seconds, self.live)
+                PartitionRange(self.topic, int(p), end[p], end[p], self.config_path, seconds, self.live)
                 for p in sorted(filter(is_partition_key, end), key=int)
             ]
         return [
-            JournalRange(self.topic, int(p), self.floor(p, start.get(p, 0)), end[p], self.config_path)
+            PartitionRange(self.topic, int(p), self.floor(p, start.get(p, 0)), end[p], self.config_path)
             for p in sorted(end, key=int)
             if end[p] > self.floor(p, start.get(p, 0))
         ]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | bool | list[int], ...]]:
-        assert isinstance(partition, JournalRange)
+        assert isinstance(partition, PartitionRange)
         p = partition
         if p.seconds:
             yield egress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()

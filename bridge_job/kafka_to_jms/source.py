@@ -19,7 +19,6 @@ position, so a route put back carries on where it stopped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
@@ -34,7 +33,7 @@ from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.routing.routes import address_matches
 from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
-from bridge_job.spark.range_source import RangeReader, RangeSource
+from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSource
 
 PATTERN_MARK = "/"
 
@@ -107,17 +106,6 @@ def source_partitions(consumer: Consumer, config: JobConfig, timeout: float = 30
     return [(t, p) for t in read_topics(config, existing) for p in sorted(metadata[t].partitions)]
 
 
-@dataclass(frozen=True)
-class TopicRange(InputPartition):
-    topic: str
-    partition: int
-    start: int
-    end: int
-    config_path: str
-    seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
-    live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
-
-
 class IngressReader(RangeReader):
     """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
@@ -174,12 +162,12 @@ class IngressReader(RangeReader):
         end = plan_batch(reading, {k: latest[k] for k in reading}, max_rows)
         return {**start, **end, **placed, **patterns}
 
-    def partitions(self, start: Offsets, end: Offsets) -> Sequence[TopicRange]:
+    def partitions(self, start: Offsets, end: Offsets) -> Sequence[PartitionRange]:
         if self.real_time:  # every partition read now, the ones placed by this planning too
             read_now = self._latest if self._latest is not None else self.latest()[1]
             seconds = self.task_seconds
             return [
-                TopicRange(*topic_partition(k), end[k], end[k], self.config_path, seconds, self.live)
+                PartitionRange(*topic_partition(k), end[k], end[k], self.config_path, seconds, self.live)
                 for k in sorted(end)
                 if k in read_now
             ]
@@ -188,11 +176,11 @@ class IngressReader(RangeReader):
             if k in start and is_partition_key(k) and end[k] > self.floor(k, start[k]):
                 topic, partition = topic_partition(k)
                 begin = self.floor(k, start[k])
-                ranges.append(TopicRange(topic, partition, begin, end[k], self.config_path))
+                ranges.append(PartitionRange(topic, partition, begin, end[k], self.config_path))
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str | list[int], ...]]:
-        assert isinstance(partition, TopicRange)
+        assert isinstance(partition, PartitionRange)
         p = partition
         if p.seconds:
             yield ingress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import time
 from abc import abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from confluent_kafka import Consumer
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
@@ -31,6 +32,20 @@ from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME
 from bridge_job.spark.offsets import Offsets
 
 log = logging.getLogger("jmsbridge.checkpoint")
+
+
+@dataclass(frozen=True)
+class PartitionRange(InputPartition):
+    """One task's range of one Kafka partition (the journal's for the egress, a read topic's for the
+    ingress), and the config it reads."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    config_path: str
+    seconds: float = 0.0  # realTime: the task runs this long from `start`, with no end (spark/intervals.py)
+    live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
 
 
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):

@@ -13,7 +13,7 @@ The verdict's conditions (`KafkaReady`) are merged into the bridge's status in e
 off (`JMSBRIDGE_KAFKA_CHECKS=false`), and for `jmsbridge render` and `validate`, the gate is `open_gate`.
 
 A Kafka check probes a cluster and can take seconds (its deadline is 15 s), so it never runs inside a
-reconciliation. Each bridge has its own schedule (`schedule.py`, a kopf daemon) that checks and records
+reconciliation. Each bridge has a kopf daemon of its own (`handlers/kafka_checks.py`) that checks and records
 the outcome in the `KafkaGate`; the gate only looks it up:
 
 - checked and ready: open, with `KafkaReady=True`;

@@ -15,6 +15,8 @@ from typing import Any
 
 import jpype
 
+from bridge_job.errors import BridgeStopped
+
 # Java exceptions, as JPype raises them in Python.
 JavaException = jpype.JException
 
@@ -111,6 +113,17 @@ REFUSED = (
     *_in_both_apis("InvalidDestinationException", "MessageFormatException"),
     "java.lang.IllegalArgumentException",
 )
+
+
+def refusal_of_one_message(error: JmsError, what: str) -> str:
+    """Why the provider refused to send one message (`error`'s text), for the route's soft-failure policy;
+    BridgeStopped naming `what` was sent when the bridge's user may not send there; `error` itself when
+    it is the connection's (the sender sends again on a new one)."""
+    if caused_by(error, NOT_AUTHORIZED):
+        raise BridgeStopped(f"{what}: {error}: grant the bridge's JMS user access") from None
+    if not caused_by(error, REFUSED):
+        raise error
+    return str(error)
 
 
 def caused_by(error: JmsError, class_names: Sequence[str]) -> bool:

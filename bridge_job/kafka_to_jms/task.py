@@ -36,7 +36,7 @@ from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
-from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
+from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
 from bridge_job.kafka.clients import producer_config
@@ -232,13 +232,8 @@ def _send_chunk(
             if request is not None:
                 pending.append((ingress.config.pending_topic, pending_record(message_id, request)))
         except JmsError as error:
-            if caused_by(error, NOT_AUTHORIZED):
-                raise BridgeStopped(
-                    f"{record.source.describe()}: {error}: grant the bridge's JMS user access"
-                ) from None
-            if not caused_by(error, REFUSED):
-                raise
-            failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
+            why = refusal_of_one_message(error, record.source.describe())
+            failure = SoftFailure(SoftFailureReason.SEND_FAILED, why)
             _count(
                 ingress,
                 record,

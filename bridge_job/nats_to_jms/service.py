@@ -53,7 +53,7 @@ from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
-from bridge_job.jms.errors import NOT_AUTHORIZED, REFUSED, caused_by
+from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
 from bridge_job.kafka.clients import producer_config
@@ -452,13 +452,8 @@ class NatsService:
             try:
                 message_id = producer.send(jms)
             except JmsError as error:
-                if caused_by(error, NOT_AUTHORIZED):
-                    raise BridgeStopped(
-                        f"NATS {message.subject}: {error}: grant the bridge's JMS user access"
-                    ) from None
-                if not caused_by(error, REFUSED):
-                    raise
-                failure = SoftFailure(SoftFailureReason.SEND_FAILED, str(error))
+                why = refusal_of_one_message(error, f"NATS {message.subject}")
+                failure = SoftFailure(SoftFailureReason.SEND_FAILED, why)
                 self._soft_failure(config, failure, message, send.route, dead_letters)
                 continue
             if request is not None and send.correlation is not None:

@@ -13,17 +13,22 @@ which costs time and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from jmsbridge.cache import cache_dir
 
 _CACHE = cache_dir("spark-classes")
+# An archive (about 160 MB) that no run has mapped for this long belongs to a venv made again since: the
+# next archive made removes it. Each run that maps one marks it used (its modification time).
+UNUSED_DAYS = 7
 
 
 def _java() -> Path | None:
@@ -51,7 +56,11 @@ def archive_path() -> Path | None:
 def jvm_options() -> str:
     """The driver JVM's option that maps the archive; empty when there is none."""
     path = archive_path()
-    return f"-XX:SharedArchiveFile={path}" if path is not None and path.is_file() else ""
+    if path is None or not path.is_file():
+        return ""
+    with contextlib.suppress(OSError):  # another user's cache: theirs to prune
+        os.utime(path)  # used now: not pruned (`prune`)
+    return f"-XX:SharedArchiveFile={path}"
 
 
 def ensure() -> Path | None:
@@ -74,7 +83,20 @@ def ensure() -> Path | None:
             if done.returncode != 0:
                 raise RuntimeError(f"making {path} failed:\n{(done.stdout + done.stderr)[-3000:]}")
             partial.rename(path)
+            prune(path)
     return path
+
+
+def prune(kept: Path, now: float | None = None) -> list[Path]:
+    """Remove the archives besides `kept` that no run mapped for UNUSED_DAYS; the ones removed."""
+    cutoff = (time.time() if now is None else now) - UNUSED_DAYS * 86400
+    removed = []
+    for old in kept.parent.glob("pyspark-*.jsa"):
+        if old != kept and old.stat().st_mtime < cutoff:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".lock").unlink(missing_ok=True)
+            removed.append(old)
+    return removed
 
 
 def _dump(target: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,23 @@ def test_a_venv_made_again_gets_an_archive_of_its_own(
     assert first is not None and class_archive.archive_path() == first
     os.utime(jars / "spark-core.jar", ns=(1, 1))  # pip installing the same wheel again
     assert class_archive.archive_path() != first
+
+
+def test_archives_no_run_mapped_for_a_week_go_when_a_new_one_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(class_archive, "_CACHE", tmp_path)
+    current = class_archive.archive_path()
+    assert current is not None
+    current.write_bytes(b"")
+    week = class_archive.UNUSED_DAYS * 86400
+    stale, recent = tmp_path / "pyspark-4.2.0-aaaa.jsa", tmp_path / "pyspark-4.2.0-bbbb.jsa"
+    for path, age in ((stale, week + 60), (recent, week - 60), (current, week + 60)):
+        path.write_bytes(b"")
+        os.utime(path, (time.time() - age, time.time() - age))
+    class_archive.jvm_options()  # a run maps this venv's archive: used now
+    assert class_archive.prune(recent) == [stale]  # another venv made `recent`
+    assert sorted(tmp_path.glob("*.jsa")) == sorted([current, recent])
 
 
 @pytest.mark.slow  # a Spark session, and making the archive first where setup did not (25 s)

@@ -56,6 +56,8 @@ def run(
     where = TopicPartition(topic, partition)
     at_least_once = config.bridge.delivery is Delivery.AT_LEAST_ONCE  # exactlyOnce: with the records
     group = journal_reader_group(config.bridge_id) if at_least_once else None
+    if not at_least_once:
+        egress_task.fence_former_writer(config, partition)  # before reading where the group got to
     with reporting(live, "egress", summary.started_ms, lambda: {str(partition): asdict(summary)}):
         followed = follow(journal_consumer(config), where, start, seconds, current, move, group)
     summary.start, summary.end = followed.began, followed.reached

@@ -34,7 +34,7 @@ from bridge_job.journal.reading import find_earlier, journal_consumer
 from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.journal_to_kafka import nats_out, pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
-from bridge_job.kafka.clients import producer_config
+from bridge_job.kafka.clients import KafkaConfig, producer_config
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.reading import stall_for
 from bridge_job.kafka.waiting import patiently
@@ -172,6 +172,25 @@ def route_all(
     return records
 
 
+def transactional_writer(config: JobConfig, partition: int) -> KafkaConfig:
+    """`exactlyOnce`: the settings of the producer that writes the journal partition's ranges."""
+    transactional_id = egress_transactional_id(config.bridge_id, partition)
+    return transactional_settings(producer_config(config.bridge.kafka), transactional_id)
+
+
+def fence_former_writer(config: JobConfig, partition: int) -> None:
+    """`exactlyOnce`: open this process's producer of the partition, which fences a former writer (a
+    killed or frozen instance) and aborts its open transaction. Until then that transaction holds back
+    the reader group's committed offset, where the task begins (a `read_committed` consumer waits for
+    it, up to the transaction timeout: 2 minutes), and what the pending-request lookups can read."""
+    patiently(
+        lambda timeout: producer_for(transactional_writer(config, partition)),
+        config.bridge.kafka,
+        config.bridge.outages.patience_seconds,
+        f"opening the producer of journal partition {partition}",
+    )
+
+
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> TaskSummary:
     redact_process_logs()  # a Spark Python worker has no logging set up of its own
     summary = TaskSummary(partition, start, end, started_ms=int(time.time() * 1000))
@@ -182,6 +201,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
     patience = config.bridge.outages.patience_seconds
     if exactly_once:
+        fence_former_writer(config, partition)
         done = patiently(
             lambda timeout: consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0],
             kafka,
@@ -216,14 +236,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     kept = without_duplicates(entries, earlier)
     summary.duplicates = len(entries) - len(kept)
 
-    transactional = None
-    if exactly_once:
-        transactional_id = egress_transactional_id(config.bridge_id, partition)
-        transactional = transactional_settings(producer_config(kafka), transactional_id)
-        if config.keeps_pending_requests:
-            # Opening the producer fences a killed former writer of this partition and aborts its open
-            # transaction, which holds back what the pending-request lookups can read until then.
-            producer_for(transactional)
+    transactional = transactional_writer(config, partition) if exactly_once else None
 
     began = time.perf_counter_ns()
     answered: list[Addressed] = []

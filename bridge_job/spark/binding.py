@@ -38,6 +38,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from bridge_job.kafka.reading import committed_offsets
 from bridge_job.spark.offsets import Offsets
 
 BINDING_FILE = "jmsbridge-binding.json"
@@ -285,14 +286,16 @@ def topic_state(consumer: Consumer, topic: str, bound: TopicBinding | None) -> T
     return TopicState(True, None, low, high, records)
 
 
-def with_committed(consumer: Consumer, offsets: Offsets, locate: Locate) -> Offsets:
-    """`offsets`, moved on to what the consumer's group committed where it is further: in real-time mode
-    the tasks commit their progress there (spark/intervals.py), and Spark's offsets say where an interval
-    began."""
+def with_committed(
+    settings: Mapping[str, Any], offsets: Offsets, locate: Locate, timeout: float = 30
+) -> Offsets:
+    """`offsets`, moved on to what the group of the consumer `settings` committed where it is further: in
+    real-time mode the tasks commit their progress there (spark/intervals.py), and Spark's offsets say
+    where an interval began. Offsets of a transaction still open do not count (kafka/reading.py)."""
     where = {k: w for k in offsets if (w := locate(k)) is not None}
     if not where:
         return dict(offsets)
-    found = consumer.committed([TopicPartition(*w) for w in where.values()], timeout=30)
+    found = committed_offsets(settings, [TopicPartition(*w) for w in where.values()], timeout)
     committed = {(c.topic, c.partition): c.offset for c in found}
     return {k: max(o, committed.get(where[k], o)) if k in where else o for k, o in offsets.items()}
 
@@ -307,7 +310,7 @@ def verify(
     if offsets is None:
         return []
     if committed:
-        offsets = with_committed(consumer, offsets, locate)
+        offsets = with_committed(settings, offsets, locate)
     found: list[Mismatch] = []
     per_topic = by_topic(offsets, locate)
     ids = topic_ids(settings, [t for t in per_topic if binding.get(t) and binding[t].topic_id])
@@ -349,14 +352,16 @@ def with_known_ids(taken: Mapping[str, TopicBinding], earlier: Mapping[str, Topi
             found.topic_id = before.topic_id
 
 
-def committed_beyond(consumer: Consumer, topic: str, group: str) -> Mismatch | None:
-    """`exactlyOnce`: offsets the journal reader group committed beyond the journal's end (kept from a
-    journal deleted since), which would make the egress skip the new journal's records as written."""
+def committed_beyond(consumer: Consumer, settings: Mapping[str, Any], topic: str) -> Mismatch | None:
+    """`exactlyOnce`: offsets the journal reader group (of the consumer `settings`) committed beyond the
+    journal's end (kept from a journal deleted since), which would make the egress skip the new journal's
+    records as written."""
+    group = str(settings["group.id"])
     metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
     if metadata is None or metadata.error is not None:
         return None
     partitions = [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
-    for committed in consumer.committed(partitions, timeout=30):
+    for committed in committed_offsets(settings, partitions, 30):
         _, high = consumer.get_watermark_offsets(
             TopicPartition(topic, committed.partition), timeout=30, cached=False
         )

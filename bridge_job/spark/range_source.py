@@ -184,7 +184,7 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         that is further (Spark's offsets say where the last interval began)."""
         bridge = self.config.bridge
         return patiently(
-            lambda timeout: binding.with_committed(self.consumer, start, self.locate),
+            lambda timeout: binding.with_committed(self.consumer_settings(), start, self.locate, timeout),
             bridge.kafka,
             bridge.outages.patience_seconds,
             "asking how far the tasks got",

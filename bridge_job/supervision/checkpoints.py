@@ -48,6 +48,7 @@ from bridge_job.config import (
 from bridge_job.errors import BridgeStopped, CheckpointMismatch
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.kafka.group_offsets import commit_offsets
+from bridge_job.kafka.reading import committed_offsets
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.kube.health import HealthConfigMap
@@ -108,7 +109,7 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
         settings = consumer_settings(config)
         consumer = Consumer(settings)
         try:
-            ahead = binding.committed_beyond(consumer, journal, str(settings["group.id"]))
+            ahead = binding.committed_beyond(consumer, settings, journal)
         finally:
             consumer.close()
         if ahead is not None:
@@ -129,6 +130,7 @@ def describe_change(name: str, old: int | None, low: int, high: int, start: int)
 
 def _start_positions(
     consumer: Any,
+    settings: Mapping[str, Any],
     position: CheckpointPosition,
     partitions: list[tuple[str, int]],
     old: Mapping[str, int],
@@ -137,7 +139,7 @@ def _start_positions(
 ) -> dict[str, int]:
     committed = {}
     if position == "committed" and partitions:
-        found = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        found = committed_offsets(settings, [TopicPartition(t, p) for t, p in partitions], 30)
         committed = {(c.topic, c.partition): c.offset for c in found if c.offset >= 0}
     start: dict[str, int] = {}
     for topic, partition in partitions:
@@ -156,14 +158,16 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
     old_ingress = binding.spark_offsets(_ingress_checkpoint(checkpoint)) or {}
     journal = config.journal_topic
     real_time = config.bridge.spark.mode == REAL_TIME  # where the tasks got is in their groups
-    consumer = Consumer(consumer_settings(config))
+    settings = consumer_settings(config)
+    consumer = Consumer(settings)
     try:
         if real_time:
-            old_egress = binding.with_committed(consumer, old_egress, lambda k: journal_partition(journal, k))
+            old_egress = binding.with_committed(settings, old_egress, lambda k: journal_partition(journal, k))
         topic = consumer.list_topics(timeout=30).topics.get(journal)
         journal_partitions = sorted(topic.partitions) if topic is not None and topic.error is None else []
         egress = _start_positions(
             consumer,
+            settings,
             position,
             [(journal, p) for p in journal_partitions],
             old_egress,
@@ -176,10 +180,11 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
     finally:
         consumer.close()
 
-    ingress_consumer = Consumer(ingress_task.consumer_settings(config))
+    ingress_settings = ingress_task.consumer_settings(config)
+    ingress_consumer = Consumer(ingress_settings)
     try:
         if real_time:
-            old_ingress = binding.with_committed(ingress_consumer, old_ingress, ingress_partition)
+            old_ingress = binding.with_committed(ingress_settings, old_ingress, ingress_partition)
         metadata = ingress_consumer.list_topics(timeout=30)
         existing = [n for n, t in metadata.topics.items() if t.error is None]
         topics = set(read_topics(config, existing)) | {
@@ -188,7 +193,9 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
             if is_partition_key(k) and topic_partition(k)[0] in existing
         }
         partitions = [(t, p) for t in sorted(topics) for p in sorted(metadata.topics[t].partitions)]
-        ingress = _start_positions(ingress_consumer, position, partitions, old_ingress, key, said)
+        ingress = _start_positions(
+            ingress_consumer, ingress_settings, position, partitions, old_ingress, key, said
+        )
         if ingress:  # real-time tasks begin at what the ingress group committed: it starts there too
             moved = [TopicPartition(*topic_partition(k), o) for k, o in ingress.items()]
             commit_offsets(config.bridge.kafka, ingress_group(config.bridge_id), moved, COMMIT_SECONDS)

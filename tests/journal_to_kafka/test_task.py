@@ -102,6 +102,36 @@ def test_exactly_once_commits_progress_with_the_records_and_skips_a_replay(
     assert progress.offset == 4  # the reader group's offset is the progress, visible to Kafka tools
 
 
+def test_exactly_once_after_a_writer_killed_mid_transaction_goes_on_at_once_and_writes_each_record_once(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """A writer killed with its transaction open (records written, the reader group's progress sent) holds
+    that progress back until the transaction times out, two minutes: its successor's task waited that
+    long before it read where to begin. It fences the former writer first, which aborts the transaction."""
+    job, path, topic = journalled_bridge(kafka, tmp_path, delivery="exactlyOnce")
+    journal(kafka, job, *(order(seq) for seq in range(4)))
+    assert egress_task.run(path, job.journal_topic, 0, 0, 2).published == 2
+    killed = Producer(egress_task.transactional_writer(job, 0))  # the same id, as a killed worker had it
+    killed.init_transactions(30)
+    killed.begin_transaction()
+    for seq in (b"2", b"3"):
+        killed.produce(topic, b"never committed", seq)
+    reader = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": journal_reader_group(job.bridge_id)})
+    progress = [TopicPartition(job.journal_topic, 0, 4)]
+    killed.send_offsets_to_transaction(progress, reader.consumer_group_metadata(), 30)
+    reader.close()
+    killed.flush(30)
+    close_producers()  # this process's producer was fenced by the killed one: a new worker starts over
+
+    began = time.monotonic()
+    summary = egress_task.run(path, job.journal_topic, 0, 2, 4)
+    assert time.monotonic() - began < 30  # not the transaction's two minutes
+    assert (summary.published, summary.replayed) == (2, False)
+    records = read_topics(kafka, [topic], 4, settle=1.0)
+    assert [(r.key, r.value) for r in records][2:] == [(b"2", b"order 2"), (b"3", b"order 3")]
+    assert [r.key for r in records] == [b"0", b"1", b"2", b"3"]
+
+
 def test_a_record_too_large_for_its_topic_is_a_soft_failure(kafka: KafkaBroker, tmp_path: Path) -> None:
     """The topic's max.message.bytes is learned before producing: the large record is dead-lettered without
     its body (its size in a header), and the record behind it is published."""

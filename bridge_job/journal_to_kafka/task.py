@@ -178,13 +178,15 @@ def transactional_writer(config: JobConfig, partition: int) -> KafkaConfig:
     return transactional_settings(producer_config(config.bridge.kafka), transactional_id)
 
 
-def fence_former_writer(config: JobConfig, partition: int) -> None:
-    """`exactlyOnce`: open this process's producer of the partition, which fences a former writer (a
-    killed or frozen instance) and aborts its open transaction. Until then that transaction holds back
-    the reader group's committed offset, where the task begins (a `read_committed` consumer waits for
-    it, up to the transaction timeout: 2 minutes), and what the pending-request lookups can read."""
+def fence_former_writer(config: JobConfig, partition: int, settings: KafkaConfig | None = None) -> None:
+    """`exactlyOnce`: open this process's producer of the partition (`settings`: its
+    `transactional_writer`), which fences a former writer (a killed or frozen instance) and aborts its
+    open transaction. Until then that transaction holds back the reader group's committed offset, where
+    the task begins (a `read_committed` consumer waits for it, up to the transaction timeout: 2 minutes),
+    and what the pending-request lookups can read."""
+    writer = settings if settings is not None else transactional_writer(config, partition)
     patiently(
-        lambda timeout: producer_for(transactional_writer(config, partition)),
+        lambda timeout: producer_for(writer),
         config.bridge.kafka,
         config.bridge.outages.patience_seconds,
         f"opening the producer of journal partition {partition}",
@@ -200,8 +202,9 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     consumer = journal_consumer(config)
     exactly_once = config.bridge.delivery is Delivery.EXACTLY_ONCE
     patience = config.bridge.outages.patience_seconds
-    if exactly_once:
-        fence_former_writer(config, partition)
+    transactional = transactional_writer(config, partition) if exactly_once else None
+    if transactional is not None:
+        fence_former_writer(config, partition, transactional)
         done = patiently(
             lambda timeout: consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0],
             kafka,
@@ -235,8 +238,6 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
         )
     kept = without_duplicates(entries, earlier)
     summary.duplicates = len(entries) - len(kept)
-
-    transactional = transactional_writer(config, partition) if exactly_once else None
 
     began = time.perf_counter_ns()
     answered: list[Addressed] = []

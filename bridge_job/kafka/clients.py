@@ -97,6 +97,13 @@ def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) ->
     return client_settings(kafka, environment_credentials(kafka, environ)) | LOGGING
 
 
+# For the clients that ask a group's or a transaction's coordinator (the group-offset admin client, the
+# transactional producers): once every broker had been down at once, librdkafka's default re-bootstrap left
+# every later request to a coordinator unanswered, until the patience ran out with Kafka back. The other
+# clients keep the default: a consumer made while Kafka was unreachable found no broker for minutes without.
+NO_REBOOTSTRAP: KafkaConfig = {"metadata.recovery.strategy": "none"}
+
+
 def admin_client(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> AdminClient:
     """An admin client of the job (topic metadata, topic configs, creating the journal)."""
     return AdminClient(client_config(kafka, environ))

@@ -8,9 +8,7 @@ a consumer's; the job's groups have no members, as that API requires: their cons
 they never subscribe) and gives up after its timeout, so the caller waits Kafka out like any other call
 (kafka/waiting.py).
 
-Its admin client does not re-bootstrap (as the transactional producers, kafka/writing.py): once every
-broker had been down at once, librdkafka's default left every later request to the group's coordinator
-unanswered, and the commits timed out until the patience ran out with Kafka back.
+Its admin client does not re-bootstrap, as the transactional producers (kafka/clients.NO_REBOOTSTRAP).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaExcep
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import KafkaSpec
-from bridge_job.kafka.clients import client_config
+from bridge_job.kafka.clients import NO_REBOOTSTRAP, client_config
 
 _admins: dict[str, AdminClient] = {}  # per Kafka settings, for this process's tasks
 
@@ -32,7 +30,7 @@ def commit_offsets(kafka: KafkaSpec, group: str, offsets: Sequence[TopicPartitio
     key = kafka.model_dump_json()
     admin = _admins.get(key)
     if admin is None:
-        admin = _admins[key] = AdminClient(client_config(kafka) | {"metadata.recovery.strategy": "none"})
+        admin = _admins[key] = AdminClient(client_config(kafka) | NO_REBOOTSTRAP)
     request = ConsumerGroupTopicPartitions(group, list(offsets))
     future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
     try:

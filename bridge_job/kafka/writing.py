@@ -32,7 +32,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from bridge_job.config import transactional_id_prefix
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
-from bridge_job.kafka.clients import UNKNOWN_TOPIC, KafkaConfig, delivery_failure, is_hard
+from bridge_job.kafka.clients import NO_REBOOTSTRAP, UNKNOWN_TOPIC, KafkaConfig, delivery_failure, is_hard
 from bridge_job.kafka.waiting import cause
 from bridge_job.outages import Outage
 
@@ -96,17 +96,15 @@ def transactional_settings(
     """`producer`'s settings for writing in transactions of `transactional_id` (the journal's and the
     egress's alike), each aborted by the broker after `timeout_seconds`.
 
-    Without re-bootstrapping: once every broker has been down, librdkafka by default forgets the brokers
-    it learnt and starts over from the bootstrap servers, and after that the offsets step of
-    `send_offsets_to_transaction` is never sent (AddOffsetsToTxn succeeds, TxnOffsetCommit never goes
-    out): the call hangs past its own timeout and the task with it. Without, it completes as soon as
-    the broker is back.
+    Without re-bootstrapping (kafka/clients.NO_REBOOTSTRAP): with it, the offsets step of
+    `send_offsets_to_transaction` was never sent after a whole-Kafka outage (AddOffsetsToTxn succeeded,
+    TxnOffsetCommit never went out), and the call hung past its own timeout with the task.
     """
-    return producer | {
-        "transactional.id": transactional_id,
-        "transaction.timeout.ms": str(int(timeout_seconds * 1000)),
-        "metadata.recovery.strategy": "none",
-    }
+    return (
+        producer
+        | {"transactional.id": transactional_id, "transaction.timeout.ms": str(int(timeout_seconds * 1000))}
+        | NO_REBOOTSTRAP
+    )
 
 
 _PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)

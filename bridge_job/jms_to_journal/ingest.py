@@ -33,8 +33,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaException
-
 from bridge_job.config import JmsSource, JobConfig, SoftFailurePolicy
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
@@ -43,7 +41,7 @@ from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
 from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.journal.entries import Epoch, journal_partition
-from bridge_job.journal.writer import JournalWriter, Written
+from bridge_job.journal.writer import JournalWriter, KafkaUnreachable, Written
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
@@ -119,7 +117,7 @@ class Ingest:
         self.limits.limit(self.config.journal_topic)  # learned before the first message
         try:
             self.writer.open(epoch)
-        except KafkaException as error:
+        except KafkaUnreachable as error:
             log.warning("cannot take the journal's transactional id yet (%s): retrying per batch", error)
         outage = Outage("JMS", self.patience, listener=self.health, hint=JMS_HINT)
         while True:  # the first connection gets the same window as a reconnection

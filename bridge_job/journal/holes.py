@@ -18,11 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from confluent_kafka import TopicPartition
-
 from bridge_job.config import JobConfig
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.reading import journal_consumer, read_range
+from bridge_job.kafka.reading import watermarks
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +56,7 @@ def read_without_holes(
     found = holes(start, end, [e.offset for e in read])
     if not found:
         return read
-    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=stall_seconds)
+    low, _ = watermarks(consumer, topic, partition, stall_seconds)
     earlier = max(low, start - REREAD_BACK_OFFSETS)
     if earlier == start:
         return read  # the same read again would answer the same

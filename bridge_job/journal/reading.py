@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from confluent_kafka import Consumer, TopicPartition
-
 from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.kafka import reading as kafka_reading
-from bridge_job.kafka.reading import close_consumers
+from bridge_job.kafka.reading import Consumer, close_consumers, watermarks
 
 __all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
 
@@ -63,7 +61,7 @@ def find_earlier(
     where the partition begins, `stall_seconds` for each read."""
     wanted = set(ids)
     found: set[str] = set()
-    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)
+    low, _ = watermarks(consumer, topic, partition, timeout)
     end, chunk = before, LOOKBACK_CHUNK
     while wanted and end > low:
         start = max(low, end - chunk)

@@ -18,8 +18,6 @@ import contextlib
 import time
 from dataclasses import asdict
 
-from confluent_kafka import TopicPartition
-
 from bridge_job.config import Delivery, Direction, JobConfig, journal_reader_group
 from bridge_job.jms.errors import JmsError
 from bridge_job.jms.jvm import start_jvm
@@ -53,13 +51,12 @@ def run(
     def current() -> JobConfig:
         return egress_task.current_egress(config_path).config
 
-    where = TopicPartition(topic, partition)
     at_least_once = config.bridge.delivery is Delivery.AT_LEAST_ONCE  # exactlyOnce: with the records
     group = journal_reader_group(config.bridge_id) if at_least_once else None
     if not at_least_once:
         egress_task.fence_former_writer(config, partition)  # before reading where the group got to
     with reporting(live, "egress", summary.started_ms, lambda: {str(partition): asdict(summary)}):
-        followed = follow(journal_consumer(config), where, start, seconds, current, move, group)
+        followed = follow(journal_consumer(config), topic, partition, start, seconds, current, move, group)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

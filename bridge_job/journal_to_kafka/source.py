@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from confluent_kafka import KafkaException, TopicPartition
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
@@ -24,6 +23,8 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task
+from bridge_job.kafka.reading import watermarks
+from bridge_job.kafka.topics import partitions_of
 from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
 from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSource
@@ -51,21 +52,16 @@ class EgressReader(RangeReader):
 
     def watermarks(self) -> tuple[Offsets, Offsets]:
         """Low and high watermarks of every journal partition."""
-        metadata = self.consumer.list_topics(self.topic, timeout=30)
-        topic = metadata.topics.get(self.topic)
-        if topic is not None and topic.error is not None and topic.error.retriable():
-            raise KafkaException(topic.error)  # a leader being elected: asked again (patient_watermarks)
-        if topic is None or topic.error is not None:
+        # A leader being elected raises, to be asked again (patient_watermarks).
+        partitions = partitions_of(self.consumer, self.topic, retriable_raises=True)
+        if partitions is None:
             raise BridgeStopped(
                 f"journal topic {self.topic} does not exist: create it or set kafka.createJournalTopic"
             )
         low: Offsets = {}
         high: Offsets = {}
-        for partition in topic.partitions:
-            lo, hi = self.consumer.get_watermark_offsets(
-                TopicPartition(self.topic, partition), timeout=30, cached=False
-            )
-            low[str(partition)], high[str(partition)] = lo, hi
+        for partition in partitions:
+            low[str(partition)], high[str(partition)] = watermarks(self.consumer, self.topic, partition)
         return low, high
 
     def locate(self, key: str) -> tuple[str, int] | None:

@@ -23,8 +23,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass, field
 
-from confluent_kafka import TopicPartition
-
 from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
@@ -36,7 +34,7 @@ from bridge_job.journal_to_kafka import nats_out, pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka.clients import KafkaConfig, producer_config
 from bridge_job.kafka.limits import TopicLimits
-from bridge_job.kafka.reading import stall_for
+from bridge_job.kafka.reading import TopicPartition, committed_offset, stall_for
 from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
     Addressed,
@@ -206,18 +204,18 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     if transactional is not None:
         fence_former_writer(config, partition, transactional)
         done = patiently(
-            lambda timeout: consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0],
+            lambda timeout: committed_offset(consumer, topic, partition, timeout),
             kafka,
             patience,
             "asking how far the journal was written",
         )
-        if done.offset >= end:
+        if done >= end:
             log.info("journal %s/%d up to %d was written before a restart: skipped", topic, partition, end)
             ended_ms = int(time.time() * 1000)  # nothing of the range counts: it was not written
             return TaskSummary(
                 partition, start, end, started_ms=summary.started_ms, ended_ms=ended_ms, replayed=True
             )
-        start = max(start, done.offset)
+        start = max(start, done)
 
     read = read_without_holes(config, topic, partition, start, end, stall_for(patience))
     entries = [e for e in read if not e.is_marker]
@@ -255,9 +253,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
             # Nothing of the range counts: it was not written. It ends where the other writer got to,
             # which may be short of `end`: a real-time task carries on from there.
             reached = patiently(
-                lambda timeout: (
-                    consumer.committed([TopicPartition(topic, partition)], timeout=timeout)[0].offset
-                ),
+                lambda timeout: committed_offset(consumer, topic, partition, timeout),
                 kafka,
                 patience,
                 "asking how far the other writer got",

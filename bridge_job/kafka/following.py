@@ -58,7 +58,8 @@ class Followed:
 
 def follow(
     consumer: Consumer,
-    where: TopicPartition,
+    topic: str,
+    partition: int,
     start: int,
     seconds: float,
     current: Callable[[], JobConfig],
@@ -66,13 +67,14 @@ def follow(
     group: str | None,
     done: Callable[[], bool] = lambda: False,
 ) -> Followed:
-    """Move `where`'s records as they come for `seconds`, until `done()`: ranges of at most
+    """Move `topic`/`partition`'s records as they come for `seconds`, until `done()`: ranges of at most
     `spark.maxRecordsPerBatch` of the config as it is `current()`ly, Kafka waited out for its patience.
     `move(start, end)` says where the partition stands after it: `end`, unless another writer took the
     partition over (then where that one got to). `group` is committed past each range (None: the range's
     progress is committed with its records)."""
     deadline = time.monotonic() + seconds
-    name = f"{where.topic}/{where.partition}"
+    name = f"{topic}/{partition}"
+    where = TopicPartition(topic, partition)
     bridge = current().bridge  # Kafka's address and the patience are the job's, fixed when it starts
     kafka, patience = bridge.kafka, bridge.outages.patience_seconds
 
@@ -107,7 +109,7 @@ def follow(
         upto = min(high, position + current().bridge.spark.max_records_per_batch)
         reached = move(position, upto)
         if group is not None:
-            progress = [TopicPartition(where.topic, where.partition, reached)]
+            progress = [TopicPartition(topic, partition, reached)]
 
             def commit_progress(
                 timeout: float, group: str = group, progress: list[TopicPartition] = progress

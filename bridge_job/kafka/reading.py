@@ -19,6 +19,22 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import client_config
 
+# The client types the rest of the job holds (never builds: the functions here do).
+__all__ = [
+    "Consumer",
+    "TopicPartition",
+    "close_consumers",
+    "committed_offset",
+    "committed_offsets",
+    "consumer_for",
+    "consumer_settings",
+    "first_record",
+    "lag_of",
+    "new_consumer",
+    "read_range",
+    "watermarks",
+]
+
 READ_STALL_SECONDS = 60.0
 # How long one `consume` waits for the rest of a range. It waits for as many records as the range has
 # offsets, and a range's markers are no records: every range that ends with one waits this long once.
@@ -50,13 +66,68 @@ def consumer_settings(kafka: KafkaSpec, group: str) -> dict[str, str | int | flo
     }
 
 
+def new_consumer(settings: Settings) -> Consumer:
+    """A consumer of its own (closed by its caller)."""
+    return Consumer(dict(settings))
+
+
 def consumer_for(settings: Settings) -> Consumer:
     """This process's consumer with these settings."""
     key = tuple(sorted(settings.items()))
     consumer = _consumers.get(key)
     if consumer is None:
-        consumer = _consumers[key] = Consumer(dict(settings))
+        consumer = _consumers[key] = new_consumer(settings)
     return consumer
+
+
+def watermarks(consumer: Consumer, topic: str, partition: int, timeout: float = 30.0) -> tuple[int, int]:
+    """The partition's low and high watermarks, asked of the broker (not the consumer's cached ones)."""
+    low, high = consumer.get_watermark_offsets(
+        TopicPartition(topic, partition), timeout=timeout, cached=False
+    )
+    return int(low), int(high)
+
+
+def lag_of(
+    consumer: Consumer, partitions: list[tuple[str, int]], timeout: float
+) -> dict[tuple[str, int], int]:
+    """Each partition's end minus what the consumer's group committed (from the start when nothing)."""
+    lag: dict[tuple[str, int], int] = {}
+    if not partitions:
+        return lag
+    for done in consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=timeout):
+        low, high = watermarks(consumer, done.topic, done.partition, timeout)
+        lag[(done.topic, done.partition)] = max(high - max(done.offset, low), 0)
+    return lag
+
+
+def committed_offset(consumer: Consumer, topic: str, partition: int, timeout: float) -> int:
+    """The offset the consumer's group committed for the partition (negative: none)."""
+    (done,) = consumer.committed([TopicPartition(topic, partition)], timeout=timeout)
+    return int(done.offset)
+
+
+def first_record(
+    consumer: Consumer, topic: str, partition: int, offset: int, seconds: float = 10.0
+) -> tuple[int, int, bytes, bytes] | None:
+    """(offset, timestamp in ms, key, value) of the first record at or after `offset` (transaction markers
+    are no records); None when none comes within `seconds`."""
+    consumer.assign([TopicPartition(topic, partition, offset)])
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None or message.error() is not None:
+                continue
+            return (
+                int(message.offset() or 0),
+                int(message.timestamp()[1]),
+                message.key() or b"",
+                message.value() or b"",
+            )
+        return None
+    finally:
+        consumer.unassign()
 
 
 def committed_offsets(

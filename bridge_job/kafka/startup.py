@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from bridge_job.config import KafkaSpec
-from bridge_job.kafka.clients import admin_client
+from bridge_job.kafka.topics import TopicAdmin
 from bridge_job.kafka.waiting import patiently
 from bridge_job.outages import OutageListener
 
@@ -26,14 +26,14 @@ def wait_for_kafka(
     listener: OutageListener | None = None,
     clock: Callable[[], float] = time.monotonic,
     pause: Callable[[float], None] = time.sleep,
-) -> None:
-    """Return once Kafka answers; BridgeStopped when it has not within `patience_seconds`."""
-    admin = admin_client(kafka)
+    admin: TopicAdmin | None = None,
+) -> TopicAdmin:
+    """Once Kafka answers: the admin client that asked, with the cluster's topics as it listed them.
+    BridgeStopped when it has not answered within `patience_seconds`."""
+    admin = admin or TopicAdmin(kafka)
 
     def ask(timeout: float) -> None:
-        try:
-            admin.list_topics(timeout=timeout)
-        finally:
-            admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
+        admin.listing(timeout, again=True)
 
     patiently(ask, kafka, patience_seconds, "starting", clock, pause, ASK_SECONDS, listener)
+    return admin

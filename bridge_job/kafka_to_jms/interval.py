@@ -13,8 +13,6 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 
-from confluent_kafka import TopicPartition
-
 from bridge_job.config import JobConfig, ingress_group
 from bridge_job.kafka.following import follow
 from bridge_job.kafka.reading import consumer_for
@@ -44,11 +42,12 @@ def run(
         return current().source_topics() != topics
 
     consumer = consumer_for(ingress_task.consumer_settings(config))
-    where = TopicPartition(topic, partition)
     name = f"{topic}:{partition}"
     with reporting(live, "ingress", summary.started_ms, lambda: {name: asdict(summary)}):
         group = ingress_group(config.bridge_id)
-        followed = follow(consumer, where, start, seconds, current, move, group, done=topics_changed)
+        followed = follow(
+            consumer, topic, partition, start, seconds, current, move, group, done=topics_changed
+        )
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -21,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka.reading import Consumer, watermarks
+from bridge_job.kafka.topics import existing_partitions
 from bridge_job.kafka_to_jms import interval as ingress_interval
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.routing.routes import address_matches
@@ -101,9 +102,8 @@ def read_topics(config: JobConfig, existing: Iterable[str]) -> list[str]:
 def source_partitions(consumer: Consumer, config: JobConfig, timeout: float = 30) -> list[tuple[str, int]]:
     """The partitions of the topics the kafkaToJms routes read now (`read_topics`), in one metadata
     request."""
-    metadata = consumer.list_topics(timeout=timeout).topics
-    existing = [name for name, topic in metadata.items() if topic.error is None]
-    return [(t, p) for t in read_topics(config, existing) for p in sorted(metadata[t].partitions)]
+    existing = existing_partitions(consumer, timeout)
+    return [(t, p) for t in read_topics(config, list(existing)) for p in existing[t]]
 
 
 class IngressReader(RangeReader):
@@ -129,10 +129,9 @@ class IngressReader(RangeReader):
         if not config.routes_for(Direction.KAFKA_TO_JMS):
             return low, high
         for topic, partition in source_partitions(self.consumer, config):
-            lo, hi = self.consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=30, cached=False
+            low[key(topic, partition)], high[key(topic, partition)] = watermarks(
+                self.consumer, topic, partition
             )
-            low[key(topic, partition)], high[key(topic, partition)] = lo, hi
         return low, high
 
     def locate(self, key: str) -> tuple[str, int] | None:

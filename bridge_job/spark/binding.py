@@ -28,24 +28,20 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient
-
-from bridge_job.kafka.reading import committed_offsets
+from bridge_job.kafka.reading import Consumer, TopicPartition, committed_offsets, first_record, watermarks
+from bridge_job.kafka.topics import partitions_of, topic_ids
 from bridge_job.spark.offsets import Offsets
 
 BINDING_FILE = "jmsbridge-binding.json"
 START_FILE = "jmsbridge-start.json"  # where a query begins that has no offsets yet (a reset)
 LOST_FILE = "jmsbridge-lost.json"  # records lost to retention and skipped (spark.onDataLoss: skip)
 REFRESH_SECONDS = 60.0
-NULL_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 Fingerprint = tuple[int, int, int]  # offset, timestamp, crc32 of key and value
 Locate = Callable[[str], "tuple[str, int] | None"]  # offsets key -> (topic, partition); None: no partition
@@ -235,48 +231,23 @@ def lost_totals(checkpoint: Path) -> dict[str, int]:
 # --- the broker ----------------------------------------------------------------------------------------
 
 
-def topic_ids(settings: Mapping[str, Any], topics: Iterable[str]) -> dict[str, str | None]:
-    """Kafka's topic IDs; None where the broker gives none (or the null UUID)."""
-    names = sorted(set(topics))
-    if not names:
-        return {}
-    admin = AdminClient({k: v for k, v in settings.items() if not k.startswith(("group.", "isolation."))})
-    ids: dict[str, str | None] = {}
-    for name, future in admin.describe_topics(TopicCollection(names)).items():
-        try:
-            topic_id = str(future.result(timeout=30).topic_id)
-        except Exception:  # unknown topic, or a broker without the API: no ID to compare
-            topic_id = None
-        ids[name] = None if topic_id in (None, "None", NULL_TOPIC_ID) else topic_id
-    return ids
-
-
 def read_fingerprint(consumer: Consumer, topic: str, partition: int, offset: int) -> Fingerprint | None:
     """The first record at or after `offset` (transaction markers are no records), or None."""
-    consumer.assign([TopicPartition(topic, partition, offset)])
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error() is not None:
-                continue
-            crc = zlib.crc32(message.value() or b"", zlib.crc32(message.key() or b""))
-            return (int(message.offset() or 0), int(message.timestamp()[1]), crc)
+    found = first_record(consumer, topic, partition, offset)
+    if found is None:
         return None
-    finally:
-        consumer.unassign()
+    at, timestamp_ms, key, value = found
+    return (at, timestamp_ms, zlib.crc32(value, zlib.crc32(key)))
 
 
 def topic_state(consumer: Consumer, topic: str, bound: TopicBinding | None) -> TopicState:
-    metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
-    if metadata is None or metadata.error is not None:
+    partitions = partitions_of(consumer, topic)
+    if partitions is None:
         return TopicState(exists=False)
     low: dict[int, int] = {}
     high: dict[int, int] = {}
-    for p in metadata.partitions:
-        low[p], high[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)
+    for p in partitions:
+        low[p], high[p] = watermarks(consumer, topic, p)
     records: dict[int, Fingerprint | None] = {}
     for p, (offset, _, _) in (bound.records if bound is not None else {}).items():
         if p in high and low[p] <= offset < high[p]:
@@ -334,7 +305,7 @@ def fingerprint_all(
     for topic, partitions in per_topic.items():
         binding = TopicBinding(ids.get(topic))
         for p, end in partitions.items():
-            low, _ = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)
+            low, _ = watermarks(consumer, topic, p)
             if end > low:
                 found = read_fingerprint(consumer, topic, p, low)
                 if found is not None and found[0] < end:
@@ -357,14 +328,12 @@ def committed_beyond(consumer: Consumer, settings: Mapping[str, Any], topic: str
     journal's end (kept from a journal deleted since), which would make the egress skip the new journal's
     records as written."""
     group = str(settings["group.id"])
-    metadata = consumer.list_topics(topic, timeout=30).topics.get(topic)
-    if metadata is None or metadata.error is not None:
+    found = partitions_of(consumer, topic)
+    if found is None:
         return None
-    partitions = [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
+    partitions = [TopicPartition(topic, p) for p in found]
     for committed in committed_offsets(settings, partitions, 30):
-        _, high = consumer.get_watermark_offsets(
-            TopicPartition(topic, committed.partition), timeout=30, cached=False
-        )
+        _, high = watermarks(consumer, topic, committed.partition)
         if committed.offset > high:
             return Mismatch(
                 topic,

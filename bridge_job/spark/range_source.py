@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from confluent_kafka import Consumer
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
+from bridge_job.kafka.reading import Consumer, new_consumer
 from bridge_job.kafka.waiting import patiently
 from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import binding, gate
@@ -154,7 +154,7 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def consumer(self) -> Consumer:
         if self._consumer is None:
-            self._consumer = Consumer(self.consumer_settings())
+            self._consumer = new_consumer(self.consumer_settings())
         return self._consumer
 
     def patient_watermarks(self) -> tuple[Offsets, Offsets]:

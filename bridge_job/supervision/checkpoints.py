@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
-
 from bridge_job.config import (
     CHECKPOINT_MISMATCH,
     CheckpointPosition,
@@ -48,7 +46,8 @@ from bridge_job.config import (
 from bridge_job.errors import BridgeStopped, CheckpointMismatch
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.kafka.group_offsets import commit_offsets
-from bridge_job.kafka.reading import committed_offsets
+from bridge_job.kafka.reading import TopicPartition, committed_offsets, new_consumer, watermarks
+from bridge_job.kafka.topics import existing_partitions, partitions_of
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.kube.health import HealthConfigMap
@@ -87,7 +86,7 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
         (_ingress_checkpoint(checkpoint), ingress_task.consumer_settings(config), ingress_partition),
     ]
     for where, settings, locate in checks:
-        consumer = Consumer(settings)
+        consumer = new_consumer(settings)
         try:
             mismatches = binding.verify(consumer, settings, where, locate, committed=real_time)
         finally:
@@ -107,7 +106,7 @@ def check_checkpoints(config: JobConfig, checkpoint: Path) -> None:
                 raise CheckpointMismatch(binding.describe(mismatch, config.bridge_id, where))
     if config.bridge.delivery is Delivery.EXACTLY_ONCE or real_time:  # tasks skip what the group committed
         settings = consumer_settings(config)
-        consumer = Consumer(settings)
+        consumer = new_consumer(settings)
         try:
             ahead = binding.committed_beyond(consumer, settings, journal)
         finally:
@@ -143,7 +142,7 @@ def _start_positions(
         committed = {(c.topic, c.partition): c.offset for c in found if c.offset >= 0}
     start: dict[str, int] = {}
     for topic, partition in partitions:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+        low, high = watermarks(consumer, topic, partition)
         chosen = {"earliest": low, "latest": high}.get(position, committed.get((topic, partition), low))
         k = keys(topic, partition)
         start[k] = min(max(chosen, low), high)
@@ -159,12 +158,11 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
     journal = config.journal_topic
     real_time = config.bridge.spark.mode == REAL_TIME  # where the tasks got is in their groups
     settings = consumer_settings(config)
-    consumer = Consumer(settings)
+    consumer = new_consumer(settings)
     try:
         if real_time:
             old_egress = binding.with_committed(settings, old_egress, lambda k: journal_partition(journal, k))
-        topic = consumer.list_topics(timeout=30).topics.get(journal)
-        journal_partitions = sorted(topic.partitions) if topic is not None and topic.error is None else []
+        journal_partitions = partitions_of(consumer, journal) or []
         egress = _start_positions(
             consumer,
             settings,
@@ -181,18 +179,17 @@ def reset_checkpoint(config: JobConfig, checkpoint: Path, position: CheckpointPo
         consumer.close()
 
     ingress_settings = ingress_task.consumer_settings(config)
-    ingress_consumer = Consumer(ingress_settings)
+    ingress_consumer = new_consumer(ingress_settings)
     try:
         if real_time:
             old_ingress = binding.with_committed(ingress_settings, old_ingress, ingress_partition)
-        metadata = ingress_consumer.list_topics(timeout=30)
-        existing = [n for n, t in metadata.topics.items() if t.error is None]
-        topics = set(read_topics(config, existing)) | {
+        existing = existing_partitions(ingress_consumer)
+        topics = set(read_topics(config, list(existing))) | {
             topic_partition(k)[0]
             for k in old_ingress
             if is_partition_key(k) and topic_partition(k)[0] in existing
         }
-        partitions = [(t, p) for t in sorted(topics) for p in sorted(metadata.topics[t].partitions)]
+        partitions = [(t, p) for t in sorted(topics) for p in existing[t]]
         ingress = _start_positions(
             ingress_consumer, ingress_settings, position, partitions, old_ingress, key, said
         )

@@ -14,10 +14,10 @@ import logging
 import threading
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, TopicPartition
-
 from bridge_job.config import JobConfig
 from bridge_job.journal.reading import consumer_settings as journal_settings
+from bridge_job.kafka.reading import lag_of, new_consumer
+from bridge_job.kafka.topics import partitions_of
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import source_partitions
 
@@ -27,24 +27,6 @@ INTERVAL_SECONDS = 5.0
 ASK_SECONDS = 5.0
 
 Lag = dict[tuple[str, int], int]  # (topic, partition) -> records between committed progress and the end
-
-
-def lag_of(consumer: Consumer, partitions: list[TopicPartition]) -> Lag:
-    """Each partition's end minus what the consumer's group committed (from the start when nothing)."""
-    lag: Lag = {}
-    if not partitions:
-        return lag
-    for done in consumer.committed(partitions, timeout=ASK_SECONDS):
-        where = TopicPartition(done.topic, done.partition)
-        low, high = consumer.get_watermark_offsets(where, timeout=ASK_SECONDS, cached=False)
-        lag[(done.topic, done.partition)] = max(high - max(done.offset, low), 0)
-    return lag
-
-
-def journal_partitions(consumer: Consumer, journal: str) -> list[TopicPartition]:
-    topic = consumer.list_topics(journal, timeout=ASK_SECONDS).topics.get(journal)
-    partitions = sorted(topic.partitions) if topic is not None and topic.error is None else []
-    return [TopicPartition(journal, p) for p in partitions]
 
 
 class LagWatch:
@@ -60,8 +42,8 @@ class LagWatch:
         self._config = config
         self._journal, self._ingress = journal, ingress
         current = config()
-        self._journal_consumer = Consumer(journal_settings(current))
-        self._ingress_consumer = Consumer(ingress_task.consumer_settings(current))
+        self._journal_consumer = new_consumer(journal_settings(current))
+        self._ingress_consumer = new_consumer(ingress_task.consumer_settings(current))
         self._interval = interval
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lag-watch", daemon=True)
@@ -69,10 +51,13 @@ class LagWatch:
 
     def read(self) -> None:
         config = self._config()
-        journal = journal_partitions(self._journal_consumer, config.journal_topic)
-        self._journal(sum(lag_of(self._journal_consumer, journal).values()))
+        journal = config.journal_topic
+        partitions = partitions_of(self._journal_consumer, journal, ASK_SECONDS) or []
+        self._journal(
+            sum(lag_of(self._journal_consumer, [(journal, p) for p in partitions], ASK_SECONDS).values())
+        )
         sources = source_partitions(self._ingress_consumer, config, timeout=ASK_SECONDS)
-        self._ingress(lag_of(self._ingress_consumer, [TopicPartition(t, p) for t, p in sources]))
+        self._ingress(lag_of(self._ingress_consumer, sources, ASK_SECONDS))
 
     def _run(self) -> None:
         while not self._stopping.wait(self._interval):

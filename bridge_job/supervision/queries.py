@@ -30,7 +30,6 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
@@ -39,6 +38,8 @@ from bridge_job.config import Direction, JobConfig
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
 from bridge_job.journal_to_kafka.source import EgressSource
+from bridge_job.kafka.reading import new_consumer
+from bridge_job.kafka.topics import partitions_of
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
 from bridge_job.nats_to_jms.service import UNROUTED
@@ -145,7 +146,7 @@ def task_slots(spark: SparkSession) -> int:
 
 def ingress_partitions(config: JobConfig) -> int:
     """The partitions of the topics the kafkaToJms routes read now."""
-    consumer = Consumer(ingress_task.consumer_settings(config))
+    consumer = new_consumer(ingress_task.consumer_settings(config))
     try:
         return len(source_partitions(consumer, config))
     finally:
@@ -154,18 +155,17 @@ def ingress_partitions(config: JobConfig) -> int:
 
 def journal_rows(config: JobConfig) -> set[str]:
     """The rows an egress task may report: its journal partition, one of the journal's."""
-    consumer = Consumer(journal_consumer_settings(config))
+    consumer = new_consumer(journal_consumer_settings(config))
     try:
-        topics = consumer.list_topics(config.journal_topic, timeout=ROWS_TIMEOUT).topics
+        partitions = partitions_of(consumer, config.journal_topic, ROWS_TIMEOUT)
     finally:
         consumer.close()
-    journal = topics.get(config.journal_topic)
-    return {str(p) for p in journal.partitions} if journal is not None and journal.error is None else set()
+    return {str(p) for p in partitions or []}
 
 
 def ingress_rows(config: JobConfig) -> set[str]:
     """The rows an ingress task may report: `topic:partition` of a topic the kafkaToJms routes read."""
-    consumer = Consumer(ingress_task.consumer_settings(config))
+    consumer = new_consumer(ingress_task.consumer_settings(config))
     try:
         return {f"{topic}:{p}" for topic, p in source_partitions(consumer, config, timeout=ROWS_TIMEOUT)}
     finally:

@@ -308,14 +308,14 @@ def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -
 
 def _kafka_at_start(config: JobConfig, listener: OutageListener) -> int:
     """Once Kafka answers and the bridge's topics (journal, pending requests) are there: the journal's
-    partitions."""
+    partitions. One admin client and one listing of the topics serve every check."""
     from bridge_job.journal.topic import ensure_journal_topic
     from bridge_job.kafka.startup import wait_for_kafka
 
-    wait_for_kafka(config.bridge.kafka, config.bridge.outages.patience_seconds, listener)
-    asking(config, "checking the topics", lambda: check_topics(config))
-    partitions = asking(config, "checking the journal topic", lambda: ensure_journal_topic(config))
-    asking(config, "checking the pending-request topic", lambda: ensure_pending_topic(config))
+    admin = wait_for_kafka(config.bridge.kafka, config.bridge.outages.patience_seconds, listener)
+    asking(config, "checking the topics", lambda: check_topics(config, admin))
+    partitions = asking(config, "checking the journal topic", lambda: ensure_journal_topic(config, admin))
+    asking(config, "checking the pending-request topic", lambda: ensure_pending_topic(config, admin))
     return partitions
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bridge_job.config import JobConfig, is_topic_pattern
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.topic import ensure_topic
-from bridge_job.kafka.clients import admin_client
+from bridge_job.kafka.topics import TopicAdmin
 from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
 
@@ -20,13 +20,13 @@ def destination_topics(config: JobConfig) -> list[str]:
     return sorted(topics)
 
 
-def check_topics(config: JobConfig) -> None:
-    """Stop before starting when a destination topic is missing: a hard failure (docs/egress.md, Failures)."""
+def check_topics(config: JobConfig, admin: TopicAdmin | None = None) -> None:
+    """Stop before starting when a destination topic is missing: a hard failure (docs/egress.md, Failures).
+    `admin`: the job's start's, which has listed the topics already."""
     topics = destination_topics(config)
     if not topics:
         return
-    metadata = admin_client(config.bridge.kafka).list_topics(timeout=30)
-    missing = [t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None]
+    missing = (admin or TopicAdmin(config.bridge.kafka)).missing(topics)
     if missing:
         raise BridgeStopped(
             f"topic{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
@@ -34,8 +34,8 @@ def check_topics(config: JobConfig) -> None:
         )
 
 
-def ensure_pending_topic(config: JobConfig) -> None:
+def ensure_pending_topic(config: JobConfig, admin: TopicAdmin | None = None) -> None:
     """For `reply.correlation: messageId` routes: their topic, created with kafka.createJournalTopic."""
     if config.keeps_pending_requests:
         name = config.pending_topic
-        ensure_topic(config, name, lambda brokers: pending_topic(name, brokers), "pending-request")
+        ensure_topic(config, name, lambda brokers: pending_topic(name, brokers), "pending-request", admin)

@@ -19,9 +19,11 @@ The ingress query (Kafka -> JMS) is built the same way over the kafkaToJms route
 (kafka_to_jms/source.py, kafka_to_jms/task.py), with a checkpoint of its own: one task per topic partition,
 whose order it keeps on the JMS destination.
 
+Every flow's query is built by one function, `flow_query`, from its entry in supervision/flows.py.
+
 A real-time query's tasks report as they run (spark/live.py): each start of a query is a run with a key of
 its own, which reaches its tasks with their partitions, and the rows it may report are those it plans
-(`journal_rows`, `ingress_rows`, `nats_rows`), asked when a report names one the driver does not know.
+(the flow's `rows`), asked when a report names one the driver does not know.
 """
 
 from __future__ import annotations
@@ -34,34 +36,24 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from bridge_job.config import Direction, JobConfig
+from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
-from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
-from bridge_job.journal_to_kafka.source import EgressSource
-from bridge_job.kafka.reading import new_consumer
-from bridge_job.kafka.topics import partitions_of
-from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
-from bridge_job.nats_to_jms.service import UNROUTED
-from bridge_job.nats_to_jms.source import NatsSource
 from bridge_job.spark.gate import Gate
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME, query_mode
 from bridge_job.spark.live import live_option
-from bridge_job.supervision.telemetry import INGRESS_OBSERVATION, NATS_OBSERVATION, OBSERVATION
+from bridge_job.supervision.flows import FLOWS, Flow, tasks_before, tasks_of_all
 
 log = logging.getLogger("jmsbridge.job")
 
-ROWS_TIMEOUT = 5.0  # seconds: asking Kafka which rows a query plans holds up the driver's live reports
-
 
 def register_sources(spark: SparkSession) -> None:
-    spark.dataSource.register(EgressSource)
-    spark.dataSource.register(IngressSource)
-    spark.dataSource.register(NatsSource)
+    for flow in FLOWS:
+        spark.dataSource.register(flow.source)
 
 
-def egress_query(
+def flow_query(
     spark: SparkSession,
+    flow: Flow,
     config_path: str,
     config: JobConfig,
     checkpoint: str,
@@ -69,65 +61,31 @@ def egress_query(
     gate: Gate | None = None,
     live: str = "",
 ) -> StreamingQuery:
-    slots = task_slots(spark)
-    mode = slotted_mode(config, available_now, config.bridge.kafka.journal_partitions, slots, "egress")
-    source, live = EgressSource.name(), _live(live, mode, "egress", lambda: journal_rows(config))
+    """`flow`'s query over the config at `config_path` (`config`: as it is now), checkpointed at
+    `checkpoint`, held at `gate` (spark/gate.py), its tasks reporting to `live` (spark/live.py)."""
+    slots = task_slots(spark) - tasks_before(flow, config)  # the flows ahead hold theirs
+    tasks = flow.tasks(config)
+    if flow.real_time_only:
+        mode = REAL_TIME
+        if tasks > slots:
+            log.warning(
+                "the %s query's tasks wait for task slots that the other queries hold: give the "
+                "executors more cores (spark.executor.cores x instances)",
+                flow.name,
+            )
+    else:
+        mode = slotted_mode(config, available_now, tasks, slots, flow.name)
+    rows = _followed(config_path, flow.rows) if flow.rows_follow_routes else lambda: flow.rows(config)
+    live = _live(live, mode, flow.name, rows)
+    source = flow.source.name()
     return _query(
-        spark, source, OBSERVATION, config_path, config, checkpoint, mode, available_now, gate, live
+        spark, source, flow.observation, config_path, config, checkpoint, mode, available_now, gate, live
     )
-
-
-def ingress_query(
-    spark: SparkSession,
-    config_path: str,
-    config: JobConfig,
-    checkpoint: str,
-    available_now: bool = False,
-    gate: Gate | None = None,
-    live: str = "",
-) -> StreamingQuery:
-    """Kafka -> JMS for the kafkaToJms routes, built as the egress query is; its checkpoint is its own."""
-    slots = task_slots(spark) - config.bridge.kafka.journal_partitions  # the egress tasks hold theirs
-    mode = slotted_mode(config, available_now, ingress_partitions(config), slots, "ingress")
-    source, observation = IngressSource.name(), INGRESS_OBSERVATION
-    live = _live(live, mode, "ingress", _followed(config_path, ingress_rows))
-    return _query(
-        spark, source, observation, config_path, config, checkpoint, mode, available_now, gate, live
-    )
-
-
-def nats_query(
-    spark: SparkSession,
-    config_path: str,
-    config: JobConfig,
-    checkpoint: str,
-    gate: Gate | None = None,
-    live: str = "",
-) -> StreamingQuery:
-    """The natsToJms routes: one long-running task per interval, in either mode (nats_to_jms/source.py).
-    Its checkpoint only counts intervals."""
-    slots = task_slots(spark) - kafka_tasks(config)
-    if slots < 1:
-        log.warning(
-            "the NATS query's task waits for a task slot that the egress and ingress tasks hold: give the "
-            "executors more cores (spark.executor.cores x instances)"
-        )
-    source, live = NatsSource.name(), _live(live, REAL_TIME, "nats", _followed(config_path, nats_rows))
-    return _query(
-        spark, source, NATS_OBSERVATION, config_path, config, checkpoint, REAL_TIME, False, gate, live
-    )
-
-
-def kafka_tasks(config: JobConfig) -> int:
-    """The tasks of the egress and ingress queries side by side: one per journal partition and one per
-    partition the kafkaToJms routes read."""
-    ingress = ingress_partitions(config) if config.routes_for(Direction.KAFKA_TO_JMS) else 0
-    return config.bridge.kafka.journal_partitions + ingress
 
 
 def tasks_at_once(spark: SparkSession, config: JobConfig) -> int:
     """How many tasks the bridge's queries run side by side, at most the job's task slots."""
-    return min(kafka_tasks(config) + int(config.uses_nats), task_slots(spark))
+    return min(tasks_of_all(config), task_slots(spark))
 
 
 def task_slots(spark: SparkSession) -> int:
@@ -142,39 +100,6 @@ def task_slots(spark: SparkSession) -> int:
         int(conf.get("spark.executor.cores", "1")),
     )
     return executors * cores // max(int(conf.get("spark.task.cpus", "1")), 1)
-
-
-def ingress_partitions(config: JobConfig) -> int:
-    """The partitions of the topics the kafkaToJms routes read now."""
-    consumer = new_consumer(ingress_task.consumer_settings(config))
-    try:
-        return len(source_partitions(consumer, config))
-    finally:
-        consumer.close()
-
-
-def journal_rows(config: JobConfig) -> set[str]:
-    """The rows an egress task may report: its journal partition, one of the journal's."""
-    consumer = new_consumer(journal_consumer_settings(config))
-    try:
-        partitions = partitions_of(consumer, config.journal_topic, ROWS_TIMEOUT)
-    finally:
-        consumer.close()
-    return {str(p) for p in partitions or []}
-
-
-def ingress_rows(config: JobConfig) -> set[str]:
-    """The rows an ingress task may report: `topic:partition` of a topic the kafkaToJms routes read."""
-    consumer = new_consumer(ingress_task.consumer_settings(config))
-    try:
-        return {f"{topic}:{p}" for topic, p in source_partitions(consumer, config, timeout=ROWS_TIMEOUT)}
-    finally:
-        consumer.close()
-
-
-def nats_rows(config: JobConfig) -> set[str]:
-    """The rows the NATS task may report: one per route (and what no route takes any more)."""
-    return {route.name for route in config.routes} | {UNROUTED}
 
 
 def _followed(config_path: str, rows: Callable[[JobConfig], set[str]]) -> Callable[[], set[str]]:

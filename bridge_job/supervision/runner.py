@@ -42,6 +42,7 @@ from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.supervision.flows import Flow
     from bridge_job.supervision.lag import LagWatch
     from bridge_job.supervision.telemetry import Metrics
 
@@ -107,6 +108,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported
     from bridge_job.spark.live import LiveReceiver
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
+    from bridge_job.supervision.flows import FLOWS
     from bridge_job.supervision.telemetry import Metrics
 
     config = rendered.config
@@ -150,10 +152,10 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         rendered,
         stopping,
         metrics,
-        starts.ingress,
-        starts.egress,
+        FLOWS,
+        starts.start,
         losses.sync,
-        start_nats=None if options.available_now else starts.nats,  # NATS keeps nothing to drain
+        options.available_now,
     )
     watches: list[Any] = [w for w in (probe, live) if w is not None]
     try:
@@ -221,26 +223,15 @@ class _Starts:
         host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
         return f"{host}:{self.live_port}" if self.live_port else ""
 
-    def egress(self) -> Any:
-        from bridge_job.supervision.queries import egress_query
+    def start(self, flow: Flow, current: JobConfig) -> Any:
+        """`flow`'s query for the config as it is `current`ly."""
+        from bridge_job.supervision.queries import flow_query
 
-        path, current, gate = str(self.rendered.path), self.rendered.config, self.gate
-        return egress_query(
-            self.spark, path, current, str(self.checkpoint), self.available_now, gate, self.live
+        # Each flow's checkpoint but the egress's is inside the bridge's: all go wherever that one goes.
+        checkpoint, path = str(self.checkpoint / flow.checkpoint), str(self.rendered.path)
+        return flow_query(
+            self.spark, flow, path, current, checkpoint, self.available_now, self.gate, self.live
         )
-
-    def ingress(self, current: JobConfig) -> Any:
-        from bridge_job.supervision.queries import ingress_query
-
-        # Its own checkpoint, inside the egress one: both go wherever the bridge's checkpoint goes.
-        checkpoint, path = str(self.checkpoint / "ingress"), str(self.rendered.path)
-        return ingress_query(self.spark, path, current, checkpoint, self.available_now, self.gate, self.live)
-
-    def nats(self, current: JobConfig) -> Any:
-        from bridge_job.supervision.queries import nats_query
-
-        checkpoint, path = str(self.checkpoint / "nats"), str(self.rendered.path)
-        return nats_query(self.spark, path, current, checkpoint, self.gate, self.live)
 
 
 def _stand_by(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bridge_job.config import ConfigError, Direction, JobConfig
+from bridge_job.config import ConfigError, JobConfig
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import asking
@@ -19,6 +19,7 @@ from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.supervision.flows import Flow
     from bridge_job.supervision.telemetry import Metrics
 
 log = logging.getLogger("jmsbridge.job")
@@ -37,18 +38,18 @@ MAX_WORKER_RESTARTS = 3
 class Supervision:
     """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
-    queries: list[Any]  # the egress StreamingQuery, then the others as their first route comes (`kinds`)
+    queries: list[Any]  # a StreamingQuery per flow, each started once its routes ask for it (`flows`)
     ingest: Ingest
     leadership: Leadership | None
     rendered: RenderedConfig
     stopping: threading.Event
     metrics: Metrics
-    start_ingress: Callable[[JobConfig], Any]
-    start_egress: Callable[[], Any]
+    all_flows: Sequence[Flow]  # supervision/flows.py
+    start: Callable[[Flow, JobConfig], Any]  # a flow's query, for the config as it is now
     after_batch: Callable[[], None] = lambda: None  # records lost to retention, counted by the planning
-    start_nats: Callable[[JobConfig], Any] | None = None  # None: availableNow (NATS has nothing to drain)
-    reports: list[tuple[Any, Callable[[Any], None]]] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)  # of each query, in `queries` order
+    available_now: bool = False  # only the flows that drain run
+    reports: list[Any] = field(default_factory=list)  # each query's progress reports (spark/progress.py)
+    flows: list[Flow] = field(default_factory=list)  # of each query, in `queries` order
     worker_restarts: int = 0
 
     def run(self) -> int:
@@ -92,61 +93,45 @@ class Supervision:
         """Whether every query runs (one whose worker was slow to start is started again); their new
         progress reports recorded."""
         active = [q.isActive for q in self.queries]
-        self.metrics.record_queries(self.kinds, active)
+        self.metrics.record_queries([f.name for f in self.flows], active)
         if not all(active) and not self._restart_after_worker_start():
             return False
-        for reports, record in self.reports:
+        for reports, flow in zip(self.reports, self.flows, strict=True):
             for progress in reports.new():
-                record(progress)
+                self._record(flow, progress)
         return True
 
     def start_queries(self) -> None:
-        """The egress query, and those the routes ask for now; once (a warm standby starts them before it
-        holds the lease, held until then: spark/gate.py)."""
-        if "egress" not in self.kinds:
-            self._add("egress", self.start_egress())
-        self._start_ingress_for(self.rendered.config)
-        self._start_nats_for(self.rendered.config)
+        """The queries the routes ask for now, each once (a warm standby starts them before it holds the
+        lease, held until then: spark/gate.py)."""
+        self._start_for(self.rendered.config)
 
     def replace_ended(self) -> None:
         """Start again each query that ended while it was held at the gate: it never planned or ran."""
         for index, query in enumerate(self.queries):
             if not query.isActive:
-                log.warning("the %s query ended while held: %s", self.kinds[index], query.exception())
+                log.warning("the %s query ended while held: %s", self.flows[index].name, query.exception())
                 self._restart(index)
 
     def _restart(self, index: int) -> None:
         from bridge_job.spark.progress import BatchReports
 
-        restarted = self._start(self.kinds[index])
+        restarted = self.start(self.flows[index], self.rendered.config)
         self.queries[index] = restarted
-        self.reports[index] = (BatchReports(restarted), self.reports[index][1])
+        self.reports[index] = BatchReports(restarted)
 
-    def _add(self, kind: str, query: Any) -> None:
+    def _start_for(self, config: JobConfig) -> None:
+        """Each flow's query not running yet that `config`'s routes ask for: a bridge without a
+        kafkaToJms route runs no ingress query, one without NATS routes no NATS query."""
         from bridge_job.spark.progress import BatchReports
 
-        record = {"egress": self._record, "ingress": self._record_ingress, "nats": self._record_nats}[kind]
-        self.queries.append(query)
-        self.kinds.append(kind)
-        self.reports.append((BatchReports(query), record))
-
-    def _start_ingress_for(self, config: JobConfig) -> None:
-        """The ingress query, started with the first kafkaToJms route: a bridge without one runs none."""
-        if "ingress" not in self.kinds and config.routes_for(Direction.KAFKA_TO_JMS):
-            self._add("ingress", self.start_ingress(config))
-
-    def _start_nats_for(self, config: JobConfig) -> None:
-        """The NATS query, started with the first NATS route (jmsToNats: its answers come there)."""
-        if self.start_nats is not None and "nats" not in self.kinds and config.uses_nats:
-            self._add("nats", self.start_nats(config))
-
-    def _start(self, kind: str) -> Any:
-        if kind == "egress":
-            return self.start_egress()
-        if kind == "ingress":
-            return self.start_ingress(self.rendered.config)
-        assert self.start_nats is not None
-        return self.start_nats(self.rendered.config)
+        for flow in self.all_flows:
+            if flow in self.flows or not flow.wanted(config) or (self.available_now and not flow.drains):
+                continue
+            query = self.start(flow, config)
+            self.queries.append(query)
+            self.flows.append(flow)
+            self.reports.append(BatchReports(query))
 
     def _restart_after_worker_start(self) -> bool:
         """Start again a query that died because Spark's Python worker was slow to start (Spark gives it
@@ -174,29 +159,14 @@ class Supervision:
             if exception is not None:
                 raise BridgeStopped(stop_reason(exception))
 
-    def _record(self, progress: Any) -> None:
-        from bridge_job.supervision.telemetry import figures_from_progress
-
+    def _record(self, flow: Flow, progress: Any) -> None:
         try:
-            self.metrics.record_batch(figures_from_progress(progress))
+            flow.record(self.metrics, progress)
             self.after_batch()
         except Exception:  # telemetry must never stop the bridge
-            log.warning("cannot record the figures of batch %s", progress.batchId, exc_info=True)
-
-    def _record_ingress(self, progress: Any) -> None:
-        from bridge_job.supervision.telemetry import ingress_figures
-
-        try:
-            self.metrics.record_ingress_batch(ingress_figures(progress))
-            self.after_batch()
-        except Exception:  # telemetry must never stop the bridge
-            log.warning("cannot record the figures of ingress batch %s", progress.batchId, exc_info=True)
-
-    def _record_nats(self, progress: Any) -> None:
-        try:
-            self.metrics.record_nats_interval(progress)
-        except Exception:  # telemetry must never stop the bridge
-            log.warning("cannot record the figures of NATS interval %s", progress.batchId, exc_info=True)
+            log.warning(
+                "cannot record the figures of %s batch %s", flow.name, progress.batchId, exc_info=True
+            )
 
     def _check_lease(self) -> None:
         if self.leadership is not None:
@@ -212,8 +182,7 @@ class Supervision:
             asking(changed, "checking the topics of the changed routes", lambda: check_topics(changed))
             asking(changed, "checking the pending-request topic", lambda: ensure_pending_topic(changed))
             log.info("routes reloaded: %s", ", ".join(r.name for r in changed.routes) or "none")
-            self._start_ingress_for(changed)
-            self._start_nats_for(changed)
+            self._start_for(changed)
 
 
 def halt(ingest: Ingest, queries: list[Any]) -> None:

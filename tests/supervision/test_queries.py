@@ -22,7 +22,8 @@ from pyspark.sql import SparkSession
 from bridge_job.config.spark_settings import SPARK_SETTINGS, with_command_line
 from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
-from bridge_job.supervision.queries import egress_query, register_sources, slotted_mode
+from bridge_job.supervision.flows import EGRESS
+from bridge_job.supervision.queries import flow_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
 from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
@@ -62,7 +63,7 @@ def progress_of_available(spark: SparkSession, path: str, tmp_path: Path) -> lis
 
     config = load_job_config([Path(path)])
     for attempt in range(MAX_WORKER_RESTARTS + 1):
-        query = egress_query(spark, path, config, str(tmp_path / "checkpoint"), available_now=True)
+        query = flow_query(spark, EGRESS, path, config, str(tmp_path / "checkpoint"), available_now=True)
         try:
             query.awaitTermination(300)
             return list(query.recentProgress)

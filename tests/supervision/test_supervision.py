@@ -17,6 +17,7 @@ import yaml
 
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.errors import BridgeStopped
+from bridge_job.supervision.flows import EGRESS, FLOWS, Flow
 from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE, Supervision
 from bridge_job.supervision.telemetry import Metrics
 from tests.support.builders import config
@@ -45,7 +46,8 @@ def supervise(tmp_path: Path, failures: list[str | None]) -> tuple[Supervision, 
     stopping = threading.Event()
     started: list[Query] = []
 
-    def start_egress() -> Query:
+    def start(flow: Flow, current: object) -> Query:
+        assert flow is EGRESS, "no kafkaToJms or NATS route: no other query"
         failure = failures[len(started)]
         started.append(Query(failure, stopping))
         if failure is None:
@@ -60,8 +62,8 @@ def supervise(tmp_path: Path, failures: list[str | None]) -> tuple[Supervision, 
         RenderedConfig([path], tmp_path),
         stopping,
         Metrics("orders"),
-        lambda current: pytest.fail("no kafkaToJms route: no ingress query"),
-        start_egress,
+        FLOWS,
+        start,
     )
     return supervision, started
 

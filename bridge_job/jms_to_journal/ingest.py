@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge_job.config import JmsSource, JobConfig, SoftFailurePolicy
+from bridge_job.config import JmsSource, JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
@@ -47,7 +47,7 @@ from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
 from bridge_job.message import JmsMessage
 from bridge_job.outages import Outage
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dispose
 
 log = logging.getLogger("jmsbridge.ingest")
 
@@ -215,26 +215,29 @@ class Ingest:
     def _records(self, batch: list[JmsMessage]) -> list[Written]:
         """What to write for a batch: journal records, and dead letters for poison messages."""
         topic = self.config.journal_topic
-        routing = self.config.bridge.routing
-        policy = self.config.soft_failure_policy(None)  # no route yet: the bridge's
         limit = self.limits.limit(topic)
         written: list[Written] = []
         for message in batch:
             outcome = journal_or_failure(message, limit, topic)
             if isinstance(outcome, KafkaRecord):
                 written.append((topic, outcome, journal_partition(message, self.partitions)))
-            elif policy is SoftFailurePolicy.DEAD_LETTER:
-                assert routing.dead_letter_topic is not None  # JobConfig validates that
-                letter = ingest_dead_letter(message, outcome, self.limits.limit(routing.dead_letter_topic))
-                written.append((routing.dead_letter_topic, letter, None))
-                log.warning(
-                    "dead-lettered %s: %s: %s", describe(message), outcome.reason.value, outcome.error
-                )
-            elif policy is SoftFailurePolicy.SKIP:
-                log.warning("skipped %s: %s: %s", describe(message), outcome.reason.value, outcome.error)
             else:
-                raise BridgeStopped(poison_stop(message, outcome, self.limits.describe(topic)))
+                self._poison(message, outcome, written)
         return written
+
+    def _poison(self, message: JmsMessage, failure: SoftFailure, written: list[Written]) -> None:
+        """A message with no journal record, by the bridge's policy (no route has taken it yet)."""
+        said = f"{describe(message)}: {failure.reason.value}: {failure.error}"
+
+        def fail() -> None:
+            limits = self.limits.describe(self.config.journal_topic)
+            raise BridgeStopped(poison_stop(message, failure, limits))
+
+        def dead_letter(topic: str) -> None:
+            written.append((topic, ingest_dead_letter(message, failure, self.limits.limit(topic)), None))
+            log.warning("dead-lettered %s", said)
+
+        dispose(self.config, None, fail, lambda: log.warning("skipped %s", said), dead_letter)
 
     def _journal(self, batch: list[JmsMessage]) -> list[Written] | None:
         """What the batch's committed transaction wrote; None on a transient error; raises on a hard one."""

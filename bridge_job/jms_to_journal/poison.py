@@ -31,10 +31,9 @@ from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.journal.entries import journal_record
 from bridge_job.message import HEADER_NAMES, Destination, JmsMessage, Property, PropertyType, is_utf8_text
 from bridge_job.routing.failures import (
-    BODY_SIZE_HEADER,
     SoftFailure,
     SoftFailureReason,
-    dead_letter_headers,
+    dead_letter_record,
     record_size,
     too_large,
     unreadable,
@@ -82,14 +81,12 @@ def ingest_dead_letter(message: JmsMessage, failure: SoftFailure, limit: int) ->
     except FormatError:  # the property check of `_cleaned` mirrors native's; never trust a mirror
         kept = dataclasses.replace(kept, properties={})
         record = native.encode(kept)
-    headers = record.headers + dead_letter_headers(failure, message.destination.uri())
     key = None if kept.message_id is None else kept.message_id.encode()
-    letter = KafkaRecord(value=record.value, headers=headers, key=key)
-    if keep_body and record_size(letter) > limit:
-        keep_body, letter = False, KafkaRecord(value=None, headers=headers, key=key)
-    if not keep_body:
-        letter.headers.append((BODY_SIZE_HEADER, str(body_size).encode()))
-    return letter
+    original = KafkaRecord(value=record.value, headers=record.headers, key=key)
+    source = message.destination.uri()
+    return dead_letter_record(
+        original, failure, source, keep_body=keep_body, limit=limit, body_size=body_size
+    )
 
 
 def _clean(text: str) -> str:

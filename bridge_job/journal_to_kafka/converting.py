@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge_job.config import Direction, Format, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import ORIGIN_HEADER, signed
@@ -41,11 +41,11 @@ from bridge_job.message import CARRIED_BODIES, BodyType, PropertyType
 from bridge_job.nats.message import NatsPublish, nats_headers
 from bridge_job.routing import loops, replies
 from bridge_job.routing.failures import (
-    BODY_SIZE_HEADER,
     Limits,
     SoftFailure,
     SoftFailureReason,
-    dead_letter_headers,
+    dead_letter_record,
+    dispose,
     no_limits,
     not_carried,
     record_size,
@@ -168,20 +168,12 @@ def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes, now: flo
 def dead_letter(
     original: KafkaRecord, failure: SoftFailure, source: SourceCoordinates, route: str | None
 ) -> KafkaRecord:
-    """The original body and headers, plus headers saying why and where the message came from; without
-    the body (its size in a header instead) when the message was too large."""
+    """The journal record as it is, with where it was journalled (routing/failures.py)."""
     journal = f"{source.journal_topic}/{source.journal_partition}"
-    headers = [
-        *original.headers,
-        *dead_letter_headers(
-            failure, source.destination, journal=journal, offset=source.journal_offset, route=route
-        ),
-    ]
-    value = original.value
-    if failure.reason is SoftFailureReason.MESSAGE_TOO_LARGE:
-        headers.append((BODY_SIZE_HEADER, str(len(value or b"")).encode()))
-        value = None
-    return KafkaRecord(value=value, headers=headers, key=original.key)
+    offset = source.journal_offset
+    return dead_letter_record(
+        original, failure, source.destination, journal=journal, offset=offset, route=route
+    )
 
 
 class Egress:
@@ -286,11 +278,16 @@ class Egress:
 
     def soft_failure(self, failure: SoftFailure, entry: JournalEntry, route: Route | None) -> Outcome:
         name = None if route is None else route.name
-        policy = self.config.soft_failure_policy(route)
-        if policy is SoftFailurePolicy.SKIP:
-            return Outcome(Action.SKIP, route=name, failure=failure)
-        if policy is SoftFailurePolicy.DEAD_LETTER:
-            topic = self.config.bridge.routing.dead_letter_topic
-            record = dead_letter(entry.record, failure, self.source(entry), name)
-            return Outcome(Action.DEAD_LETTER, topic, record, name, failure)
-        return Outcome(Action.FAIL, route=name, failure=failure)
+        return dispose(
+            self.config,
+            route,
+            fail=lambda: Outcome(Action.FAIL, route=name, failure=failure),
+            skip=lambda: Outcome(Action.SKIP, route=name, failure=failure),
+            dead_letter=lambda topic: Outcome(
+                Action.DEAD_LETTER,
+                topic,
+                dead_letter(entry.record, failure, self.source(entry), name),
+                name,
+                failure,
+            ),
+        )

@@ -41,14 +41,19 @@ from bridge_job.config import (
     Format,
     JobConfig,
     Route,
-    SoftFailurePolicy,
 )
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import loop_mark
 from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
 from bridge_job.routing import loops
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers, not_carried
+from bridge_job.routing.failures import (
+    SoftFailure,
+    SoftFailureReason,
+    dead_letter_record,
+    dispose,
+    not_carried,
+)
 from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
 from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
@@ -208,8 +213,7 @@ def dead_letter(
     """The original record, plus headers saying why and where it was read (the egress names, with
     `source` the topic and partition)."""
     where = f"{source.topic}/{source.partition}"
-    headers = [*original.headers, *dead_letter_headers(failure, where, offset=source.offset, route=route)]
-    return KafkaRecord(value=original.value, headers=headers, key=original.key)
+    return dead_letter_record(original, failure, where, offset=source.offset, route=route)
 
 
 class Ingress:
@@ -250,10 +254,15 @@ class Ingress:
         self, failure: SoftFailure, record: IngressRecord, route: Route | None
     ) -> IngressOutcome:
         name = None if route is None else route.name
-        policy = self.config.soft_failure_policy(route)
-        if policy is SoftFailurePolicy.SKIP:
-            return IngressOutcome(IngressAction.SKIP, route=name, failure=failure)
-        if policy is SoftFailurePolicy.DEAD_LETTER:
-            letter = dead_letter(record.record, failure, record.source, name)
-            return IngressOutcome(IngressAction.DEAD_LETTER, dead_letter=letter, route=name, failure=failure)
-        return IngressOutcome(IngressAction.FAIL, route=name, failure=failure)
+        return dispose(
+            self.config,
+            route,
+            fail=lambda: IngressOutcome(IngressAction.FAIL, route=name, failure=failure),
+            skip=lambda: IngressOutcome(IngressAction.SKIP, route=name, failure=failure),
+            dead_letter=lambda topic: IngressOutcome(
+                IngressAction.DEAD_LETTER,
+                dead_letter=dead_letter(record.record, failure, record.source, name),
+                route=name,
+                failure=failure,
+            ),
+        )

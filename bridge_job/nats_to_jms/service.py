@@ -48,10 +48,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConfig, Route, SoftFailurePolicy
+from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConfig, Route
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
-from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
@@ -83,7 +82,7 @@ from bridge_job.nats_to_jms.converting import (
 )
 from bridge_job.nats_to_jms.inflight import InFlight, Request
 from bridge_job.outages import Outage
-from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_headers
+from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_record, dispose
 from bridge_job.routing.nats_replies import replies_subject, way_back
 from bridge_job.signing import Forgeries, LoopMark, bridge_key
 from bridge_job.spark import latency
@@ -470,24 +469,25 @@ class NatsService:
         route: Route | None,
         dead_letters: list[Addressed],
     ) -> None:
-        policy = config.soft_failure_policy(route)
         where = f"NATS subject {message.subject}"
         name = None if route is None else route.name
-        if policy is SoftFailurePolicy.FAIL:
+
+        def fail() -> None:
             raise BridgeStopped(
                 f"{where}: {failure.reason.value}: {failure.error} (route {name or '-'}, policy fail): fix "
                 "the message or the routes, or set onSoftFailure to skip or deadLetter"
             )
-        if policy is SoftFailurePolicy.DEAD_LETTER:
-            topic = config.bridge.routing.dead_letter_topic
-            assert topic is not None  # JobConfig requires it for the policy
-            original = as_record(message)
-            headers = dead_letter_headers(failure, f"nats://{message.subject}", route=name)
-            dead_letters.append((topic, KafkaRecord(original.value, [*original.headers, *headers])))
+
+        def dead_letter(topic: str) -> None:
+            source = f"nats://{message.subject}"
+            dead_letters.append((topic, dead_letter_record(as_record(message), failure, source, route=name)))
             self._count(route, "dead_lettered")
-        else:
+
+        def skip() -> None:
             self._count(route, "skipped")
             log.warning("skipped %s: %s: %s", where, failure.reason.value, failure.error)
+
+        dispose(config, route, fail, skip, dead_letter)
         if message.reply is not None:  # the requester hears at once why, instead of waiting it out
             error = f"{failure.reason.value}: {failure.error}"
             self.nats.publish_status(message.reply, BAD_REQUEST_STATUS, {ERROR_HEADER: _header_text(error)})

@@ -2,9 +2,9 @@
 
 The same vocabulary for every flow: the ingest (a poison message), the egress (no route, no key, a record
 too large) and the ingress (no destination, a send refused). A flow handles a soft failure by its route's
-policy, else the bridge's (`JobConfig.soft_failure_policy`, the one rule): `fail` stops the bridge, `skip`
-drops the message with a log line, `deadLetter` publishes it to the dead-letter topic with headers saying
-why and where it came from.
+policy, else the bridge's (`JobConfig.soft_failure_policy`, the one rule), through `dispose`: `fail` stops
+the bridge, `skip` drops the message with a log line, `deadLetter` publishes it to the dead-letter topic
+as `dead_letter_record` makes it, with headers saying why and where it came from.
 """
 
 from __future__ import annotations
@@ -13,9 +13,13 @@ import enum
 import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TypeVar
 
+from bridge_job.config import JobConfig, Route, SoftFailurePolicy
 from bridge_job.formats import KafkaRecord
 from bridge_job.message import BodyType, JmsMessage
+
+T = TypeVar("T")
 
 DEAD_LETTER_PREFIX = "jmsbridge.deadletter."
 
@@ -128,3 +132,53 @@ def dead_letter_headers(
     if route is not None:
         headers.append((DEAD_LETTER_PREFIX + "route", route.encode()))
     return headers
+
+
+def dispose(
+    config: JobConfig,
+    route: Route | None,
+    fail: Callable[[], T],
+    skip: Callable[[], T],
+    dead_letter: Callable[[str], T],
+) -> T:
+    """What a flow does with a message that failed softly on `route` (None: no route took it), by the
+    policy that applies (`JobConfig.soft_failure_policy`): `dead_letter(topic)` is given the bridge's
+    dead-letter topic, which the config requires for that policy."""
+    policy = config.soft_failure_policy(route)
+    if policy is SoftFailurePolicy.SKIP:
+        return skip()
+    if policy is SoftFailurePolicy.DEAD_LETTER:
+        topic = config.bridge.routing.dead_letter_topic
+        assert topic is not None  # JobConfig requires it for the policy
+        return dead_letter(topic)
+    return fail()
+
+
+def dead_letter_record(
+    original: KafkaRecord,
+    failure: SoftFailure,
+    source: str,
+    *,
+    journal: str | None = None,
+    offset: int | None = None,
+    route: str | None = None,
+    keep_body: bool = True,
+    limit: int | None = None,
+    body_size: int | None = None,
+) -> KafkaRecord:
+    """The dead letter of every flow: `original`'s body, key and headers plus `dead_letter_headers`.
+    Without the body, its size in BODY_SIZE_HEADER instead, when the message was too large, when
+    `keep_body` says so, or when the letter would be over `limit` bytes (what the dead-letter topic
+    takes). `body_size`: the body's size when `original` no longer holds it."""
+    headers = [
+        *original.headers,
+        *dead_letter_headers(failure, source, journal=journal, offset=offset, route=route),
+    ]
+    keep_body = keep_body and failure.reason is not SoftFailureReason.MESSAGE_TOO_LARGE
+    letter = KafkaRecord(value=original.value if keep_body else None, headers=headers, key=original.key)
+    if keep_body and limit is not None and record_size(letter) > limit:
+        keep_body, letter = False, KafkaRecord(value=None, headers=headers, key=original.key)
+    if not keep_body:
+        size = len(original.value or b"") if body_size is None else body_size
+        letter.headers.append((BODY_SIZE_HEADER, str(size).encode()))
+    return letter

@@ -38,14 +38,12 @@ from jmsbridge_operator import naming
 from jmsbridge_operator.bridge_ids import id_taken, ran_as
 from jmsbridge_operator.checkpoint_reset import annotation_problems
 from jmsbridge_operator.checkpoint_sharing import checkpoint_problems
-from jmsbridge_operator.conditions import INVALID_SPEC, Problem
+from jmsbridge_operator.condition_catalogue import BRIDGE_INVALID, BRIDGE_NOT_FOUND, INVALID_SPEC
+from jmsbridge_operator.conditions import Problem
 from jmsbridge_operator.policy import DEFAULT_POLICY, Policy, policy_problems
 from jmsbridge_operator.render import secret_names
 from jmsbridge_operator.secret_marks import marked_for, not_marked
 from jmsbridge_operator.status import RouteVerdict
-
-BRIDGE_NOT_FOUND = "BridgeNotFound"
-BRIDGE_INVALID = "BridgeInvalid"
 
 
 def problem_of(fault: Fault) -> Problem:

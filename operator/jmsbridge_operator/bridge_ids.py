@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bridge_job.config import default_bridge_id
-from jmsbridge_operator.conditions import INVALID_SPEC, Problem
+from jmsbridge_operator.condition_catalogue import INVALID_SPEC
+from jmsbridge_operator.conditions import Problem
 
 
 def _of(body: Mapping[str, Any], part: str) -> Mapping[str, Any]:

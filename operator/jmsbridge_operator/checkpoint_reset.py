@@ -28,7 +28,8 @@ from pydantic import Field
 
 from bridge_job.config import CHECKPOINT_POSITIONS, CamelModel, CheckpointPosition, CheckpointReset, JobConfig
 from jmsbridge_operator import naming
-from jmsbridge_operator.conditions import INVALID_SPEC, Problem, Transition
+from jmsbridge_operator.condition_catalogue import INVALID_SPEC
+from jmsbridge_operator.conditions import Problem, Transition
 from jmsbridge_operator.job_health import LostReport, ResetReport
 
 CHECKPOINT_RESET = "CheckpointReset"

@@ -23,12 +23,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from bridge_job.config import JmsBridge, JmsBridgeSpec
-from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem
+from jmsbridge_operator.condition_catalogue import (
+    CHECKPOINT_CLAIM_NOT_FOUND,
+    CHECKPOINT_NOT_SHARED,
+    CHECKPOINT_SHARED,
+    INVALID_SPEC,
+    READ_WRITE_MANY,
+)
+from jmsbridge_operator.conditions import Condition, Problem
 
-CHECKPOINT_SHARED = "CheckpointShared"
-NOT_SHARED = "CheckpointNotShared"
-CLAIM_NOT_FOUND = "CheckpointClaimNotFound"
-READ_WRITE_MANY = "ReadWriteMany"
 CLAIM_FIELD = "spec.spark.checkpoint.persistentVolumeClaim"
 
 
@@ -63,7 +66,7 @@ def claim_condition(name: str, namespace: str, claim: Mapping[str, Any] | None) 
             f"{where} not found: both instances mount it for their shared checkpoint ({CLAIM_FIELD}); "
             f"create it with accessModes [{READ_WRITE_MANY}]"
         )
-        return Condition(CHECKPOINT_SHARED, "False", CLAIM_NOT_FOUND, message)
+        return Condition(CHECKPOINT_SHARED, "False", CHECKPOINT_CLAIM_NOT_FOUND, message)
     modes = access_modes(claim)
     if READ_WRITE_MANY not in modes:
         message = (
@@ -72,6 +75,6 @@ def claim_condition(name: str, namespace: str, claim: Mapping[str, Any] | None) 
             f"claim (a storage class that supports it: NFS, CephFS, EFS, Azure Files...) and name it in "
             f"{CLAIM_FIELD}"
         )
-        return Condition(CHECKPOINT_SHARED, "False", NOT_SHARED, message)
+        return Condition(CHECKPOINT_SHARED, "False", CHECKPOINT_NOT_SHARED, message)
     message = f"Both instances mount {where} ({READ_WRITE_MANY}) for their checkpoint"
     return Condition(CHECKPOINT_SHARED, "True", READ_WRITE_MANY, message)

@@ -2,8 +2,9 @@
 
 kstatus conventions, read by Flux and Argo CD: a condition has a `type` and a `reason` (CamelCase words),
 a `status` (True, False or Unknown) and a `message` that says what is wrong and what to fix. The Kafka
-checks, the gate and the status computation all make `Condition`s; a condition gets its
-`lastTransitionTime` and `observedGeneration` when it is written into a status (`status.conditions`).
+checks, the gate and the status computation all make `Condition`s, with the types and reasons named in
+`condition_catalogue.py`; a condition gets its `lastTransitionTime` and `observedGeneration` when it is
+written into a status (`status.conditions`).
 
 A `Problem` is one thing wrong that a person must fix, found by the validation of a resource or by a
 Kafka check; conditions and the `jmsbridge validate` command say them.
@@ -25,7 +26,6 @@ from bridge_job.config import CamelModel
 
 MESSAGE_LIMIT = 1024
 REASON_PATTERN = r"^[A-Z][A-Za-z0-9]*$"
-INVALID_SPEC = "InvalidSpec"
 
 Status = Literal["True", "False", "Unknown"]
 

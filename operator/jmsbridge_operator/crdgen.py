@@ -48,6 +48,7 @@ from bridge_job.config import (
     JmsBridgeSpec,
 )
 from jmsbridge_operator import naming
+from jmsbridge_operator.condition_catalogue import ACCEPTED, READY
 from jmsbridge_operator.status import BridgeStatus, RouteStatus
 
 CHART_NAME = "jms-bridge-operator"
@@ -261,7 +262,7 @@ def _crd(
     }
 
 
-def _ready(type_: str = "Ready") -> str:
+def _ready(type_: str = READY) -> str:
     return f'.status.conditions[?(@.type=="{type_}")]'
 
 
@@ -299,10 +300,10 @@ def route_crd() -> dict[str, Any]:
             _column("Order", ".spec.order", "integer"),
             _column("Direction", ".spec.direction"),
             _column("Topic", ".spec.kafkaTopic"),
-            _column("Accepted", f"{_ready('Accepted')}.status"),
-            _column("Reason", f"{_ready('Accepted')}.reason"),
+            _column("Accepted", f"{_ready(ACCEPTED)}.status"),
+            _column("Reason", f"{_ready(ACCEPTED)}.reason"),
             _column("Age", ".metadata.creationTimestamp", "date"),
-            _column("Status", f"{_ready('Accepted')}.message", priority=1),
+            _column("Status", f"{_ready(ACCEPTED)}.message", priority=1),
         ],
     )
 

@@ -23,8 +23,17 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from bridge_job.config import JMS_CONNECTED as CONNECTED  # the states the job writes
-from bridge_job.config import JMS_RECONNECTING as RECONNECTING
+# CONNECTED and RECONNECTING are the states the job writes, and the reasons as they are.
+from jmsbridge_operator.condition_catalogue import (
+    CONNECTED,
+    JMS_CONNECTED,
+    JMS_RECONNECTING,
+    KAFKA_CONNECTED,
+    KAFKA_RECONNECTING,
+    NATS_CONNECTED,
+    NATS_RECONNECTING,
+    RECONNECTING,
+)
 from jmsbridge_operator.conditions import Condition
 
 
@@ -39,9 +48,9 @@ class System:
 
 
 SYSTEMS = (
-    System("jms", "JmsConnected", "JmsReconnecting", "JMS broker"),
-    System("kafka", "KafkaConnected", "KafkaReconnecting", "Kafka cluster"),
-    System("nats", "NatsConnected", "NatsReconnecting", "NATS servers"),
+    System("jms", JMS_CONNECTED, JMS_RECONNECTING, "JMS broker"),
+    System("kafka", KAFKA_CONNECTED, KAFKA_RECONNECTING, "Kafka cluster"),
+    System("nats", NATS_CONNECTED, NATS_RECONNECTING, "NATS servers"),
 )
 RECONNECTING_REASONS = tuple(system.reason for system in SYSTEMS)
 

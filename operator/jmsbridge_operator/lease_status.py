@@ -29,13 +29,18 @@ from typing import Any
 
 from bridge_job.config import lease_name
 from jmsbridge_operator.bridge_ids import effective_id
+from jmsbridge_operator.condition_catalogue import (
+    ACTIVE_INSTANCE,
+    AWAITING_LEASE,
+    LEASE_HELD,
+    NO_ACTIVE_INSTANCE,
+    READY,
+    RECONCILING,
+    STALLED,
+)
 from jmsbridge_operator.conditions import Condition
 
-ACTIVE_INSTANCE = "ActiveInstance"
-LEASE_HELD = "LeaseHeld"
-AWAITING_LEASE = "AwaitingLease"
-NO_ACTIVE_INSTANCE = "NoActiveInstance"
-FAILOVER = "Failover"
+FAILOVER = "Failover"  # the Event of a new holder
 LEASE_SUFFIX = lease_name("")
 
 
@@ -143,8 +148,8 @@ class Election:
         """Ready (and Stalled or Reconciling) while nobody holds the Lease."""
         assert self.condition is not None
         reason, message = self.condition.reason, self.condition.message
-        flag = "Stalled" if reason == NO_ACTIVE_INSTANCE else "Reconciling"
-        return [Condition("Ready", "False", reason, message), Condition(flag, "True", reason, message)]
+        flag = STALLED if reason == NO_ACTIVE_INSTANCE else RECONCILING
+        return [Condition(READY, "False", reason, message), Condition(flag, "True", reason, message)]
 
 
 def _previous_condition(previous: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -32,7 +32,8 @@ from jmsbridge_operator import naming, rollout
 from jmsbridge_operator.acceptance import Judgement, Validation, route_name, validate
 from jmsbridge_operator.checkpoint_reset import decide
 from jmsbridge_operator.checkpoint_sharing import claim_condition, claimed
-from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip
+from jmsbridge_operator.condition_catalogue import ACCEPTED, INVALID_SPEC
+from jmsbridge_operator.conditions import Condition, Problem, Transition, clip
 from jmsbridge_operator.config_files import kept_files
 from jmsbridge_operator.drift import application_drift, config_map_drift, listed, missing_labels
 from jmsbridge_operator.identity import Identity, identity
@@ -53,7 +54,6 @@ from jmsbridge_operator.render import (
 )
 from jmsbridge_operator.spark_application import InvalidApplication
 from jmsbridge_operator.status import (
-    ACCEPTED,
     ApplicationState,
     BridgeOutcome,
     bridge_status,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 
 from bridge_job.config import JmsBridgeSpec
-from jmsbridge_operator.conditions import INVALID_SPEC, Problem
+from jmsbridge_operator.condition_catalogue import INVALID_SPEC
+from jmsbridge_operator.conditions import Problem
 from jmsbridge_operator.pod_security import beyond_restricted
 
 

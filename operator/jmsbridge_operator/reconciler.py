@@ -42,6 +42,7 @@ from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.bridge_ids import BridgeIds, effective_id
+from jmsbridge_operator.condition_catalogue import ACCEPTED, NAME_CONFLICT, READY
 from jmsbridge_operator.conditions import Transition
 from jmsbridge_operator.drift import stored_spec_hash
 from jmsbridge_operator.kafka_checks.gate import Gate, open_gate
@@ -50,14 +51,7 @@ from jmsbridge_operator.planning import Observed, Plan, Write, plan
 from jmsbridge_operator.policy import DEFAULT_POLICY, Policy
 from jmsbridge_operator.provisioning import NotOurs, Provisioning
 from jmsbridge_operator.secret_versions import ABSENT, SecretVersions
-from jmsbridge_operator.status import (
-    ACCEPTED,
-    READY,
-    ApplicationState,
-    find_condition,
-    route_status,
-    status_patch,
-)
+from jmsbridge_operator.status import ApplicationState, find_condition, route_status, status_patch
 from jmsbridge_operator.taken_names import Backoff, TakenNames
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
 from jmsbridge_operator.watched import Watched
@@ -339,7 +333,7 @@ class Reconciler:
         try:
             created = self.provisioning.ensure(namespace, key, decided.identity, absent)
         except NotOurs as error:
-            self.events(bridge, "Warning", "NameConflict", str(error))
+            self.events(bridge, "Warning", NAME_CONFLICT, str(error))
             raise kopf.TemporaryError(str(error), delay=60) from None
         if not (created and self.secrets is not None):
             return decided

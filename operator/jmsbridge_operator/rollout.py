@@ -30,10 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jmsbridge_operator import naming
+from jmsbridge_operator.condition_catalogue import ROLLING_OUT, ROLLING_OUT_WITH_GAP
 from jmsbridge_operator.render import spec_hash_of
-
-ROLLING_OUT = "RollingOut"
-ROLLING_OUT_WITH_GAP = "RollingOutWithGap"
 
 
 @dataclasses.dataclass(frozen=True)

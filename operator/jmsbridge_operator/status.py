@@ -26,11 +26,31 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge_job.config import CHECKPOINT_MISMATCH, JMS_AUTHENTICATION_FAILED, JMS_TLS_FAILED, CamelModel
+from bridge_job.config import CamelModel
 from bridge_job.redaction import redact
 from jmsbridge_operator import naming
 from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
-from jmsbridge_operator.conditions import INVALID_SPEC, Condition, Problem, Transition, clip, join
+from jmsbridge_operator.condition_catalogue import (
+    ACCEPTED,
+    APPLICATION_FAILED,
+    APPLICATION_RESTARTING,
+    CHECKPOINT_MISMATCH,
+    DEGRADED,
+    IN_EFFECT,
+    INVALID_SPEC,
+    JMS_AUTHENTICATION_FAILED,
+    JMS_TLS_FAILED,
+    NAME_CONFLICT,
+    READY,
+    RECONCILING,
+    ROLLOUT_FAILED,
+    RUNNING,
+    STALLED,
+    STANDBY_STARTING,
+    STARTING,
+    SUSPENDED,
+)
+from jmsbridge_operator.conditions import Condition, Problem, Transition, clip, join
 from jmsbridge_operator.job_health import (
     RECONNECTING_REASONS,
     SYSTEMS,
@@ -51,11 +71,6 @@ from jmsbridge_operator.restarts import (
 )
 from jmsbridge_operator.rollout import Progress
 from jmsbridge_operator.timing import DEFAULT_TIMING, Timing
-
-READY = "Ready"
-RECONCILING = "Reconciling"
-STALLED = "Stalled"
-ACCEPTED = "Accepted"
 
 # SparkApplication states (spark-operator v1beta2) sorted into what they mean for a bridge.
 RUNNING_STATES = frozenset({"RUNNING"})
@@ -345,9 +360,9 @@ def _bridge_conditions(
         still = " Applications keep running the last valid spec." if apps else ""
         return stalled(INVALID_SPEC, f"Invalid spec: {outcome.spec_error}.{still}")
     if outcome.conflict is not None:
-        return stalled("NameConflict", outcome.conflict)
+        return stalled(NAME_CONFLICT, outcome.conflict)
     if outcome.suspended:
-        return [Condition(READY, "False", "Suspended", "Suspended (spec.suspend): applications stopped.")]
+        return [Condition(READY, "False", SUSPENDED, "Suspended (spec.suspend): applications stopped.")]
     gate = outcome.gate
     if not gate.open:
         if not gate.transient:
@@ -379,14 +394,14 @@ def _application_conditions(
         standby = "".join(f", {a.application} standby" for a in others if a.running)
         running = f"Running with {routes}: {active.application} active{standby}"
         if all(a.running for a in others):
-            return [Condition(READY, "True", "Running", f"{running}.")]
+            return [Condition(READY, "True", RUNNING, f"{running}.")]
         if any(a.failed or given_up(a, streaks) for a in others):
             down = "; ".join(a.describe() for a in others if a.failed or given_up(a, streaks))
-            return [Condition(READY, "True", "Degraded", f"{running}; no standby: {down}.")]
+            return [Condition(READY, "True", DEGRADED, f"{running}; no standby: {down}.")]
         starting = "; ".join(a.describe() for a in others if not a.running)
         return [
-            Condition(READY, "True", "Running", f"{running}; standby starting: {starting}."),
-            Condition(RECONCILING, "True", "StandbyStarting", f"Standby starting: {starting}."),
+            Condition(READY, "True", RUNNING, f"{running}; standby starting: {starting}."),
+            Condition(RECONCILING, "True", STANDBY_STARTING, f"Standby starting: {starting}."),
         ]
     if election is not None and election.nobody:
         return election.ready_conditions()  # the applications run, and no instance of them is active
@@ -396,8 +411,8 @@ def _application_conditions(
     waiting = "; ".join(a.describe() for a in apps) or "no SparkApplication yet"
     message = f"Starting: {waiting}."
     return [
-        Condition(READY, "False", "Starting", message),
-        Condition(RECONCILING, "True", "Starting", message),
+        Condition(READY, "False", STARTING, message),
+        Condition(RECONCILING, "True", STARTING, message),
     ]
 
 
@@ -446,7 +461,7 @@ def _failed_conditions(
 
     message = "; ".join(why(a) for a in failed) + "."
     given_up = all(exhausted(a) for a in failed)
-    reason = "ApplicationFailed" if given_up else "ApplicationRestarting"
+    reason = APPLICATION_FAILED if given_up else APPLICATION_RESTARTING
     # The job said why it stopped: its reason, and its line first (a restart mends it once fixed).
     said = next((s for s in stops if s.reason in _JOB_STOP_REASONS and s.instance in instances), None)
     if said is not None:
@@ -465,9 +480,6 @@ def _with_connections(current: list[Condition], connections: list[Condition]) ->
     kept = [c for c in current if c.type not in (READY, RECONCILING)]
     why = (reasons[failing[0].type], failing[0].message)
     return [Condition(READY, "False", *why), Condition(RECONCILING, "True", *why), *kept]
-
-
-ROLLOUT_FAILED = "RolloutFailed"
 
 
 def _with_rollout(
@@ -493,7 +505,7 @@ def _with_rollout(
                 Condition(STALLED, "True", ROLLOUT_FAILED, failure),
             ]
             return [*stalled, *kept]
-        ready = Condition(READY, "True", "Running", ready.message)
+        ready = Condition(READY, "True", RUNNING, ready.message)
     return [
         *([ready] if ready else []),
         *kept,
@@ -626,7 +638,7 @@ def route_status(
     if verdict.accepted:
         current = [
             Condition(ACCEPTED, "True", ACCEPTED, verdict.message),
-            Condition(READY, "True", "InEffect", verdict.message),
+            Condition(READY, "True", IN_EFFECT, verdict.message),
         ]
     else:
         current = [
@@ -663,7 +675,7 @@ def ready_transition(previous: Mapping[str, Any] | None, current: Mapping[str, A
         stalled,
     ):
         return None
-    warned = stalled or new.get("reason") in ("Degraded", "ApplicationRestarting", *RECONNECTING_REASONS)
+    warned = stalled or new.get("reason") in (DEGRADED, APPLICATION_RESTARTING, *RECONNECTING_REASONS)
     if old is None and not warned:
         return None  # a new bridge starting: its ConfigCreated and ApplicationCreated say so
     kind: Literal["Normal", "Warning"] = "Warning" if warned else "Normal"

@@ -6,8 +6,9 @@ import copy
 from typing import Any
 
 from jmsbridge_operator import naming
+from jmsbridge_operator.condition_catalogue import ROLLING_OUT, ROLLING_OUT_WITH_GAP
 from jmsbridge_operator.drift import application_drift, config_map_drift, stored_spec_hash
-from jmsbridge_operator.rollout import ROLLING_OUT, ROLLING_OUT_WITH_GAP, Step, step, submission
+from jmsbridge_operator.rollout import Step, step, submission
 
 P, S = "b-primary", "b-secondary"
 

@@ -36,10 +36,11 @@ from bridge_job.config import JobConfig, KafkaSpec
 from bridge_job.kafka.clients import KafkaCredentials
 from bridge_job.kube.api import SECRETS, ApiError, Kube
 from jmsbridge_operator import metrics
+from jmsbridge_operator.condition_catalogue import CREDENTIALS_NOT_FOUND
 from jmsbridge_operator.handlers.pauses import pause
 from jmsbridge_operator.kafka_checks import probe
 from jmsbridge_operator.kafka_checks.evaluation import CheckSettings
-from jmsbridge_operator.kafka_checks.gate import CREDENTIALS_NOT_FOUND, KafkaGate, Key, held, verdict_of
+from jmsbridge_operator.kafka_checks.gate import KafkaGate, Key, held, verdict_of
 from jmsbridge_operator.kafka_checks.material import read_kafka_files
 from jmsbridge_operator.kafka_checks.mounted_files import KafkaFileUnreadable
 from jmsbridge_operator.reconciler import EventSink, Reconciler, RoutesLookup

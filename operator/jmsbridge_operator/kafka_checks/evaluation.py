@@ -56,24 +56,25 @@ from bridge_job.config import (
 from bridge_job.journal.entries import JournalTopicSpec, journal_topic
 from bridge_job.routing.pending import pending_topic
 from bridge_job.routing.replies import reply_topics
+from jmsbridge_operator import condition_catalogue as catalogue
 from jmsbridge_operator.conditions import Condition, Problem, join
 
-CONDITION_TYPE = "KafkaReady"
 PROBE_TRANSACTIONAL_ID_SUFFIX = "preflight"
 
 
 class Reason(enum.StrEnum):
     """The one-word reasons a check reports, in the order a summary picks them (most basic first)."""
 
-    INVALID_SPEC = "InvalidSpec"
-    KAFKA_AUTHENTICATION_FAILED = "KafkaAuthenticationFailed"  # bridge_job.kafka.refusals.RefusalKind
-    KAFKA_TLS_FAILED = "KafkaTlsFailed"
-    KAFKA_UNREACHABLE = "KafkaUnreachable"
-    TOPIC_NOT_FOUND = "TopicNotFound"
-    TOPIC_AUTHORIZATION_FAILED = "TopicAuthorizationFailed"
-    GROUP_AUTHORIZATION_FAILED = "GroupAuthorizationFailed"
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TransactionalIdAuthorizationFailed"
-    VERIFIED = "Verified"
+    INVALID_SPEC = catalogue.INVALID_SPEC
+    # A refused login or handshake: the probe's bridge_job.kafka.refusals.RefusalKind.
+    KAFKA_AUTHENTICATION_FAILED = catalogue.KAFKA_AUTHENTICATION_FAILED
+    KAFKA_TLS_FAILED = catalogue.KAFKA_TLS_FAILED
+    KAFKA_UNREACHABLE = catalogue.KAFKA_UNREACHABLE
+    TOPIC_NOT_FOUND = catalogue.TOPIC_NOT_FOUND
+    TOPIC_AUTHORIZATION_FAILED = catalogue.TOPIC_AUTHORIZATION_FAILED
+    GROUP_AUTHORIZATION_FAILED = catalogue.GROUP_AUTHORIZATION_FAILED
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = catalogue.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    VERIFIED = catalogue.VERIFIED
 
 
 class Operation(enum.StrEnum):
@@ -433,7 +434,7 @@ def evaluate(
     message = join([f"checked {verified}", *notes])
     return CheckResult(
         verdict=Verdict.READY,
-        condition=Condition(CONDITION_TYPE, "True", Reason.VERIFIED.value, message),
+        condition=Condition(catalogue.KAFKA_READY, "True", Reason.VERIFIED.value, message),
         problems=(),
         notes=tuple(notes),
         state=CheckState(),
@@ -556,7 +557,10 @@ def _failed(problems: Sequence[Problem], notes: Sequence[str], settings: CheckSe
     return CheckResult(
         verdict=Verdict.FAILED,
         condition=Condition(
-            CONDITION_TYPE, "False", str(ordered[0].reason), join([p.message for p in ordered] + list(notes))
+            catalogue.KAFKA_READY,
+            "False",
+            str(ordered[0].reason),
+            join([p.message for p in ordered] + list(notes)),
         ),
         problems=tuple(ordered),
         notes=tuple(notes),
@@ -591,7 +595,9 @@ def _unreachable(
     backoff = settings.retry_seconds * 2 ** min(state.failures, 16)
     return CheckResult(
         verdict=Verdict.TRANSIENT,
-        condition=Condition(CONDITION_TYPE, "Unknown", Reason.KAFKA_UNREACHABLE.value, join([message])),
+        condition=Condition(
+            catalogue.KAFKA_READY, "Unknown", Reason.KAFKA_UNREACHABLE.value, join([message])
+        ),
         problems=(Problem(Reason.KAFKA_UNREACHABLE, access.bootstrap_servers, message),),
         notes=(),
         state=next_state,

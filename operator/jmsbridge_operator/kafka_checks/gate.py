@@ -40,9 +40,9 @@ import threading
 from collections.abc import Callable
 
 from bridge_job.config import JmsBridge, JobConfig
+from jmsbridge_operator.condition_catalogue import CHECKING_KAFKA, KAFKA_READY
 from jmsbridge_operator.conditions import Condition
 from jmsbridge_operator.kafka_checks.evaluation import (
-    CONDITION_TYPE,
     CheckResult,
     CheckState,
     RequiredAccess,
@@ -72,9 +72,6 @@ def open_gate(bridge: JmsBridge, config: JobConfig) -> GateVerdict:
     """Nothing holds a bridge back (the Kafka checks are off)."""
     return OPEN
 
-
-CHECKING = "CheckingKafka"
-CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
 
 Key = tuple[str, str]  # (namespace, bridge name)
 
@@ -112,7 +109,7 @@ def held(reason: str, message: str) -> GateVerdict:
         open=False,
         reason=reason,
         message=message,
-        conditions=(Condition(CONDITION_TYPE, "False", reason, message),),
+        conditions=(Condition(KAFKA_READY, "False", reason, message),),
     )
 
 
@@ -123,10 +120,10 @@ def checking(config: JobConfig) -> GateVerdict:
     )
     return GateVerdict(
         open=False,
-        reason=CHECKING,
+        reason=CHECKING_KAFKA,
         message=message,
         transient=True,
-        conditions=(Condition(CONDITION_TYPE, "Unknown", CHECKING, message),),
+        conditions=(Condition(KAFKA_READY, "Unknown", CHECKING_KAFKA, message),),
     )
 
 

@@ -86,7 +86,7 @@ from bench.local_run import (
 from bench.topic_watch import TopicWatch
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker
-from tests.support.harness import route_document, write_yaml
+from testbed.harness import route_document, write_yaml
 
 MESSAGE_BYTES = 1024
 COMMIT_EVERY = 250

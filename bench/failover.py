@@ -7,7 +7,7 @@
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Kafka's jars, pyspark, psutil).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes about 5 minutes per standby kind.
 
-The scenario is the chaos test's (tests/support/failover_scenario.py, its docstring says every step): two
+The scenario is the chaos test's (testbed/failover_scenario.py, its docstring says every step): two
 instances of one bridge (local Spark, a shared checkpoint directory) compete for the bridge's Lease on
 a real Kubernetes API server (jmsbridge/control_plane.py), against ActiveMQ Classic (persistent) and
 Apache Kafka started here; a steady load of persistent JMS messages at `--rate` runs throughout, `--messages`
@@ -52,8 +52,8 @@ sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from bench.local_run import local_brokers, ratio  # noqa: E402
 from jmsbridge.control_plane import ControlPlane  # noqa: E402
-from tests.apiserver.client import KubeApi  # noqa: E402
-from tests.support.failover_scenario import Failover, FailoverPlan  # noqa: E402
+from testbed.apiserver.client import KubeApi  # noqa: E402
+from testbed.failover_scenario import Failover, FailoverPlan  # noqa: E402
 
 KINDS = {"both": ("cold", "warm"), "cold": ("cold",), "warm": ("warm",)}
 

@@ -32,7 +32,7 @@ from bench.cpu import CpuSampler, Root
 from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, local_brokers, notes
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob, free_port
-from tests.support.harness import route_document, to_jms_route, write_yaml
+from testbed.harness import route_document, to_jms_route, write_yaml
 
 note = notes("idle")
 

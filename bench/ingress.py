@@ -81,7 +81,7 @@ from bench.queue_watch import Collector, QueueWatch
 from bench.raw_jms import connect
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker
-from tests.support.harness import to_jms_route, write_yaml
+from testbed.harness import to_jms_route, write_yaml
 
 MESSAGE_BYTES = 1024
 

@@ -37,7 +37,7 @@ from bridge_job.message import (
     Property,
     PropertyType,
 )
-from tests.brokers import ActiveMqBroker, activemq_classpath
+from testbed.brokers import ActiveMqBroker, activemq_classpath
 
 
 def spec_for(url: str) -> JmsSpec:

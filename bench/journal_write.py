@@ -40,7 +40,7 @@ from bridge_job.journal.writer import JournalWriter, Written
 from bridge_job.kafka.clients import producer_config
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.kafka_server import KafkaBroker
-from tests.support.builders import config
+from testbed.builders import config
 
 MESSAGE_BYTES = 1024
 

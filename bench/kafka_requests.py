@@ -30,7 +30,7 @@ from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob
-from tests.support.harness import to_jms_route, write_yaml
+from testbed.harness import to_jms_route, write_yaml
 
 RECEIVE_MS = 100
 CONVENTIONS = ("correlationId", "messageId")

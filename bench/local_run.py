@@ -38,7 +38,7 @@ from bench.cpu import CpuSampler, GroupUse, Root
 from bridge_job.config import SparkSpec
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob
-from tests.support import harness
+from testbed import harness
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

@@ -48,10 +48,10 @@ sys.path[:0] = [str(REPO), str(REPO / "operator")]
 
 from jmsbridge.control_plane import ControlPlane  # noqa: E402
 from jmsbridge.local import free_port, wait_until  # noqa: E402
-from tests.apiserver.chart import install_identity  # noqa: E402
-from tests.apiserver.client import KubeApi  # noqa: E402
-from tests.apiserver.spark_crd import installed_file  # noqa: E402
-from tests.operator.helpers import held_lease, simple_bridge  # noqa: E402
+from testbed.apiserver.chart import install_identity  # noqa: E402
+from testbed.apiserver.client import KubeApi  # noqa: E402
+from testbed.apiserver.spark_crd import installed_file  # noqa: E402
+from testbed.resources import held_lease, simple_bridge  # noqa: E402
 
 EXTRA: list[str] = ["-q"]
 NAMESPACE = "bench"

@@ -50,7 +50,7 @@ from bench.raw_jms import DUPS_OK_ACKNOWLEDGE, connect
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob, jms_connection
-from tests.support.harness import bridge_document, route_document, to_jms_route, write_yaml
+from testbed.harness import bridge_document, route_document, to_jms_route, write_yaml
 
 note = notes("outages")
 

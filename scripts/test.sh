@@ -12,7 +12,7 @@ echo "== mypy --strict"; mypy
 echo "== import-linter"; lint-imports
 # Two workers (pytest-xdist): most of an end-to-end test is waiting on Spark and the brokers, so two of
 # them side by side keep both cores busy; each worker starts its own brokers. The heaviest scenarios
-# share one worker (`ONE_AT_A_TIME`, tests/support/harness.py). `-n 0` runs in one process.
+# share one worker (`ONE_AT_A_TIME`, testbed/harness.py). `-n 0` runs in one process.
 # The tests marked `alone` run afterwards with nothing beside them: the failover chaos scenario lost or
 # held back messages under a parallel suite's load (issue 18, open). Arguments go to one run of all.
 if [ $# -gt 0 ]; then

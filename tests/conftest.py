@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from jmsbridge.artemis_server import ArtemisBroker
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.support.jms_tls import TlsMaterial, tls_material
 from tests.support.providers import PROVIDERS, JmsProvider
 

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from jmsbridge.cli import main
-from tests.operator.helpers import EXAMPLES, route, simple_bridge
+from testbed.resources import simple_bridge
+from tests.operator.helpers import EXAMPLES, route
 from tests.operator.test_cli import FILES, write
 
 

@@ -10,7 +10,7 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from tests.brokers import NatsServer
+from testbed.brokers import NatsServer
 
 TIMEOUT = 20  # seconds, for each awaited condition
 

@@ -12,7 +12,7 @@ from bridge_job.config import JmsBridge
 from bridge_job.errors import BridgeStopped
 from bridge_job.jms import JmsError
 from bridge_job.outages import BACKOFF_SECONDS, LOG_EVERY_SECONDS, Outage
-from tests.operator.helpers import simple_bridge
+from testbed.resources import simple_bridge
 
 
 class Clock:

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from bridge_job import __version__
-from tests.apiserver import tools
-from tests.apiserver.client import KubeApi
+from testbed.apiserver import tools
+from testbed.apiserver.client import KubeApi
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -1,7 +1,7 @@
 """The suite's own scheduling: `--dist loadgroup` (scripts/test.sh) runs the tests of one `xdist_group` on
 one worker, with this interpreter's pytest and pytest-xdist.
 
-The heaviest scenarios share a group (`ONE_AT_A_TIME`, tests/support/harness.py) so that two of them never
+The heaviest scenarios share a group (`ONE_AT_A_TIME`, testbed/harness.py) so that two of them never
 load both cores at once, and a module's costly fixture is made once. With pytest 9.2 and pytest-xdist 3.8
 no group held (pytest-xdist#1386): every run spread them over both workers, silently.
 """

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from jmsbridge.control_plane import INSTALL_HINT, ControlPlane, binaries_installed
-from tests.apiserver.chart import job_kubeconfig, job_service_account
-from tests.apiserver.client import KubeApi
-from tests.apiserver.spark_crd import installed_file
+from testbed.apiserver.chart import job_kubeconfig, job_service_account
+from testbed.apiserver.client import KubeApi
+from testbed.apiserver.spark_crd import installed_file
 
 CRD_FILES = (*sorted((Path(__file__).resolve().parents[2] / "crds").glob("*.yaml")), installed_file())
-BRIDGE_NAMESPACE = "apps"  # where the tests' bridges run (tests.operator.helpers.NAMESPACE)
+BRIDGE_NAMESPACE = "apps"  # where the tests' bridges run (testbed.resources.NAMESPACE)
 
 
 @pytest.fixture(scope="session")

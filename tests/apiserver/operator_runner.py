@@ -32,7 +32,7 @@ import kopf
 from kopf._cogs.aiokits import aiotasks
 from kopf._core.intents.registries import SmartOperatorRegistry  # as kopf's default: with login fallbacks
 
-from tests.apiserver.client import KubeApi
+from testbed.apiserver.client import KubeApi
 
 STARTUP_TIMEOUT = 60.0
 SHUTDOWN_TIMEOUT = 60.0

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from bridge_job.config.rendered import RenderedConfig
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 
 def test_a_rendered_config_is_used_as_it_is_even_when_a_value_says_kind(tmp_path: Path) -> None:

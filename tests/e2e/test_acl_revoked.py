@@ -18,9 +18,9 @@ import pytest
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME
 from jmsbridge.kafka_server import Acl
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import bridge_document, read_topics, route_document, send, write_yaml
 from tests.e2e.test_faults import all_of, counts, numbered, stop_lines
-from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
 
 pytestmark = pytest.mark.e2e
 

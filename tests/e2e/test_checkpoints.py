@@ -23,8 +23,8 @@ from bridge_job.config import CheckpointReset
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker, wait_until
+from testbed.harness import (
     bridge_document,
     deliveries,
     read_topics,

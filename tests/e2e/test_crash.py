@@ -10,7 +10,7 @@ there must be none (read_committed).
 
 The suite runs `atLeastOnce`: tests/e2e/test_failover.py kills an `exactlyOnce` job twice under load (the
 killed instance comes back on the same checkpoint) and finds neither loss nor duplicate. With
-JMSBRIDGE_ALL_MODES=1 both modes run here (tests/support/harness.py `deliveries`). A message acknowledged
+JMSBRIDGE_ALL_MODES=1 both modes run here (testbed/harness.py `deliveries`). A message acknowledged
 on JMS and missing from the topic fails the test in either mode.
 """
 
@@ -28,16 +28,16 @@ from confluent_kafka import Consumer, TopicPartition
 from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, jms_connection
-from tests.brokers import KafkaBroker, wait_until
-from tests.support.harness import (
+from testbed.brokers import KafkaBroker, wait_until
+from testbed.harness import (
     ONE_AT_A_TIME,
     bridge_document,
     deliveries,
     route_document,
     write_yaml,
 )
+from testbed.topic_log import TopicLog
 from tests.support.providers import JmsProvider
-from tests.support.topic_log import TopicLog
 
 pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, port_open, wait_until
-from tests.support.harness import bridge_document, write_yaml
+from testbed.brokers import ActiveMqBroker, KafkaBroker, port_open, wait_until
+from testbed.harness import bridge_document, write_yaml
 from tests.support.providers import JmsProvider
 
 USER, PASSWORD = "app", "right-password"

@@ -20,8 +20,8 @@ from bridge_job.formats import KafkaRecord, native
 from bridge_job.journal.entries import journal_partition
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.support.harness import bridge_document, read_topics, route_document, send, write_yaml
+from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
+from testbed.harness import bridge_document, read_topics, route_document, send, write_yaml
 
 pytestmark = pytest.mark.e2e
 

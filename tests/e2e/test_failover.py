@@ -1,4 +1,4 @@
-"""Failover under load (tests/support/failover_scenario.py): an active/standby pair of real jobs, the active
+"""Failover under load (testbed/failover_scenario.py): an active/standby pair of real jobs, the active
 killed twice and then frozen into a zombie while a steady JMS load flows (8,000 messages at least).
 
 Two kills (each a full takeover, the killed instance back as the standby) and the freeze test every path
@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
-from tests.apiserver.client import KubeApi
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.failover_scenario import Failover, FailoverPlan
-from tests.support.harness import ONE_AT_A_TIME, deliveries, standby_kinds
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.failover_scenario import Failover, FailoverPlan
+from testbed.harness import ONE_AT_A_TIME, deliveries, standby_kinds
 
 # `alone`: run after the rest of the suite, with nothing beside it (scripts/test.sh): under a parallel
 # suite's load it held back messages past its waits (issue 18).

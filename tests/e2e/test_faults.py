@@ -27,9 +27,8 @@ from bridge_job.jms import detach_thread
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.local import INACTIVITY_MS, BridgeJob, JmsBroker, jms_connection
-from tests.brokers import ActiveMqBroker, KafkaBroker, wait_until
-from tests.jms.helpers import send_built
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker, wait_until
+from testbed.harness import (
     Received,
     bridge_document,
     deliveries,
@@ -38,6 +37,7 @@ from tests.support.harness import (
     send,
     write_yaml,
 )
+from testbed.jms import send_built
 from tests.support.poison_messages import POISON, good
 from tests.support.providers import JmsProvider
 

@@ -32,8 +32,8 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage, Propert
 from bridge_job.routing.nats_replies import WayBack, reply_subject
 from bridge_job.signing import bridge_key
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
+from testbed.harness import (
     bridge_document,
     queued,
     read_topics,

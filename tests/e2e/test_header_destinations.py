@@ -12,8 +12,8 @@ from confluent_kafka import Producer
 
 from bridge_job.routing.failures import DEAD_LETTER_PREFIX
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import (
     bridge_document,
     queued,
     read_topics,

@@ -38,11 +38,11 @@ from bridge_job.config import (
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import ACTIVEMQ_HOME, BridgeJob, stop_group
-from tests.apiserver.chart import ALL_NAMESPACES, install_identity, job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.operator.helpers import NAMESPACE
-from tests.support.harness import bridge_document, read_topics, route_document, send
+from testbed.apiserver.chart import ALL_NAMESPACES, install_identity, job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import bridge_document, read_topics, route_document, send
+from testbed.resources import NAMESPACE
 from tests.support.images import (
     JOB_DOCKERFILE,
     OPERATOR_DOCKERFILE,

@@ -29,9 +29,8 @@ from bridge_job.message import (
 )
 from bridge_job.routing.failures import DEAD_LETTER_PREFIX
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.support.entries import EVERY_ENTRY, EVERY_ITEM, same_entries
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
+from testbed.harness import (
     bridge_document,
     read_topics,
     received_from,
@@ -40,6 +39,7 @@ from tests.support.harness import (
     to_jms_route,
     write_yaml,
 )
+from tests.support.entries import EVERY_ENTRY, EVERY_ITEM, same_entries
 from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e

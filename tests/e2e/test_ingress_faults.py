@@ -24,8 +24,8 @@ from bridge_job.jms import JmsError, detach_thread
 from bridge_job.message import JmsMessage
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
-from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from tests.support.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, write_yaml
+from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
+from testbed.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, write_yaml
 from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e

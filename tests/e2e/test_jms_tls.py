@@ -15,8 +15,8 @@ import pytest
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.local import BridgeJob
-from tests.brokers import KafkaBroker
-from tests.support.harness import (
+from testbed.brokers import KafkaBroker
+from testbed.harness import (
     bridge_document,
     received_from,
     route_document,

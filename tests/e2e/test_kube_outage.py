@@ -25,11 +25,10 @@ import pytest
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob
-from tests.apiserver.chart import job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.fault_proxy import FaultProxy
-from tests.support.harness import (
+from testbed.apiserver.chart import job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import (
     ONE_AT_A_TIME,
     bridge_document,
     read_topics,
@@ -37,6 +36,7 @@ from tests.support.harness import (
     send,
     write_yaml,
 )
+from tests.support.fault_proxy import FaultProxy
 
 pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]
 

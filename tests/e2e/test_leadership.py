@@ -29,15 +29,11 @@ from bridge_job.config import default_bridge_id, lease_name
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from jmsbridge.local import BridgeJob, wait_until
-from tests.apiserver.chart import job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer
-from tests.operator.fixtures import chart_operator
-from tests.operator.helpers import NAMESPACE, STANDBY, claim
-from tests.operator.test_lease_in_status import NO_ACTIVE, both_running, failover_events
-from tests.operator.test_operator import View
-from tests.support.failover_scenario import group_gone
-from tests.support.harness import (
+from testbed.apiserver.chart import job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from testbed.failover_scenario import group_gone
+from testbed.harness import (
     ONE_AT_A_TIME,
     bridge_document,
     read_topics,
@@ -45,6 +41,11 @@ from tests.support.harness import (
     send,
     write_yaml,
 )
+from testbed.resources import NAMESPACE, STANDBY
+from tests.operator.fixtures import chart_operator
+from tests.operator.helpers import claim
+from tests.operator.test_lease_in_status import NO_ACTIVE, both_running, failover_events
+from tests.operator.test_operator import View
 from tests.support.jms_services import holding, serving
 
 pytestmark = [pytest.mark.e2e, ONE_AT_A_TIME]

@@ -27,8 +27,8 @@ from bridge_job.config import ENV_NATS_CREDS
 from bridge_job.formats import KafkaRecord, envelope
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.local import BridgeJob, JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
-from tests.support.harness import bridge_document, received_from, send, write_yaml
+from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer, free_port, wait_until
+from testbed.harness import bridge_document, received_from, send, write_yaml
 from tests.support.jms_services import serving
 from tests.support.nats_accounts import Account
 from tests.support.nats_service import nats_service

@@ -20,10 +20,10 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from jmsbridge.local import BridgeJob, JmsBroker, JmsRequester
-from tests.apiserver.chart import job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.harness import (
+from testbed.apiserver.chart import job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import (
     ONE_AT_A_TIME,
     bridge_document,
     read_topics,

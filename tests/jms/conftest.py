@@ -14,8 +14,8 @@ import pytest
 
 from bridge_job.config import JmsSource, JmsSpec
 from bridge_job.jms import JmsConnection, start_jvm
-from tests.brokers import ActiveMqBroker, activemq_classpath
-from tests.jms.helpers import factory_spec
+from testbed.brokers import ActiveMqBroker, activemq_classpath
+from testbed.jms import factory_spec
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -11,8 +11,8 @@ from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec
 from bridge_job.jms import JmsConnection, JmsError
 from bridge_job.jms.factories import coerce, connection_factory
 from bridge_job.message import Destination, DestinationKind, JmsMessage
-from tests.brokers import ActiveMqBroker, free_port
-from tests.jms.helpers import ACTIVEMQ_FACTORY, factory_spec, jndi_spec, receive
+from testbed.brokers import ActiveMqBroker, free_port
+from testbed.jms import ACTIVEMQ_FACTORY, factory_spec, jndi_spec, receive
 
 
 def spec_with(class_name: str, **properties: str | int) -> JmsSpec:

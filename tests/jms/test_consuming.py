@@ -9,7 +9,7 @@ import pytest
 from bridge_job.config import JmsSource, JmsSpec
 from bridge_job.jms import JmsConnection, JmsError
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property, PropertyType
-from tests.jms.helpers import receive
+from testbed.jms import receive
 
 
 def send_texts(connection: JmsConnection, destination: Destination, *bodies: str, **props: str) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.brokers import free_port
+from testbed.brokers import free_port
 
 GIVEN = {
     "hostName": "127.0.0.1",

@@ -12,7 +12,7 @@ import pytest
 
 from bridge_job.jms import JmsError, start_jvm
 from bridge_job.jms.jvm import expand_classpath
-from tests.brokers import ActiveMqBroker, activemq_classpath
+from testbed.brokers import ActiveMqBroker, activemq_classpath
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,8 +77,8 @@ def test_process_exits_with_a_connection_left_open(activemq: ActiveMqBroker) -> 
         f"""
         from bridge_job.config import JmsSource
         from bridge_job.jms import JmsConnection
-        from tests.brokers import activemq_classpath
-        from tests.jms.helpers import factory_spec
+        from testbed.brokers import activemq_classpath
+        from testbed.jms import factory_spec
 
         connection = JmsConnection(factory_spec("{activemq.url}"), classpath=activemq_classpath())
         consumer = connection.consumer(JmsSource(queue="test.exit"))

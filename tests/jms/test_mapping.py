@@ -22,7 +22,7 @@ from bridge_job.message import (
     Property,
     PropertyType,
 )
-from tests.jms.helpers import java_string, receive, send_built
+from testbed.jms import java_string, receive, send_built
 from tests.support.entries import EVERY_ENTRY, EVERY_ITEM, same_entries
 
 

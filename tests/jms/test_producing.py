@@ -8,7 +8,7 @@ from bridge_job.config import JmsSource
 from bridge_job.jms import JmsConnection, JmsError
 from bridge_job.jms.producing import time_to_live
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from tests.jms.helpers import receive
+from testbed.jms import receive
 
 
 def queue_of(source: JmsSource) -> Destination:

@@ -18,8 +18,8 @@ import pytest
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.certificates import JavaTls
 from jmsbridge.local import ActiveMqBroker, free_port
-from tests.brokers import KafkaBroker
-from tests.support.harness import bridge_document, write_yaml
+from testbed.brokers import KafkaBroker
+from testbed.harness import bridge_document, write_yaml
 from tests.support.jms_tls import TlsMaterial, tls_env, tls_jms
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("jms-tls")]  # one worker starts the TLS brokers

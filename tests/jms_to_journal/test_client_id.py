@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bridge_job.jms_to_journal.ingest import ingest_client_id
-from tests.support.builders import config
+from testbed.builders import config
 
 ACTIVEMQ = {"className": "org.apache.activemq.ActiveMQConnectionFactory"}
 

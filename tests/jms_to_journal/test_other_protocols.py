@@ -20,8 +20,8 @@ from bridge_job.journal.topic import ensure_journal_topic
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.kafka_to_jms.converting import IngressRecord, KafkaSource, to_jms
 from bridge_job.routing.failures import SoftFailure
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
-from tests.support.harness import bridge_document, read_topics, to_jms_route
+from testbed.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
+from testbed.harness import bridge_document, read_topics, to_jms_route
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,9 @@ from bridge_job.journal.entries import EPOCH_HEADER, Epoch
 from bridge_job.journal.topic import ensure_journal_topic
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.supervision.telemetry import Metrics
-from tests.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
-from tests.jms.helpers import factory_spec, receive, send_built
-from tests.support.harness import Received, bridge_document, read_topics
+from testbed.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
+from testbed.harness import Received, bridge_document, read_topics
+from testbed.jms import factory_spec, receive, send_built
 from tests.support.poison_messages import LARGE_BODY_CHARS, POISON, good
 
 

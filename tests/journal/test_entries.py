@@ -16,8 +16,8 @@ from bridge_job.journal_to_kafka.converting import convert, kafka_key
 from bridge_job.message import HEADER_NAMES, BodyType, JmsMessage
 from bridge_job.routing.failures import SoftFailure
 from bridge_job.routing.routes import RouteTable
+from testbed.builders import config, route
 from tests.formats.strategies import messages
-from tests.support.builders import config, route
 
 carried = messages(body_types=(BodyType.TEXT, BodyType.BYTES))
 

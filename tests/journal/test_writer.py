@@ -16,9 +16,9 @@ from bridge_job.journal.entries import EPOCH_HEADER, Epoch, JournalEntry, journa
 from bridge_job.journal.writer import JournalFenced, JournalWriter, Written, hard_failure
 from bridge_job.kube.leadership import LeadershipLost
 from bridge_job.message import JmsMessage
-from tests.brokers import KafkaBroker
-from tests.support.builders import config
-from tests.support.harness import Received, read_topics
+from testbed.brokers import KafkaBroker
+from testbed.builders import config
+from testbed.harness import Received, read_topics
 from tests.support.journal import QUEUE, journalled_bridge
 
 ACTIVE = Epoch("b/pod-b", "b", "2026-11-22T10:00:00.000000Z", 3)

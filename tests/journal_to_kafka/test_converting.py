@@ -19,7 +19,7 @@ from bridge_job.message import (
     Property,
     PropertyType,
 )
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 
 def order(**fields: object) -> JmsMessage:

@@ -20,8 +20,8 @@ from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka.task import TaskSummary
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import close_producers
-from tests.brokers import KafkaBroker
-from tests.support.harness import read_topics
+from testbed.brokers import KafkaBroker
+from testbed.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from bridge_job.config import JobConfig
 from bridge_job.journal_to_kafka import pending_requests
 from bridge_job.routing.pending import tombstone
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 
 def message_id_bridge(bridge_id: str, **bridge: Any) -> JobConfig:

@@ -21,8 +21,8 @@ from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import close_producers
 from bridge_job.message import JmsMessage, Property
-from tests.brokers import KafkaBroker
-from tests.support.harness import read_topics
+from testbed.brokers import KafkaBroker
+from testbed.harness import read_topics
 from tests.support.journal import QUEUE, journal, journalled_bridge, order, transactional_writer
 
 

@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from bridge_job.kafka.reading import close_consumers, committed_offsets
-from tests.brokers import KafkaBroker
+from testbed.brokers import KafkaBroker
 from tests.support.journal import transactional_writer
 
 

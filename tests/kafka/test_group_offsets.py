@@ -14,8 +14,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from bridge_job.config import KafkaSpec
 from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.waiting import patiently
-from tests.brokers import KafkaBroker
-from tests.support.builders import bridge
+from testbed.brokers import KafkaBroker
+from testbed.builders import bridge
 
 
 def committed(kafka: KafkaBroker, group: str, topic: str) -> int:

@@ -4,8 +4,8 @@ so requests time out), back. What it tells is what `KafkaConnected` shows (tests
 from __future__ import annotations
 
 from bridge_job.kafka.probe import KafkaProbe
-from tests.brokers import KafkaBroker, wait_until
-from tests.support.builders import bridge
+from testbed.brokers import KafkaBroker, wait_until
+from testbed.builders import bridge
 
 
 class Told:

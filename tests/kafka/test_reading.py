@@ -13,10 +13,10 @@ import uuid
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bridge_job.kafka.reading import read_range
-from tests.brokers import KafkaBroker
-from tests.support.harness import eventually
+from testbed.brokers import KafkaBroker
+from testbed.harness import eventually
+from testbed.topic_log import TopicLog
 from tests.support.journal import transactional_writer
-from tests.support.topic_log import TopicLog
 
 
 def transaction(
@@ -84,7 +84,7 @@ def test_a_range_that_begins_after_the_abort_reads_the_successors_committed_reco
 def test_the_scenarios_topic_log_reads_every_committed_record_around_a_fenced_writer(
     kafka: KafkaBroker,
 ) -> None:
-    """tests/support/topic_log.py, as the failover scenario reads its topics while instances are killed
+    """testbed/topic_log.py, as the failover scenario reads its topics while instances are killed
     and frozen: read after each step, a writer fenced with its transaction open in between."""
     topic = f"log-{uuid.uuid4().hex[:8]}"
     kafka.create_topics(topic)

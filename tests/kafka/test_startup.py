@@ -19,9 +19,9 @@ from bridge_job.kafka.clients import OncePerInterval
 from bridge_job.kafka.startup import wait_for_kafka
 from jmsbridge import certificates
 from jmsbridge.local import BridgeJob
-from tests.brokers import ActiveMqBroker, KafkaBroker, free_port, port_open
-from tests.support.builders import bridge
-from tests.support.harness import bridge_document, write_yaml
+from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, port_open
+from testbed.builders import bridge
+from testbed.harness import bridge_document, write_yaml
 
 
 @pytest.mark.slow

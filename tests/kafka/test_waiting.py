@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.waiting import patiently
-from tests.support.builders import bridge
+from testbed.builders import bridge
 
 KAFKA = bridge().spec.kafka
 PATIENCE = 60

@@ -17,8 +17,8 @@ from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import Deliveries, Superseded, close_producers, write_transaction
-from tests.brokers import KafkaBroker
-from tests.support.harness import read_topics
+from testbed.brokers import KafkaBroker
+from testbed.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
 
 

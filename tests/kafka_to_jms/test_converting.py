@@ -32,7 +32,7 @@ from bridge_job.message import (
 from bridge_job.routing.failures import SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record, tombstone
 from bridge_job.signing import bridge_key
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 NOW = 1_700_000_000_000
 TARGET = Destination(DestinationKind.QUEUE, "out")

@@ -21,7 +21,7 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage
 from bridge_job.nats.message import NatsMessage
 from bridge_job.nats_to_jms.converting import nats_loop_mark
 from bridge_job.signing import LoopMark, mac
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 NOW = 1_700_000_000_000
 OUT = Destination(DestinationKind.QUEUE, "out")

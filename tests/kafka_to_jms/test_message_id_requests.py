@@ -28,8 +28,8 @@ from bridge_job.message import Destination, DestinationKind, JmsMessage
 from bridge_job.routing.pending import PendingRequest, pending_record
 from bridge_job.supervision.topics import ensure_pending_topic
 from jmsbridge.local import JmsRequester
-from tests.brokers import ActiveMqBroker, KafkaBroker
-from tests.support.harness import (
+from testbed.brokers import ActiveMqBroker, KafkaBroker
+from testbed.harness import (
     bridge_document,
     eventually,
     read_topics,

@@ -13,9 +13,9 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import ApiError, Kube, Resource
 from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap, stops_reported
 from bridge_job.outages import Outage
-from tests.apiserver.client import KubeApi
-from tests.brokers import wait_until
-from tests.support.builders import config
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import wait_until
+from testbed.builders import config
 
 # As the bridge's pods: the chart's job ServiceAccount and Role, in `apps`.
 pytestmark = pytest.mark.usefixtures("as_bridge_job")

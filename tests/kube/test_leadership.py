@@ -33,9 +33,9 @@ from bridge_job.kube.leadership import (
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.supervision.telemetry import Metrics
 from jmsbridge.cli import parser
-from tests.apiserver.chart import job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.support.builders import config
+from testbed.apiserver.chart import job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.builders import config
 
 # As the pods of the bridge `orders` in `apps`: its own ServiceAccount and Role, and its free Lease, as the
 # operator makes them (operator/jmsbridge_operator/identity.py).

@@ -19,7 +19,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.nats.link import NatsLink, refused
 from bridge_job.nats.message import NatsPublish
 from jmsbridge.local import wait_until
-from tests.brokers import NatsServer
+from testbed.brokers import NatsServer
 from tests.support.nats_accounts import Account
 
 USERS = """authorization {{ users = [

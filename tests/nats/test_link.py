@@ -15,7 +15,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.nats.link import NatsLink
 from bridge_job.nats.probe import NatsProbe
 from jmsbridge.local import free_port, wait_until
-from tests.brokers import NatsServer
+from testbed.brokers import NatsServer
 
 
 def test_servers_unreachable_at_start_stop_the_bridge_after_the_patience() -> None:

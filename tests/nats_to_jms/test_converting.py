@@ -9,7 +9,7 @@ import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
 from bridge_job.journal.entries import JournalEntry
-from bridge_job.journal_to_kafka.converting import to_nats
+from bridge_job.journal_to_nats.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage
 from bridge_job.nats_to_jms.converting import (

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from jmsbridge_operator import crdgen
 
-from tests.apiserver.chart import OperatorIdentity, install_identity
-from tests.apiserver.client import KubeApi, KubeApiError
+from testbed.apiserver.chart import OperatorIdentity, install_identity
+from testbed.apiserver.client import KubeApi, KubeApiError
+from testbed.apiserver.spark_crd import installed_file
+from testbed.resources import GROUP_VERSION, NAMESPACE
 from tests.apiserver.operator_runner import run_operator
-from tests.apiserver.spark_crd import installed_file
-from tests.operator.helpers import CRD_DIR, GROUP_VERSION, NAMESPACE, load_yaml
+from tests.operator.helpers import CRD_DIR, load_yaml
 
 OPERATOR_MODULE = "jmsbridge_operator"
 KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"

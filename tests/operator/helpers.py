@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.apiserver.spark_crd import UPSTREAM
-from tests.apiserver.spark_crd import spark_crd_file as spark_crd_file  # the models' CRD, always there
+from testbed.apiserver.spark_crd import UPSTREAM
+from testbed.resources import CHECKPOINT_CLAIM, GROUP_VERSION, NAMESPACE
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "crds"
@@ -23,9 +23,7 @@ EXAMPLES = REPO / "examples" / "cluster"
 REF_DIR = REPO.parent / "shared" / "ref"  # upstream files beside the checkout, for cross-checks only
 SPARK_CRD = UPSTREAM
 
-GROUP_VERSION = "jmsbridge.dev/v1alpha1"
 SPARK_VERSION = "sparkoperator.k8s.io/v1beta2"
-NAMESPACE = "apps"
 
 
 def require_reference(path: Path = SPARK_CRD) -> Path:
@@ -59,14 +57,6 @@ def bridge(name: str = "orders", **spec_changes: Any) -> dict[str, Any]:
     return body
 
 
-# A standby pair shares its checkpoint through a ReadWriteMany claim (checkpoint_sharing.py).
-CHECKPOINT_CLAIM = "bridge-checkpoints"
-STANDBY: dict[str, Any] = {
-    "failover": {"standby": True},
-    "spark": {"checkpoint": {"persistentVolumeClaim": CHECKPOINT_CLAIM}},
-}
-
-
 def claim(name: str = CHECKPOINT_CLAIM, *modes: str) -> dict[str, Any]:
     """A PersistentVolumeClaim, ReadWriteMany unless `modes` say otherwise."""
     return {
@@ -80,55 +70,9 @@ def claim(name: str = CHECKPOINT_CLAIM, *modes: str) -> dict[str, Any]:
     }
 
 
-def held_lease(
-    bridge_id: str, holder: str | None, transitions: int = 0, duration: int = 300, namespace: str = NAMESPACE
-) -> dict[str, Any]:
-    """A bridge's Lease as its jobs write it: `holder` (`<instance>/<pod>`, None: released) took it
-    `transitions` times and renewed it now; long enough (`duration`) not to run out during a test."""
-    from bridge_job.config import lease_name
-    from bridge_job.kube.leadership import micro_time
-    from bridge_job.kube.ownership import LABEL_BRIDGE_ID
-
-    now = micro_time()
-    spec: dict[str, Any] = {
-        "leaseDurationSeconds": duration,
-        "acquireTime": now,
-        "renewTime": now,
-        "leaseTransitions": transitions,
-    }
-    if holder:
-        spec["holderIdentity"] = holder
-    labels = {LABEL_BRIDGE_ID: bridge_id}
-    metadata = {"name": lease_name(bridge_id), "namespace": namespace, "labels": labels}
-    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
-
-
 def default_id(name: str, namespace: str = NAMESPACE) -> str:
     """The id of a bridge without spec.bridgeId: `<namespace>-<name>` (bridge_job/config/names.py)."""
     return f"{namespace}-{name}"
-
-
-def simple_bridge(name: str = "simple", *, standby: bool = False) -> dict[str, Any]:
-    """A small bridge: ActiveMQ queue in, plaintext Kafka out; `standby` with its checkpoint claim."""
-    body: dict[str, Any] = {
-        "apiVersion": GROUP_VERSION,
-        "kind": "JmsBridge",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "jms": {
-                "connectionFactory": {
-                    "className": "org.apache.activemq.ActiveMQConnectionFactory",
-                    "properties": {"brokerURL": "tcp://amq:61616"},
-                },
-                "sources": [{"queue": "in.orders"}, {"queue": "in.prices"}],
-            },
-            "kafka": {"bootstrapServers": "kafka:9092"},
-            "failover": {"standby": standby},
-        },
-    }
-    if standby:
-        body["spec"].update(copy.deepcopy(STANDBY))
-    return body
 
 
 def route(

@@ -9,7 +9,8 @@ from jmsbridge_operator.acceptance import judge_routes
 
 from bridge_job.config import JmsBridge
 from bridge_job.config.validation import address_problem, addresses_overlap
-from tests.operator.helpers import route, simple_bridge
+from testbed.resources import simple_bridge
+from tests.operator.helpers import route
 
 
 def judged(*routes: dict[str, Any], bridge: dict[str, Any] | None = None) -> dict[str, tuple[bool, str, str]]:

@@ -25,8 +25,9 @@ import pytest
 
 import bridge_job.config as config_models
 from bridge_job.config import JmsBridge, JmsBridgeRoute, field_errors
-from tests.apiserver.client import KubeApi, KubeApiError
-from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, schema_errors, simple_bridge
+from testbed.apiserver.client import KubeApi, KubeApiError
+from testbed.resources import simple_bridge
+from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, schema_errors
 
 BRIDGE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridges.yaml"
 ROUTE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridgeroutes.yaml"

@@ -14,8 +14,9 @@ import pytest
 from jmsbridge_operator.options import ENV_GATHER_SECONDS, ENV_SETTLE_SECONDS
 from prometheus_client import REGISTRY
 
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
+from tests.operator.helpers import route
 from tests.operator.test_operator import ACCEPTED, RUNNING, STARTING, View
 
 pytestmark = pytest.mark.timeout(120)

@@ -20,9 +20,10 @@ from bridge_job.kube.api import ApiError
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.kube.leadership import KubernetesLeases, Leadership
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
-from tests.apiserver.chart import job_client
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import NAMESPACE, route, simple_bridge
+from testbed.apiserver.chart import job_client
+from testbed.apiserver.client import KubeApi
+from testbed.resources import NAMESPACE, simple_bridge
+from tests.operator.helpers import route
 from tests.operator.test_operator import LEASES, PRIMARY, View
 
 pytestmark = pytest.mark.timeout(120)

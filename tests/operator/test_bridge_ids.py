@@ -10,9 +10,10 @@ from typing import Any
 import yaml
 from jmsbridge_operator.status import find_condition
 
-from tests.apiserver.client import KubeApi
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
 from tests.operator.fixtures import chart_operator
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, SPARK_VERSION, route, simple_bridge
+from tests.operator.helpers import SPARK_VERSION, route
 
 OTHER = "payments"
 

@@ -202,7 +202,7 @@ def test_namespaced_install_gets_roles_not_cluster_roles() -> None:
 
 def test_the_operator_writes_leases_and_reads_no_secrets_cluster_wide() -> None:
     """What RBAC the operator needs, its end-to-end tests find out on a real API server under exactly this
-    chart's RBAC (tests/apiserver/chart.py); what it must not get, this says: it creates the bridges'
+    chart's RBAC (testbed/apiserver/chart.py); what it must not get, this says: it creates the bridges'
     Leases and may update them (to grant that to each bridge's own account, RBAC lets no one grant more
     than it holds), never deletes them; it creates key Secrets but reads Secrets per namespace (below),
     never cluster-wide; and it may bind the ClusterRole jms-bridge-job and no other."""

@@ -10,7 +10,8 @@ from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.status import find_condition
 
-from tests.operator.helpers import claim, simple_bridge
+from testbed.resources import simple_bridge
+from tests.operator.helpers import claim
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -17,7 +17,8 @@ from jmsbridge_operator.status import find_condition
 
 from bridge_job import __version__
 from jmsbridge.cli import main, parser
-from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, simple_bridge, strict
+from testbed.resources import simple_bridge
+from tests.operator.helpers import CRD_DIR, EXAMPLES, load_yaml, route, strict
 
 FILES = ["-f", str(EXAMPLES / "bridge.yaml"), "-f", str(EXAMPLES / "routes.yaml")]
 

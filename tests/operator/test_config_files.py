@@ -14,7 +14,8 @@ from jmsbridge_operator.kafka_checks.gate import open_gate
 from jmsbridge_operator.planning import Observed, Plan, plan
 
 from bridge_job.config import JobConfig
-from tests.operator.helpers import STANDBY, route
+from testbed.resources import STANDBY
+from tests.operator.helpers import route
 from tests.operator.test_planning import NOW, as_stored, cluster_bridge, steady
 
 P, S = "simple-primary", "simple-secondary"

@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 from jmsbridge_operator import crdgen
 
+from testbed.resources import simple_bridge
 from tests.operator.helpers import (
     CHART_DIR,
     CRD_DIR,
@@ -19,7 +20,6 @@ from tests.operator.helpers import (
     load_yaml,
     route,
     schema_errors,
-    simple_bridge,
 )
 
 BRIDGE_CRD = CRD_DIR / "jmsbridge.dev_jmsbridges.yaml"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.apiserver.client import KubeApi, KubeApiError
+from testbed.apiserver.client import KubeApi, KubeApiError
 from tests.operator.helpers import CHART_DIR, CRD_DIR, load_yaml
 
 CRD_FILES = sorted(CRD_DIR.glob("*.yaml")) + sorted((CHART_DIR / "crds").glob("*.yaml"))

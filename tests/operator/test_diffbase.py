@@ -12,8 +12,9 @@ import kopf
 import pytest
 from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage
 
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
+from tests.operator.helpers import route
 from tests.operator.test_operator import View
 
 pytestmark = pytest.mark.timeout(120)

@@ -26,11 +26,12 @@ from kopf._cogs.aiokits.aioenums import FlagSetter  # kopf makes daemon stoppers
 from kopf._core.intents.stoppers import DaemonStoppingReason
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
-from tests.apiserver.client import KubeApi
-from tests.brokers import free_port
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import free_port
+from testbed.resources import NAMESPACE, simple_bridge
 from tests.kube.test_leadership import Forbidden
 from tests.operator.fixtures import KAFKA_CHECKS_ENV
-from tests.operator.helpers import NAMESPACE, SPARK_VERSION, route, simple_bridge
+from tests.operator.helpers import SPARK_VERSION, route
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 
 from jmsbridge.local import free_port
-from tests.apiserver import tools
-from tests.apiserver.chart import CHART_DIR
-from tests.apiserver.client import KubeApi
-from tests.brokers import KafkaBroker
-from tests.operator.helpers import EXAMPLES, GROUP_VERSION, SPARK_VERSION, claim
+from testbed.apiserver import tools
+from testbed.apiserver.chart import CHART_DIR
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import KafkaBroker
+from testbed.resources import GROUP_VERSION
+from tests.operator.helpers import EXAMPLES, SPARK_VERSION, claim
 from tests.operator.test_kubectl import Kubectl
 from tests.operator.test_operator import View
 

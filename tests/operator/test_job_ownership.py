@@ -15,9 +15,10 @@ from bridge_job.config import ENV_OWNER_NAME, ENV_OWNER_UID, lease_name
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.kube.leadership import KubernetesLeases, Leadership
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
-from tests.apiserver.chart import job_client
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, default_id, route, simple_bridge
+from testbed.apiserver.chart import job_client
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
+from tests.operator.helpers import default_id, route
 from tests.operator.test_operator import LEASES, PRIMARY, SECONDARY, View
 
 pytestmark = pytest.mark.timeout(120)

@@ -48,10 +48,11 @@ from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, KafkaSpec, j
 from bridge_job.kafka.clients import KafkaCredentials
 from bridge_job.kube.api import ApiError
 from jmsbridge.kafka_server import Acl
-from tests.apiserver.client import KubeApi
-from tests.brokers import KafkaBroker, free_port
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import KafkaBroker, free_port
+from testbed.resources import NAMESPACE, simple_bridge
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
-from tests.operator.helpers import NAMESPACE, SPARK_VERSION, default_id, route, simple_bridge
+from tests.operator.helpers import SPARK_VERSION, default_id, route
 from tests.operator.test_operator import View, everything_but_secrets
 
 pytestmark = pytest.mark.timeout(120)

@@ -31,10 +31,11 @@ from jmsbridge_operator.kafka_checks.probe import probe_configs
 from bridge_job.config import JmsBridge, KafkaSpec
 from bridge_job.kafka.clients import client_settings
 from bridge_job.kube.api import ApiError
-from tests.apiserver.client import KubeApi
-from tests.brokers import free_port
+from testbed.apiserver.client import KubeApi
+from testbed.brokers import free_port
+from testbed.resources import NAMESPACE, simple_bridge
 from tests.operator.fixtures import KAFKA_CHECKS_ENV, chart_operator
-from tests.operator.helpers import EXAMPLES, NAMESPACE, load_yaml, route, simple_bridge
+from tests.operator.helpers import EXAMPLES, load_yaml, route
 from tests.operator.test_operator import View
 
 pytestmark = pytest.mark.timeout(120)

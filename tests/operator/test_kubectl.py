@@ -2,7 +2,7 @@
 apply the examples, see the printer columns, wait for Ready, describe, annotate, explain; and what the
 CRDs refuse at `kubectl apply` (unknown fields, CEL rules), as a real API server refuses it.
 
-kubectl is the one scripts/install-helm.sh installs (tests/apiserver/tools.py); without it the tests skip,
+kubectl is the one scripts/install-helm.sh installs (testbed/apiserver/tools.py); without it the tests skip,
 except in CI, where they fail.
 """
 
@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.apiserver import tools
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import CHECKPOINT_CLAIM, EXAMPLES, GROUP_VERSION, NAMESPACE, claim, load_yaml
+from testbed.apiserver import tools
+from testbed.apiserver.client import KubeApi
+from testbed.resources import CHECKPOINT_CLAIM, GROUP_VERSION, NAMESPACE
+from tests.operator.helpers import EXAMPLES, claim, load_yaml
 from tests.operator.test_operator import View
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import CHECKPOINT_CLAIM, NAMESPACE, claim, simple_bridge
+from testbed.apiserver.client import KubeApi
+from testbed.resources import CHECKPOINT_CLAIM, NAMESPACE, simple_bridge
+from tests.operator.helpers import claim
 from tests.operator.test_operator import View
 
 pytestmark = pytest.mark.timeout(120)

@@ -27,8 +27,10 @@ from prometheus_client import REGISTRY
 from bridge_job.config import JobConfig
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.kube.health import ConnectionHealth, HealthConfigMap
-from tests.apiserver.chart import job_client
-from tests.apiserver.client import KubeApi, KubeApiError
+from testbed.apiserver.chart import job_client
+from testbed.apiserver.client import KubeApi, KubeApiError
+from testbed.apiserver.spark_crd import spark_crd_file
+from testbed.resources import GROUP_VERSION, NAMESPACE, held_lease, simple_bridge
 from tests.operator.fixtures import (
     KAFKA_CHECKS_ENV,
     OPERATOR_MODULE,
@@ -37,18 +39,13 @@ from tests.operator.fixtures import (
 )
 from tests.operator.helpers import (
     EXAMPLES,
-    GROUP_VERSION,
-    NAMESPACE,
     REPO,
     SPARK_VERSION,
     default_id,
     example,
-    held_lease,
     load_yaml,
     route,
     schema_errors,
-    simple_bridge,
-    spark_crd_file,
 )
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,7 +12,8 @@ from jmsbridge_operator.planning import Observed, Plan, plan
 from jmsbridge_operator.status import find_condition
 
 from bridge_job.config import JmsBridge, JobConfig
-from tests.operator.helpers import STANDBY, route, simple_bridge
+from testbed.resources import STANDBY, simple_bridge
+from tests.operator.helpers import route
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -8,7 +8,8 @@ import pytest
 from jmsbridge_operator.render import render
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, job_config
-from tests.operator.helpers import EXAMPLES, bridge, load_yaml, schema_errors, spark_crd_file
+from testbed.apiserver.spark_crd import spark_crd_file
+from tests.operator.helpers import EXAMPLES, bridge, load_yaml, schema_errors
 from tests.operator.restricted import pods_of, violations
 
 EXAMPLE_FILES = {

@@ -27,15 +27,8 @@ from bridge_job.config import (
 from bridge_job.config.spark_settings import SPARK_SETTINGS
 from bridge_job.jms.jvm import expand_classpath
 from bridge_job.jms.settings import DEFAULT_CLASSPATH
-from tests.operator.helpers import (
-    EXAMPLES,
-    SPARK_CRD,
-    bridge,
-    load_yaml,
-    require_reference,
-    schema_errors,
-    spark_crd_file,
-)
+from testbed.apiserver.spark_crd import spark_crd_file
+from tests.operator.helpers import EXAMPLES, SPARK_CRD, bridge, load_yaml, require_reference, schema_errors
 
 
 def _rendered(body: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None) -> Any:

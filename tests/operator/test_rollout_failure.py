@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.apiserver.client import KubeApi
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
 from tests.operator.fixtures import chart_operator
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, route, simple_bridge
+from tests.operator.helpers import route
 from tests.operator.test_operator import PRIMARY, RUNNING, View
 
 pytestmark = pytest.mark.timeout(120)

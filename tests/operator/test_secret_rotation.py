@@ -15,8 +15,9 @@ from jmsbridge_operator.planning import Observed, plan
 from jmsbridge_operator.render import secret_names, secrets_version_of
 from jmsbridge_operator.secret_versions import ABSENT, version_of
 
-from tests.apiserver.client import KubeApi
-from tests.operator.helpers import NAMESPACE, STANDBY, route, simple_bridge
+from testbed.apiserver.client import KubeApi
+from testbed.resources import NAMESPACE, STANDBY, simple_bridge
+from tests.operator.helpers import route
 from tests.operator.test_api_economy import OPERATOR_AGENTS, asked, reads, reconciliations
 from tests.operator.test_operator import AMQ_SECRET, RUNNING, View
 from tests.operator.test_planning import NOW, as_stored, cluster_bridge, verbs

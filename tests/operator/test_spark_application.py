@@ -17,7 +17,8 @@ from jmsbridge_operator.status import find_condition
 from kubeflow_spark_api.models import SparkV1beta2SparkApplication
 
 from bridge_job.config import JmsBridge, job_config
-from tests.operator.helpers import bridge, simple_bridge
+from testbed.resources import simple_bridge
+from tests.operator.helpers import bridge
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -12,9 +12,10 @@ import pytest
 from jmsbridge_operator import naming
 from jmsbridge_operator.taken_names import Backoff
 
-from tests.apiserver.client import KubeApi
+from testbed.apiserver.client import KubeApi
+from testbed.resources import GROUP_VERSION, NAMESPACE, simple_bridge
 from tests.operator.fixtures import chart_operator
-from tests.operator.helpers import GROUP_VERSION, NAMESPACE, SPARK_VERSION, route, simple_bridge
+from tests.operator.helpers import SPARK_VERSION, route
 from tests.operator.test_operator import RUNNING, STARTING, View
 
 pytestmark = pytest.mark.timeout(120)

@@ -30,7 +30,7 @@ from bridge_job.routing.loops import (
     signed,
 )
 from bridge_job.signing import LoopMark, bridge_key, mac
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 NOW = 1_700_000_000_000
 OUT = Destination(DestinationKind.QUEUE, "out")

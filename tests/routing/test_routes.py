@@ -7,7 +7,7 @@ import pytest
 from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property, PropertyType
 from bridge_job.routing.routes import RouteTable, address_matches
-from tests.support.builders import config, route
+from testbed.builders import config, route
 
 
 def message(name: str, kind: DestinationKind = DestinationKind.QUEUE, **fields: object) -> JournalEntry:

@@ -11,7 +11,7 @@ from bridge_job.spark.intervals import (
     next_interval,
     query_mode,
 )
-from tests.support.builders import config
+from testbed.builders import config
 
 
 def test_real_time_is_the_default_and_available_now_drains_in_micro_batches() -> None:

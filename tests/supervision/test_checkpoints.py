@@ -13,8 +13,8 @@ from bridge_job.config import CheckpointReset, JobConfig
 from bridge_job.kafka.waiting import asking
 from bridge_job.spark import binding
 from bridge_job.supervision.checkpoints import Losses, apply_requested_reset, reset_due
-from tests.brokers import KafkaBroker
-from tests.support.builders import config
+from testbed.brokers import KafkaBroker
+from testbed.builders import config
 
 
 def bridge_with_journal(kafka: KafkaBroker, records: int) -> JobConfig:

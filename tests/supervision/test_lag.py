@@ -9,7 +9,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.supervision.lag import Lag, LagWatch
-from tests.brokers import KafkaBroker
+from testbed.brokers import KafkaBroker
 from tests.support.journal import journal, journalled_bridge, order
 
 

@@ -28,9 +28,9 @@ from bridge_job.supervision.stopping import stop_reason
 from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
 from jmsbridge import class_archive
-from tests.brokers import KafkaBroker
-from tests.support.builders import config
-from tests.support.harness import read_topics
+from testbed.brokers import KafkaBroker
+from testbed.builders import config
+from testbed.harness import read_topics
 from tests.support.journal import journal, journalled_bridge, order
 
 pytestmark = pytest.mark.slow  # a Spark session: the quick lane leaves it to the full one

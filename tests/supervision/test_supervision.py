@@ -20,7 +20,7 @@ from bridge_job.errors import BridgeStopped
 from bridge_job.supervision.flows import EGRESS, FLOWS, Flow
 from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE, Supervision
 from bridge_job.supervision.telemetry import Metrics
-from tests.support.builders import config
+from testbed.builders import config
 
 
 class Query:

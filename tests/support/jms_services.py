@@ -11,7 +11,7 @@ import jpype
 
 from bridge_job.jms import start_jvm
 from jmsbridge.local import JmsBroker
-from tests.brokers import ActiveMqBroker, activemq_classpath
+from testbed.brokers import ActiveMqBroker, activemq_classpath
 
 
 def answer_requests(

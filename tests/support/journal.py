@@ -11,8 +11,8 @@ from confluent_kafka import Producer
 from bridge_job.config import JobConfig
 from bridge_job.journal.entries import journal_record
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from tests.brokers import KafkaBroker
-from tests.support.builders import config, route
+from testbed.brokers import KafkaBroker
+from testbed.builders import config, route
 
 QUEUE = Destination(DestinationKind.QUEUE, "orders.in")
 

@@ -1,7 +1,7 @@
 """Poison messages as a JMS producer can really send them, each with the reason the bridge must give.
 
 The adapter's own writer refuses what the bridge cannot carry, so these are built on a raw
-`javax.jms.Session` (`tests.jms.helpers.send_built`). A lone surrogate in a string *property* is not
+`javax.jms.Session` (`testbed.jms.send_built`). A lone surrogate in a string *property* is not
 among them: ActiveMQ's OpenWire hands such a property over with U+FFFD in its place, so on this broker
 it never reaches the bridge; a header (JMSType) keeps it.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.jms.helpers import java_string
+from testbed.jms import java_string
 
 Builder = Callable[[Any], Any]
 

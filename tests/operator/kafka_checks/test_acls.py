@@ -20,7 +20,7 @@ from bridge_job.config import JobConfig
 from bridge_job.kafka.clients import KafkaCredentials
 from jmsbridge import certificates
 from jmsbridge.kafka_server import Acl
-from tests.brokers import KafkaBroker
+from testbed.brokers import KafkaBroker
 from tests.operator.kafka_checks.bridges import bridge_config
 
 SETTINGS = CheckSettings(probe_deadline_seconds=20, call_timeout_seconds=10)

@@ -29,7 +29,7 @@ from jmsbridge_operator.kafka_checks.probe import NO_BROKER_ANSWERED, _operation
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, JobConfig
 from bridge_job.kafka.clients import LOGGING, KafkaCredentials, client_config, producer_config
 from jmsbridge.kafka_server import Acl
-from tests.brokers import KafkaBroker
+from testbed.brokers import KafkaBroker
 from tests.operator.kafka_checks.bridges import bridge_config
 
 

@@ -18,8 +18,8 @@ from jmsbridge_operator.identity import identity
 
 from bridge_job.config import JmsBridge, job_config
 from bridge_job.kube.api import Kube
-from tests.apiserver.client import KubeApi
-from tests.apiserver.tools import helm
+from testbed.apiserver.client import KubeApi
+from testbed.apiserver.tools import helm
 
 CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "jms-bridge-operator"
 RELEASE = "jms-bridge-operator"

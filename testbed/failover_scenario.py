@@ -46,11 +46,11 @@ from bridge_job.formats import native
 from bridge_job.journal.entries import EPOCH_HEADER
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob, wait_until
-from tests.apiserver.chart import job_kubeconfig
-from tests.apiserver.client import KubeApi
-from tests.support.harness import bridge_document, queued, route_document, write_yaml
-from tests.support.jms_load import JmsLoad
-from tests.support.topic_log import LoggedRecord, TopicLog
+from testbed.apiserver.chart import job_kubeconfig
+from testbed.apiserver.client import KubeApi
+from testbed.harness import bridge_document, queued, route_document, write_yaml
+from testbed.jms_load import JmsLoad
+from testbed.topic_log import LoggedRecord, TopicLog
 
 NAMESPACE = "apps"
 LEASES = "coordination.k8s.io/v1"

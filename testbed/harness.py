@@ -20,8 +20,8 @@ from bridge_job.formats import KafkaRecord
 from bridge_job.jms import BatchConsumer
 from bridge_job.message import JmsMessage
 from jmsbridge.local import JmsBroker, jms_connection
-from tests.brokers import KafkaBroker, activemq_classpath
-from tests.jms.helpers import receive
+from testbed.brokers import KafkaBroker, activemq_classpath
+from testbed.jms import receive
 
 # The heaviest scenarios (several jobs, kills, a steady load) share one worker of `pytest -n 2`
 # (`--dist loadgroup`), so that two of them never load the two cores beside each other.

@@ -12,7 +12,7 @@ from bridge_job.config import ConnectionFactorySpec, JmsSource, JmsSpec, JndiSpe
 from bridge_job.jms import BatchConsumer, start_jvm
 from bridge_job.jms.factories import connection_factory
 from bridge_job.message import JmsMessage
-from tests.brokers import activemq_classpath
+from testbed.brokers import activemq_classpath
 
 ACTIVEMQ_FACTORY = "org.apache.activemq.ActiveMQConnectionFactory"
 ACTIVEMQ_JNDI = "org.apache.activemq.jndi.ActiveMQInitialContextFactory"

@@ -10,7 +10,8 @@ turns into a condition), and says when the system is back. Past the patience it 
 which Kubernetes restarts with backoff. An answer that no retry changes (authentication or authorization
 refused, a missing topic) is not an outage: the caller stops at once.
 
-`Outage` times the failures of one caller; `patiently` wraps one call in it.
+`Outage` times the failures of one caller; `patiently` wraps one call in it, for every system alike
+(kafka/waiting.py says what a Kafka failure is, nats/link.py a NATS one, the JMS flows a JMS one).
 """
 
 from __future__ import annotations
@@ -137,17 +138,22 @@ def patiently(
     transient: Callable[[BaseException], bool],
     pause: Callable[[float], None] = time.sleep,
     ask_seconds: float = 30.0,
+    doing: str = "asking again",
+    after_failure: Callable[[BaseException], None] = lambda error: None,
 ) -> T:
     """`call(timeout)`'s answer, asked again while it fails with a `transient` error, within the outage's
     patience. `timeout` is how long one attempt may take: at most `ask_seconds`, never past the patience.
-    A failure that is not transient propagates at once."""
+    A failure that is not transient propagates at once; `transient` may raise BridgeStopped itself (a
+    refusal that looks like an outage). `after_failure`: what to mend before the next attempt (a
+    connection dropped), `doing` says it in the log."""
     while True:
         try:
             answer = call(max(1.0, min(ask_seconds, outage.left())))
         except Exception as error:
             if not transient(error):
                 raise
-            outage.failed(error, "asking again")
+            outage.failed(error, doing)
+            after_failure(error)
             pause(outage.backoff())
             continue
         outage.clear()

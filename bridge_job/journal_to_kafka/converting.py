@@ -6,9 +6,7 @@ cannot be done for this one message is a soft failure, handled by the route's po
 bridge's): `fail` stops the bridge, `skip` drops the message with a log line, `deadLetter` publishes the
 original record to the dead-letter topic with headers saying why and where it came from.
 
-A jmsToNats route takes its messages the same way and makes each a NATS message in the route's format
-(`to_nats`): a message with JMSReplyTo becomes a NATS request whose reply subject holds the way back
-(routing/nats_replies.py), signed with the bridge's key and good until the request expires.
+A jmsToNats route takes its messages the same way; journal_to_nats/ makes each a NATS message.
 
 Every record and NATS message carries the bridge's loop mark: `jmsbridge.origin` and the MAC that vouches
 for it, `jmsbridge.origin.mac` (formats/native.py, `signed`), made once per message.
@@ -37,8 +35,9 @@ from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import ORIGIN_HEADER, signed
 from bridge_job.journal.entries import JournalEntry
-from bridge_job.message import CARRIED_BODIES, BodyType, PropertyType
-from bridge_job.nats.message import NatsPublish, nats_headers
+from bridge_job.journal_to_nats.converting import to_nats
+from bridge_job.message import CARRIED_BODIES, PropertyType
+from bridge_job.nats.message import NatsPublish
 from bridge_job.routing import loops, replies
 from bridge_job.routing.failures import (
     Limits,
@@ -57,7 +56,6 @@ from bridge_job.routing.loops import (
     ORIGIN_MAC_PROPERTY,
     ORIGIN_PROPERTY,
 )
-from bridge_job.routing.nats_replies import WayBack, expiry, reply_subject
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
 from bridge_job.signing import Forgeries, LoopMark, bridge_key
@@ -140,29 +138,6 @@ def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> Kafka
             SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
         ) from None
     return signed(KafkaRecord(value=record.value, headers=record.headers, key=record_key), origin, key)
-
-
-def to_nats(entry: JournalEntry, route: Route, origin: str, key: bytes, now: float) -> NatsPublish:
-    """The NATS message for a journalled message on a jmsToNats route, published at `now` (unix seconds),
-    its origin and its reply subject signed with `key`; a request (JMSReplyTo set) names the reply subject
-    that leads its answer back until the request expires. SoftFailure when the message cannot go."""
-    refused = not_carried(entry.body_type, (BodyType.TEXT, BodyType.BYTES))  # NATS carries a payload
-    if refused is not None:
-        raise refused
-    message = entry.message()
-    try:
-        record = signed(codec(route.spec.format).encode(message, origin), origin, key)
-        headers = nats_headers(record)
-    except FormatError as error:
-        reason = SoftFailureReason.CONVERSION_FAILED
-        raise SoftFailure(reason, f"format {route.spec.format.value}: {error}") from None
-    assert route.spec.nats_subject is not None  # jmsToNats routes have one (config/route.py)
-    reply = None
-    if message.reply_to is not None:
-        correlation = message.correlation_id or message.message_id or ""
-        back = WayBack(message.reply_to, correlation, route.name)
-        reply = reply_subject(origin, back, key, expiry(message.expiration, now))
-    return NatsPublish(route.spec.nats_subject, record.value or b"", headers, reply)
 
 
 def dead_letter(

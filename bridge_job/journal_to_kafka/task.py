@@ -9,7 +9,7 @@ Spark plans the ranges, checkpoints them and schedules one task per journal part
 3. drops redelivered duplicates (journal/redelivery.py);
 4. routes and converts each entry (journal_to_kafka/converting.py) under the soft-failure policies; `fail`
    raises `BridgeStopped` before anything of the range is written;
-5. publishes the messages of jmsToNats routes to NATS (journal_to_kafka/nats_out.py) and flushes them;
+5. publishes the messages of jmsToNats routes to NATS (journal_to_nats/publishing.py) and flushes them;
 6. writes the records (kafka/writing.py), and reports what it did as a `TaskSummary` (`published`
    counts both).
 
@@ -30,8 +30,9 @@ from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal.holes import read_without_holes
 from bridge_job.journal.reading import find_earlier, journal_consumer
 from bridge_job.journal.redelivery import unresolved, without_duplicates
-from bridge_job.journal_to_kafka import nats_out, pending_requests
+from bridge_job.journal_to_kafka import pending_requests
 from bridge_job.journal_to_kafka.converting import Action, Egress
+from bridge_job.journal_to_nats import publishing
 from bridge_job.kafka.clients import KafkaConfig, producer_config
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.reading import TopicPartition, committed_offset, stall_for
@@ -242,7 +243,7 @@ def run(config_path: str, topic: str, partition: int, start: int, end: int) -> T
     to_nats: list[NatsPublish] = []
     records = route_all(egress, kept, summary, answered, to_nats)
     summary.routing_ns = time.perf_counter_ns() - began
-    nats_out.publish_all(config, to_nats)  # before the range counts as written
+    publishing.publish_all(config, to_nats)  # before the range counts as written
     records += pending_requests.tombstones(config, partition, start, end, answered, transactional is not None)
 
     if transactional is not None:

@@ -51,7 +51,7 @@ from bridge_job.kafka_to_jms.converting import (
     KafkaSource,
 )
 from bridge_job.message import JmsMessage
-from bridge_job.outages import Outage
+from bridge_job.outages import Outage, patiently
 from bridge_job.redaction import redact_process_logs
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record
@@ -197,20 +197,22 @@ def send_range(ingress: Ingress, planned: _Plan, summary: IngressSummary) -> Non
     link = jms_link(config)
     outage = Outage(f"JMS sends of {summary.topic}/{summary.partition}", patience, hint=JMS_HINT)
     committed = 0
-    while committed < len(planned.sends):
-        try:
-            with link.connect().producer(transacted=True) as producer:
-                while committed < len(planned.sends):
-                    chunk = planned.sends[committed : committed + COMMIT_EVERY]
-                    _send_chunk(ingress, producer, chunk, summary)
-                    committed += len(chunk)
-        except JmsError as error:
-            outage.failed(error)  # BridgeStopped once failing for longer than the window
-            link.recover(None)
-            time.sleep(outage.backoff())
-            summary.retries += 1
-            continue
-        outage.clear()
+
+    def send_the_rest(timeout: float) -> None:
+        nonlocal committed
+        with link.connect().producer(transacted=True) as producer:
+            while committed < len(planned.sends):
+                chunk = planned.sends[committed : committed + COMMIT_EVERY]
+                _send_chunk(ingress, producer, chunk, summary)
+                committed += len(chunk)
+
+    def reconnect(error: BaseException) -> None:
+        link.recover(None)
+        summary.retries += 1
+
+    if planned.sends:
+        transient = lambda error: isinstance(error, JmsError)  # noqa: E731
+        patiently(send_the_rest, outage, transient, doing="reconnecting", after_failure=reconnect)
 
 
 def _send_chunk(

@@ -38,7 +38,7 @@ from bridge_job.config import (
 )
 from bridge_job.errors import BridgeStopped
 from bridge_job.nats.message import NatsMessage, NatsPublish
-from bridge_job.outages import PATIENCE_SETTING, Outage
+from bridge_job.outages import PATIENCE_SETTING, Outage, patiently
 
 log = logging.getLogger("jmsbridge.nats")
 
@@ -154,20 +154,18 @@ class NatsLink:
 
     def connect(self) -> None:
         """Connect, trying again within the patience while no server answers."""
-        while True:
-            try:
-                self.try_connect()
-            except FAILURES as error:
-                # After its attempts nats-py says "no servers available"; why, it told `_error`.
-                reason = self._refused_by or error
-                if refused(reason):
-                    raise BridgeStopped(self._refusal(reason)) from None
-                self.outage.failed(error, "connecting again")  # BridgeStopped once out of patience
-                time.sleep(self.outage.backoff())
-                continue
-            self.outage.clear()
-            log.info("connected to %s as %s", self.where, self.name)
-            return
+
+        def transient(error: BaseException) -> bool:
+            if not isinstance(error, FAILURES):
+                return False
+            # After its attempts nats-py says "no servers available"; why, it told `_error`.
+            reason = self._refused_by or error
+            if refused(reason):
+                raise BridgeStopped(self._refusal(reason)) from None
+            return True
+
+        patiently(lambda timeout: self.try_connect(), self.outage, transient, doing="connecting again")
+        log.info("connected to %s as %s", self.where, self.name)
 
     def try_connect(self) -> None:
         """One attempt (what `connect` retries): OSError, TimeoutError or a nats error when it fails."""
@@ -226,6 +224,13 @@ class NatsLink:
 
     def _refusal(self, error: BaseException) -> str:
         return f"{self.where} refused the bridge: {error}; {credentials_hint(self.spec)}"
+
+    def _transient(self, error: BaseException) -> bool:
+        """A failure to wait out: the servers gone, not refusing the bridge (that stops it at once)."""
+        if not isinstance(error, FAILURES):
+            return False
+        self._check_refused()
+        return True
 
     def _check_refused(self) -> None:
         """BridgeStopped when the servers refuse the bridge's credentials while it reconnects (a user
@@ -300,14 +305,9 @@ class NatsLink:
                 await self._client.publish(m.subject, m.data, reply=m.reply or "", headers=m.headers or None)
 
         since = len(self._violations)
-        while True:
-            try:
-                self._call(publish())
-                break
-            except FAILURES as error:
-                self._check_refused()
-                self.outage.failed(error, "publishing again")
-                time.sleep(self.outage.backoff())
+        patiently(
+            lambda timeout: self._call(publish()), self.outage, self._transient, doing="publishing again"
+        )
         self.flush()
         # A subject the bridge may not publish to: the server dropped the message, so it must not count
         # as published (the range is not written, its JMS messages stay unacknowledged).
@@ -329,14 +329,7 @@ class NatsLink:
     def flush(self) -> None:
         """Everything published so far has reached the server (waits out a reconnection: what was
         published meanwhile waits in nats-py's buffer, sent once it is back)."""
-        while True:
-            try:
-                self.ping(5)
-                return
-            except FAILURES as error:
-                self._check_refused()
-                self.outage.failed(error, "flushing again")
-                time.sleep(self.outage.backoff())
+        patiently(lambda timeout: self.ping(5), self.outage, self._transient, doing="flushing again")
 
     def close(self) -> None:
         self._closing = True  # its disconnection is no outage

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from confluent_kafka import Producer
 
-from bridge_job.journal.entries import Epoch, journal_record
+from bridge_job.formats.journal import Epoch, journal_record
 from bridge_job.journal.writer import JournalWriter, Written
 from bridge_job.kafka.clients import producer_config
 from bridge_job.message import Destination, DestinationKind, JmsMessage

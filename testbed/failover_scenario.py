@@ -43,7 +43,7 @@ from confluent_kafka import Consumer
 
 from bridge_job.config import journal_reader_group, lease_holder_identity, lease_name
 from bridge_job.formats import native
-from bridge_job.journal.entries import EPOCH_HEADER
+from bridge_job.formats.journal import EPOCH_HEADER
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob, wait_until
 from testbed.apiserver.chart import job_kubeconfig

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from bridge_job.config import JmsSource, JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord
+from bridge_job.formats.journal import Epoch, journal_partition
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
 from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
 from bridge_job.jms_to_journal.poison import describe, ingest_dead_letter, journal_or_failure
-from bridge_job.journal.entries import Epoch, journal_partition
 from bridge_job.journal.writer import JournalWriter, KafkaUnreachable, Written
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.waiting import kafka_outage, stop_if_refused

@@ -28,7 +28,7 @@ import dataclasses
 import re
 
 from bridge_job.formats import FormatError, KafkaRecord, native
-from bridge_job.journal.entries import journal_record
+from bridge_job.formats.journal import journal_record
 from bridge_job.message import HEADER_NAMES, Destination, JmsMessage, Property, PropertyType, is_utf8_text
 from bridge_job.routing.failures import (
     SoftFailure,

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 
 from bridge_job.config import JobConfig
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal.reading import journal_consumer, read_range
 from bridge_job.kafka.reading import watermarks
 

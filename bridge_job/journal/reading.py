@@ -8,7 +8,7 @@ from collections.abc import Collection
 
 from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.kafka import reading as kafka_reading
 from bridge_job.kafka.reading import Consumer, close_consumers, watermarks
 

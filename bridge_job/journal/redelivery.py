@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 
 
 def unresolved(entries: Sequence[JournalEntry]) -> dict[str, int]:

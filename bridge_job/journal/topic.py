@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from bridge_job.config import JobConfig
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal.entries import JournalTopicSpec, journal_topic
+from bridge_job.formats.journal import JournalTopicSpec, journal_topic
 from bridge_job.kafka.topics import TopicAdmin
 
 TopicSpec = Callable[[int], JournalTopicSpec]  # the topic to create, for a cluster of so many brokers

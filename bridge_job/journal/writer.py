@@ -9,7 +9,7 @@ transaction of any earlier producer with that id and refuses its later writes. T
 active/standby pair: the instance that takes over the lease initialises the producer first, so a former
 active that was frozen or cut off (a zombie) can neither commit its batch in flight nor write another;
 its JMS session never commits, and the broker redelivers those messages to the new active. Each start of
-the producer then writes an epoch marker to every journal partition (journal/entries.py), in its own
+the producer then writes an epoch marker to every journal partition (formats/journal.py), in its own
 transaction.
 
 Its settings are the egress's transactional ones (kafka/writing.py `transactional_settings`), with a
@@ -34,7 +34,7 @@ from typing import Final
 
 from bridge_job.config import JobConfig, transactional_id_prefix
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal.entries import Epoch
+from bridge_job.formats.journal import Epoch
 from bridge_job.kafka.clients import delivery_failure, is_hard, producer_config
 from bridge_job.kafka.transactions import KafkaUnreachable, TransactionalBatches, Written
 from bridge_job.kafka.writing import transactional_settings

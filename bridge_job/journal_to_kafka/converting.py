@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import ORIGIN_HEADER, signed
-from bridge_job.journal.entries import JournalEntry
 from bridge_job.journal_to_nats.converting import to_nats
 from bridge_job.message import CARRIED_BODIES, PropertyType
 from bridge_job.nats.message import NatsPublish

@@ -26,7 +26,7 @@ from dataclasses import astuple, dataclass, field
 from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal.holes import read_without_holes
 from bridge_job.journal.reading import find_earlier, journal_consumer
 from bridge_job.journal.redelivery import unresolved, without_duplicates
@@ -66,7 +66,7 @@ class TaskSummary:
     dead_lettered: int = 0
     skipped: int = 0
     loops: int = 0  # messages this bridge's ingress sent, not sent back to their topic
-    markers: int = 0  # epoch markers (journal/entries.py): a new writer of the journal, nothing to route
+    markers: int = 0  # epoch markers (formats/journal.py): a new writer of the journal, nothing to route
     routing_ns: int = 0  # time spent routing and converting, all records together
     started_ms: int = 0  # wall clock, so that the driver sees which tasks overlapped
     ended_ms: int = 0

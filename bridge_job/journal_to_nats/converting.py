@@ -11,8 +11,8 @@ from __future__ import annotations
 from bridge_job.config import Route
 from bridge_job.formats import FormatError
 from bridge_job.formats.codecs import codec
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import signed
-from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import BodyType
 from bridge_job.nats.message import NatsPublish, nats_headers
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.message import JmsMessage, Property
 from bridge_job.signing import LoopMark, mac, vouched
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bridge_job.formats import KafkaRecord
-from bridge_job.journal.entries import JournalTopicSpec
+from bridge_job.formats.journal import JournalTopicSpec
 
 # An entry past its deadline by this much is tombstoned unanswered. The margin lets an answer the journal
 # took just before the deadline still find its entry when the egress is behind.

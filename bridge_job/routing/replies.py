@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from bridge_job.config import Direction, JobConfig
 from bridge_job.formats import KafkaRecord, native
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import ORIGIN_HEADER, signed
-from bridge_job.journal.entries import JournalEntry
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.pending import parse_pending

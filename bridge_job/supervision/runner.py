@@ -30,7 +30,7 @@ from bridge_job.config import (
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings, with_command_line
 from bridge_job.errors import BridgeStopped
-from bridge_job.journal.entries import Epoch
+from bridge_job.formats.journal import Epoch
 from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
 from bridge_job.outages import OutageListener

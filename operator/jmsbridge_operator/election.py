@@ -34,9 +34,14 @@ from typing import Any, Final
 
 import kopf
 
-from bridge_job.errors import BridgeStopped
-from bridge_job.kube.api import Kube
-from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, KubernetesLeases, Leadership, pod_name
+from bridge_job.contract.clients import (
+    EXIT_LEADERSHIP_LOST,
+    BridgeStopped,
+    Kube,
+    KubernetesLeases,
+    Leadership,
+    pod_name,
+)
 from jmsbridge_operator.metrics import MetricsServer
 from jmsbridge_operator.options import OperatorOptions
 

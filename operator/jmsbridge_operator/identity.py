@@ -27,7 +27,7 @@ import dataclasses
 from typing import Any, Final
 
 from bridge_job.config import JmsBridge, JobConfig, health_config_map_name, lease_name
-from bridge_job.kube.ownership import LABEL_BRIDGE_ID
+from bridge_job.contract import LABEL_BRIDGE_ID
 from jmsbridge_operator import naming
 from jmsbridge_operator.render import owner_reference
 

@@ -32,8 +32,8 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.api import CONFIG_MAPS, LEASES
-from bridge_job.kube.ownership import LABEL_BRIDGE_ID
+from bridge_job.contract import LABEL_BRIDGE_ID
+from bridge_job.contract.clients import CONFIG_MAPS, LEASES
 from jmsbridge_operator import naming
 from jmsbridge_operator.bridge_ids import effective_id
 from jmsbridge_operator.handlers import applications, rechecks, routes, standby_pair, startup

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from bridge_job.kube.api import LEASES, SECRETS, ApiError, Kube, Resource
+from bridge_job.contract.clients import LEASES, SECRETS, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.identity import Identity, differs, with_key
 from jmsbridge_operator.render import digest

@@ -37,8 +37,8 @@ from typing import Any, Protocol
 import kopf
 
 from bridge_job.config import DEFAULT_JOB_IMAGE, health_config_map_name
-from bridge_job.kube.api import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
-from bridge_job.kube.ownership import LABEL_BRIDGE_ID
+from bridge_job.contract import LABEL_BRIDGE_ID
+from bridge_job.contract.clients import CONFIG_MAPS, LEASES, ApiError, Kube, Resource
 from jmsbridge_operator import metrics, naming
 from jmsbridge_operator.acceptance import judge_routes, route_name
 from jmsbridge_operator.bridge_ids import BridgeIds, effective_id

@@ -70,7 +70,7 @@ from bridge_job.config import (
     SecretRef,
 )
 from bridge_job.config.spark_settings import merged_settings
-from bridge_job.signing import KEY_ENV
+from bridge_job.contract import KEY_ENV
 from jmsbridge_operator import naming, spark_application
 from jmsbridge_operator.pod_security import container_security_context, pod_security_context
 

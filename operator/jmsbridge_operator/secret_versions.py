@@ -28,7 +28,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
-from bridge_job.kube.api import SECRETS, Kube
+from bridge_job.contract.clients import SECRETS, Kube
 from jmsbridge_operator.secret_marks import bridges_of
 
 logger = logging.getLogger("jmsbridge_operator")

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from bridge_job.config import CamelModel
-from bridge_job.redaction import redact
+from bridge_job.contract import redact
 from jmsbridge_operator import naming
 from jmsbridge_operator.checkpoint_reset import CheckpointResetStatus
 from jmsbridge_operator.condition_catalogue import (

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bridge_job.kube.api import Resource
+from bridge_job.contract.clients import Resource
 
 Key = tuple[str, str, str]  # (plural, namespace, name)
 Fetch = Callable[[Resource, str, str], Mapping[str, Any] | None]

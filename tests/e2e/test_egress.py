@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bridge_job.formats import KafkaRecord, native
-from bridge_job.journal.entries import journal_partition
+from bridge_job.formats.journal import journal_partition
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property, PropertyType
 from jmsbridge.local import BridgeJob
 from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until

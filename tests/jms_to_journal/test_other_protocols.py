@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from bridge_job.config import Direction, JmsBridge, JmsBridgeRoute, job_config
+from bridge_job.formats.journal import Epoch
 from bridge_job.jms import start_jvm
 from bridge_job.jms_to_journal.ingest import Ingest
-from bridge_job.journal.entries import Epoch
 from bridge_job.journal.topic import ensure_journal_topic
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.kafka_to_jms.converting import IngressRecord, KafkaSource, to_jms

@@ -16,9 +16,9 @@ import pytest
 
 from bridge_job.config import JmsBridge, JmsSource, JobConfig, job_config
 from bridge_job.errors import BridgeStopped
+from bridge_job.formats.journal import EPOCH_HEADER, Epoch
 from bridge_job.jms import JmsConnection, start_jvm
 from bridge_job.jms_to_journal.ingest import Ingest
-from bridge_job.journal.entries import EPOCH_HEADER, Epoch
 from bridge_job.journal.topic import ensure_journal_topic
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.supervision.telemetry import Metrics

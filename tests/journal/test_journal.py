@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge_job.journal.entries import journal_record
+from bridge_job.formats.journal import journal_record
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 from bridge_job.spark.offsets import plan_batch, records_between
 

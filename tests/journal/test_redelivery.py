@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.message import Destination, DestinationKind, JmsMessage
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from bridge_job.journal.entries import EPOCH_HEADER, Epoch, JournalEntry, journal_record
+from bridge_job.formats.journal import EPOCH_HEADER, Epoch, JournalEntry, journal_record
 from bridge_job.journal.writer import JournalFenced, JournalWriter, Written, hard_failure
 from bridge_job.kube.leadership import LeadershipLost
 from bridge_job.message import JmsMessage

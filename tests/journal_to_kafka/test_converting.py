@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bridge_job.formats import KafkaRecord, native
-from bridge_job.journal.entries import JournalEntry, journal_record
+from bridge_job.formats.journal import JournalEntry, journal_record
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.message import (
     BodyType,

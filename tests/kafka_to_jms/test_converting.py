@@ -10,7 +10,7 @@ import pytest
 from bridge_job.config import DEFAULT_REPLY_TIMEOUT_SECONDS, JobConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.formats import KafkaRecord, jsonmode, native
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka_to_jms.converting import (
     Ingress,

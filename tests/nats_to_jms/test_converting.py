@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from bridge_job.config import Format, JmsBridgeRouteSpec, Route
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal_to_nats.converting import to_nats
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage

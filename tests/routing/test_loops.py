@@ -16,7 +16,7 @@ import pytest
 
 from bridge_job.config import JmsBridgeRoute
 from bridge_job.formats import KafkaRecord
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal_to_kafka.converting import Action, Egress
 from bridge_job.kafka_to_jms.converting import Ingress, IngressAction, IngressRecord, KafkaSource
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property

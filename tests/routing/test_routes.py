@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge_job.journal.entries import JournalEntry
+from bridge_job.formats.journal import JournalEntry
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property, PropertyType
 from bridge_job.routing.routes import RouteTable, address_matches
 from testbed.builders import config, route

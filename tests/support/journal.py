@@ -9,7 +9,7 @@ import yaml
 from confluent_kafka import Producer
 
 from bridge_job.config import JobConfig
-from bridge_job.journal.entries import journal_record
+from bridge_job.formats.journal import journal_record
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from testbed.brokers import KafkaBroker
 from testbed.builders import config, route

@@ -16,7 +16,7 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.api import CONFIG_MAPS
+from bridge_job.contract.clients import CONFIG_MAPS
 from jmsbridge_operator import naming
 from jmsbridge_operator.reconciler import Reconciler, RoutesLookup
 from jmsbridge_operator.render import COMPONENT_CONFIG, config_hash_of, digest

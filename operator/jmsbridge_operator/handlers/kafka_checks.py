@@ -33,8 +33,7 @@ from typing import Any
 import kopf
 
 from bridge_job.config import JobConfig, KafkaSpec
-from bridge_job.kafka.clients import KafkaCredentials
-from bridge_job.kube.api import SECRETS, ApiError, Kube
+from bridge_job.contract.clients import SECRETS, ApiError, KafkaCredentials, Kube
 from jmsbridge_operator import metrics
 from jmsbridge_operator.condition_catalogue import CREDENTIALS_NOT_FOUND
 from jmsbridge_operator.handlers.pauses import pause

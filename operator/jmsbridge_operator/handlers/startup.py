@@ -9,8 +9,8 @@ from typing import Any
 
 import kopf
 
-from bridge_job.kube.api import LEASES, Kube
-from bridge_job.kube.ownership import LABEL_BRIDGE_ID
+from bridge_job.contract import LABEL_BRIDGE_ID
+from bridge_job.contract.clients import LEASES, Kube
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage, UnmarkedProgressStorage
 from jmsbridge_operator.handlers.kafka_checks import KafkaChecks

@@ -53,9 +53,7 @@ from bridge_job.config import (
     journal_reader_group,
     transactional_id_prefix,
 )
-from bridge_job.journal.entries import JournalTopicSpec, journal_topic
-from bridge_job.routing.pending import pending_topic
-from bridge_job.routing.replies import reply_topics
+from bridge_job.contract import JournalTopicSpec, journal_topic, pending_topic, reply_topics
 from jmsbridge_operator import condition_catalogue as catalogue
 from jmsbridge_operator.conditions import Condition, Problem, join
 

@@ -12,7 +12,7 @@ import binascii
 from typing import Any
 
 from bridge_job.config import JmsBridgeSpec
-from bridge_job.kube.api import CONFIG_MAPS, SECRETS, ApiError, Kube, Resource
+from bridge_job.contract.clients import CONFIG_MAPS, SECRETS, ApiError, Kube, Resource
 from jmsbridge_operator.kafka_checks.mounted_files import FileContents, KafkaFileUnreadable, mounted_files
 from jmsbridge_operator.secret_marks import bridges_of, marked_for, not_marked
 

@@ -53,9 +53,16 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from bridge_job.config import JobConfig, KafkaSpec
-from bridge_job.journal.entries import JournalTopicSpec
-from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
-from bridge_job.kafka.refusals import Refusal, refusal, what_to_fix
+from bridge_job.contract import JournalTopicSpec
+from bridge_job.contract.clients import (
+    KafkaConfig,
+    KafkaCredentials,
+    Refusal,
+    client_settings,
+    producer_settings,
+    refusal,
+    what_to_fix,
+)
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,

@@ -1,4 +1,6 @@
-"""The journal: the bridge's own Kafka topic holding every JMS message it took, before routing.
+"""The journal's records: the bridge's own Kafka topic holds every JMS message it took, before routing.
+
+A format among the others (a pure encoding, no I/O); the journal's reader, writer and topic are in journal/.
 
 A journal record is the `native` encoding of the full JMS message (destination, every header, typed
 properties, message type, body), keyed by JMSMessageID. The ingest writes it and commits the JMS

@@ -11,21 +11,18 @@ What the egress and ingress sources share is in spark/range_source.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from bridge_job.config import JobConfig
-from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.reading import watermarks
 from bridge_job.kafka.topics import partitions_of
-from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
+from bridge_job.spark.intervals import is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
 from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSource
 
@@ -33,11 +30,8 @@ from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSour
 class EgressReader(RangeReader):
     """The journal's partitions, one range each."""
 
-    def __init__(
-        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
-    ) -> None:
-        super().__init__(config_path, checkpoint, mode, live)
-        self._watched = WatchedConfig(Path(config_path))
+    RANGE = egress_task.run
+    INTERVAL = egress_interval.run
 
     @property
     def config(self) -> JobConfig:
@@ -101,14 +95,6 @@ class EgressReader(RangeReader):
             for p in sorted(end, key=int)
             if end[p] > self.floor(p, start.get(p, 0))
         ]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[int | bool | list[int], ...]]:
-        assert isinstance(partition, PartitionRange)
-        p = partition
-        if p.seconds:
-            yield egress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()
-        else:
-            yield egress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
 class EgressSource(RangeSource):

@@ -18,21 +18,18 @@ position, so a route put back carries on where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 
-from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
-from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.reading import Consumer, watermarks
 from bridge_job.kafka.topics import existing_partitions
 from bridge_job.kafka_to_jms import interval as ingress_interval
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.routing.routes import address_matches
-from bridge_job.spark.intervals import MICRO_BATCH, is_partition_key, next_interval
+from bridge_job.spark.intervals import is_partition_key, next_interval
 from bridge_job.spark.offsets import Offsets, plan_batch
 from bridge_job.spark.range_source import PartitionRange, RangeReader, RangeSource
 
@@ -109,11 +106,8 @@ def source_partitions(consumer: Consumer, config: JobConfig, timeout: float = 30
 class IngressReader(RangeReader):
     """The partitions of the topics the kafkaToJms routes read now, one range each."""
 
-    def __init__(
-        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
-    ) -> None:
-        super().__init__(config_path, checkpoint, mode, live)
-        self._watched = WatchedConfig(Path(config_path))
+    RANGE = ingress_task.run
+    INTERVAL = ingress_interval.run
 
     @property
     def config(self) -> JobConfig:
@@ -177,14 +171,6 @@ class IngressReader(RangeReader):
                 begin = self.floor(k, start[k])
                 ranges.append(PartitionRange(topic, partition, begin, end[k], self.config_path))
         return ranges
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[int | str | list[int], ...]]:
-        assert isinstance(partition, PartitionRange)
-        p = partition
-        if p.seconds:
-            yield ingress_interval.run(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()
-        else:
-            yield ingress_task.run(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
 
 class IngressSource(RangeSource):

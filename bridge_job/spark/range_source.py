@@ -14,15 +14,17 @@ from __future__ import annotations
 import logging
 import time
 from abc import abstractmethod
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
+from bridge_job.config.loading import WatchedConfig
 from bridge_job.errors import BridgeStopped
 from bridge_job.kafka.reading import Consumer, new_consumer
 from bridge_job.kafka.waiting import patiently
@@ -48,8 +50,19 @@ class PartitionRange(InputPartition):
     live: str = ""  # realTime: where the task reports as it runs (spark/live.py)
 
 
+class Summary(Protocol):
+    """What a task or an interval of a flow hands back: one row of its query."""
+
+    def row(self) -> tuple[Any, ...]: ...
+
+
 class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Planning in the driver, `read` in the tasks."""
+    """Planning in the driver, `read` in the tasks: a flow's reader says how a task moves a range
+    (`RANGE`: config path, topic, partition, start, end) and how a real-time one follows its partition
+    (`INTERVAL`: config path, topic, partition, start, seconds, live address)."""
+
+    RANGE: ClassVar[Callable[[str, str, int, int, int], Summary]]
+    INTERVAL: ClassVar[Callable[[str, str, int, int, float, str], Summary]]
 
     def __init__(
         self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
@@ -58,6 +71,7 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # librdkafka's lines would reach stderr raw, unredacted and without a logger name.
         redact_process_logs()
         self.config_path = config_path
+        self._watched = WatchedConfig(Path(config_path))  # the flow's `config` reads it
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.mode = mode
         self.live = live  # where real-time tasks report as they run (spark/live.py)
@@ -74,6 +88,14 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __setstate__(self, state: dict[str, str]) -> None:
         type(self).__init__(self, state["config_path"], live=state["live"])
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        assert isinstance(partition, PartitionRange)
+        p = partition
+        if p.seconds:
+            yield type(self).INTERVAL(p.config_path, p.topic, p.partition, p.start, p.seconds, p.live).row()
+        else:
+            yield type(self).RANGE(p.config_path, p.topic, p.partition, p.start, p.end).row()
 
     @abstractmethod
     def locate(self, key: str) -> tuple[str, int] | None:

@@ -36,8 +36,8 @@ from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, Leaders
 from bridge_job.outages import OutageListener
 from bridge_job.redaction import redact_logs
 from bridge_job.spark.gate import Gate
+from bridge_job.supervision.driver import Supervision, halt
 from bridge_job.supervision.stopping import interrupted_stop, stopped_with_us, unforeseen_reason
-from bridge_job.supervision.supervision import Supervision, halt
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ from pyspark.sql import SparkSession
 from bridge_job.config.spark_settings import SPARK_SETTINGS, with_command_line
 from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
+from bridge_job.supervision.driver import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.flows import EGRESS
 from bridge_job.supervision.queries import flow_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
-from bridge_job.supervision.supervision import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
 from jmsbridge import class_archive
 from testbed.brokers import KafkaBroker

@@ -8,6 +8,7 @@ Lease, and the bridge's own service account may get and update it, and no other.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import re
 
@@ -104,6 +105,28 @@ def lease_name(bridge_id: str) -> str:
 def health_config_map_name(bridge_id: str) -> str:
     """The ConfigMap where the job reports its brokers' state to the operator (bridge_job/kube/health.py)."""
     return f"{bridge_id}-jms-bridge-health"
+
+
+class HealthKey(enum.StrEnum):
+    """The words of an instance's document in the health ConfigMap: the job writes them
+    (bridge_job/kube/health.py), the operator reads them (jmsbridge_operator/job_health.py)."""
+
+    JMS = "jms"  # a system's section: its state, since when, and while failing why and the patience
+    KAFKA = "kafka"
+    NATS = "nats"
+    STATE = "state"
+    SINCE = "since"
+    ERROR = "error"
+    PATIENCE = "patienceSeconds"
+    STOPPED = "stopped"  # why the job stopped: its reason and message
+    REASON = "reason"
+    MESSAGE = "message"
+    CHECKPOINT_RESET = "checkpointReset"  # a reset the operator asked for, done: its id, to and summary
+    RESET_ID = "id"
+    RESET_TO = "to"
+    RESET_SUMMARY = "summary"
+    RECORDS_LOST = "recordsLost"  # records lost to retention and skipped, per topic
+    UPDATED = "updated"
 
 
 # The JMS states the job writes there, and the operator reads.

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, JobConfig, health_config_map_name
+from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, HealthKey, JobConfig, health_config_map_name
 from bridge_job.errors import BridgeStopped
 from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
@@ -85,12 +85,13 @@ class ConnectionHealth:
         self.connected(state == CONNECTED)
         if self.publish is None:
             return
-        report: dict[str, Any] = {"state": state}
+        report: dict[str, Any] = {HealthKey.STATE: state}
         if self._failing:
             since, error = min(self._failing.values())
-            report |= {"since": since, "error": error, "patienceSeconds": int(self.patience_seconds)}
+            patience = int(self.patience_seconds)
+            report |= {HealthKey.SINCE: since, HealthKey.ERROR: error, HealthKey.PATIENCE: patience}
         else:
-            report["since"] = now()
+            report[HealthKey.SINCE] = now()
         self.publish({self.section: report})
 
 
@@ -126,16 +127,17 @@ class HealthConfigMap:
         """Sections of this instance's document (`jms`, `checkpointReset`, `recordsLost`), each replacing
         its own: one reporter's news does not wipe another's."""
         with self._wake:
-            self._document = {**self._document, **sections, "updated": now()}
+            self._document = {**self._document, **sections, HealthKey.UPDATED: now()}
             self._latest = self._document
             self._wake.notify()
 
     def report_stop(self, reason: str, message: str) -> None:
         """Why the job stops, written now (it is about to exit); a write that fails is only logged."""
         with self._wake:
-            document = {**self._document, "stopped": {"reason": reason, "message": redact(message)}}
+            stopped = {HealthKey.REASON: reason, HealthKey.MESSAGE: redact(message)}
+            document = {**self._document, HealthKey.STOPPED: stopped}
         try:
-            self.write({**document, "updated": now()})
+            self.write({**document, HealthKey.UPDATED: now()})
         except ApiError as error:
             log.warning("cannot report the stop in ConfigMap %s/%s: %s", self.namespace, self.name, error)
 

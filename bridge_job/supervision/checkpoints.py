@@ -39,6 +39,7 @@ from bridge_job.config import (
     CheckpointPosition,
     CheckpointReset,
     Delivery,
+    HealthKey,
     JobConfig,
     ingress_group,
     journal_reader_group,
@@ -219,7 +220,8 @@ class ResetDone:
     lines: tuple[str, ...]
 
     def report(self) -> dict[str, Any]:
-        return {"id": self.id, "to": self.to, "summary": "; ".join(self.lines)}
+        summary = "; ".join(self.lines)
+        return {HealthKey.RESET_ID: self.id, HealthKey.RESET_TO: self.to, HealthKey.RESET_SUMMARY: summary}
 
 
 def reset_due(request: CheckpointReset | None, checkpoint: Path) -> bool:
@@ -260,7 +262,7 @@ def prepare_checkpoint(
     if may_reset:
         done = apply_requested_reset(config, checkpoint)
         if done is not None and report is not None:
-            report({"checkpointReset": done.report()})
+            report({HealthKey.CHECKPOINT_RESET: done.report()})
     elif reset_due(config.checkpoint_reset, checkpoint):
         return
     try:
@@ -297,4 +299,4 @@ class Losses:
             self.record(topic, more)
         self.seen = totals
         if grown and self.report is not None:
-            self.report({"recordsLost": totals})
+            self.report({HealthKey.RECORDS_LOST: totals})

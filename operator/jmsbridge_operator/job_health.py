@@ -24,6 +24,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 # CONNECTED and RECONNECTING are the states the job writes, and the reasons as they are.
+from bridge_job.config import HealthKey
 from jmsbridge_operator.condition_catalogue import (
     CONNECTED,
     JMS_CONNECTED,
@@ -48,9 +49,9 @@ class System:
 
 
 SYSTEMS = (
-    System("jms", JMS_CONNECTED, JMS_RECONNECTING, "JMS broker"),
-    System("kafka", KAFKA_CONNECTED, KAFKA_RECONNECTING, "Kafka cluster"),
-    System("nats", NATS_CONNECTED, NATS_RECONNECTING, "NATS servers"),
+    System(HealthKey.JMS, JMS_CONNECTED, JMS_RECONNECTING, "JMS broker"),
+    System(HealthKey.KAFKA, KAFKA_CONNECTED, KAFKA_RECONNECTING, "Kafka cluster"),
+    System(HealthKey.NATS, NATS_CONNECTED, NATS_RECONNECTING, "NATS servers"),
 )
 RECONNECTING_REASONS = tuple(system.reason for system in SYSTEMS)
 
@@ -62,7 +63,7 @@ class ConnectionReport:
     since: str | None = None
     error: str | None = None
     patience_seconds: int | None = None
-    section: str = "jms"
+    section: str = HealthKey.JMS
 
 
 def connection_reports(data: Mapping[str, Any] | None) -> list[ConnectionReport]:
@@ -71,16 +72,16 @@ def connection_reports(data: Mapping[str, Any] | None) -> list[ConnectionReport]
     for system in SYSTEMS:
         for instance, report in _sections(data, system.section):
             try:
-                state = str(report["state"])
+                state = str(report[HealthKey.STATE])
             except (TypeError, KeyError):
                 continue
-            patience = report.get("patienceSeconds")
+            patience = report.get(HealthKey.PATIENCE)
             reports.append(
                 ConnectionReport(
                     instance,
                     state,
-                    report.get("since"),
-                    report.get("error"),
+                    report.get(HealthKey.SINCE),
+                    report.get(HealthKey.ERROR),
                     int(patience) if isinstance(patience, int) else None,
                     system.section,
                 )
@@ -100,9 +101,10 @@ class StopReport:
 def stop_reports(data: Mapping[str, Any] | None) -> list[StopReport]:
     """The instances' stop reports in the ConfigMap's data; a running job's JMS state replaces its own."""
     reports = []
-    for instance, stopped in _sections(data, "stopped"):
+    for instance, stopped in _sections(data, HealthKey.STOPPED):
         try:
-            reports.append(StopReport(instance, str(stopped["reason"]), str(stopped["message"])))
+            reason, message = str(stopped[HealthKey.REASON]), str(stopped[HealthKey.MESSAGE])
+            reports.append(StopReport(instance, reason, message))
         except (TypeError, KeyError):
             continue
     return reports
@@ -166,9 +168,14 @@ def _sections(data: Mapping[str, Any] | None, section: str) -> list[tuple[str, A
 
 def reset_reports(data: Mapping[str, Any] | None) -> list[ResetReport]:
     reports = []
-    for instance, done in _sections(data, "checkpointReset"):
+    for instance, done in _sections(data, HealthKey.CHECKPOINT_RESET):
         try:
-            reports.append(ResetReport(instance, str(done["id"]), str(done["to"]), str(done["summary"])))
+            found = (
+                str(done[HealthKey.RESET_ID]),
+                str(done[HealthKey.RESET_TO]),
+                str(done[HealthKey.RESET_SUMMARY]),
+            )
+            reports.append(ResetReport(instance, *found))
         except (TypeError, KeyError):
             continue
     return reports
@@ -176,7 +183,7 @@ def reset_reports(data: Mapping[str, Any] | None) -> list[ResetReport]:
 
 def lost_reports(data: Mapping[str, Any] | None) -> list[LostReport]:
     reports = []
-    for instance, totals in _sections(data, "recordsLost"):
+    for instance, totals in _sections(data, HealthKey.RECORDS_LOST):
         if isinstance(totals, dict):
             reports.append(
                 LostReport(instance, {str(t): int(n) for t, n in totals.items() if isinstance(n, int)})

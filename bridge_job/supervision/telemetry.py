@@ -140,12 +140,16 @@ def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
     )
 
 
+def batch_fields(progress: Any) -> dict[str, Any]:
+    """What every flow's figures take of a batch's progress report: its id and how long it took."""
+    return {"batch_id": int(progress.batchId), "duration_seconds": (progress.batchDuration or 0) / 1000.0}
+
+
 def figures_from_progress(progress: Any) -> BatchFigures:
     source = progress.sources[0] if progress.sources else None
     return dataclasses.replace(
         egress_figures(task_rows(progress, OBSERVATION)),
-        batch_id=int(progress.batchId),
-        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        **batch_fields(progress),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
         phases_ms=dict(progress.durationMs or {}),
     )
@@ -212,8 +216,7 @@ def ingress_figures(progress: Any) -> IngressFigures:
     source = progress.sources[0] if progress.sources else None
     return dataclasses.replace(
         ingress_task_figures(task_rows(progress, INGRESS_OBSERVATION)),
-        batch_id=int(progress.batchId),
-        duration_seconds=float((progress.batchDuration or 0) / 1000.0),
+        **batch_fields(progress),
         lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
     )
 

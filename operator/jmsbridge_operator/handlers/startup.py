@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
-import socket
 from typing import Any
 
 import kopf
 
 from bridge_job.contract import LABEL_BRIDGE_ID
-from bridge_job.contract.clients import LEASES, Kube
+from bridge_job.contract.clients import LEASES, Kube, pod_name
 from jmsbridge_operator import naming
 from jmsbridge_operator.handlers.diffbase import BridgeDigestStorage, UnmarkedProgressStorage
 from jmsbridge_operator.handlers.kafka_checks import KafkaChecks
@@ -48,7 +46,7 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # (the From column of `kubectl describe`), and from which replica.
     settings.posting.loggers = False
     settings.posting.reporting_component = naming.MANAGER
-    settings.posting.reporting_instance = os.environ.get("HOSTNAME") or socket.gethostname()
+    settings.posting.reporting_instance = pod_name()
     settings.posting.event_name_prefix = f"{naming.MANAGER}-"
 
     memo.options = options

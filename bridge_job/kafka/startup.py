@@ -26,11 +26,10 @@ def wait_for_kafka(
     listener: OutageListener | None = None,
     clock: Callable[[], float] = time.monotonic,
     pause: Callable[[float], None] = time.sleep,
-    admin: TopicAdmin | None = None,
 ) -> TopicAdmin:
     """Once Kafka answers: the admin client that asked, with the cluster's topics as it listed them.
     BridgeStopped when it has not answered within `patience_seconds`."""
-    admin = admin or TopicAdmin(kafka)
+    admin = TopicAdmin(kafka)
 
     def ask(timeout: float) -> None:
         admin.listing(timeout, again=True)

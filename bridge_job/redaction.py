@@ -3,9 +3,9 @@
 Credentials reach the bridge only through Secrets (`credentialsSecretRef`, `kafka.sasl`); validation
 refuses them anywhere else (`bridge_job.config.validation`). What a broker, a client library or a user's typo
 still puts into a message is masked here, in one place: the job's log lines (its `jmsbridge stopped:` line
-included, through `redact_logs`), the log lines of the tasks in Spark's Python workers
-(`redact_process_logs`), the text of every `BridgeStopped` (which Spark's JVM logs with a failed task)
-and the operator's conditions go through `redact`.
+included, through `redact_logs`), the log lines of Spark's Python processes (`redact_process_logs`, set
+up by every flow's reader: spark/readers.py), the text of every `BridgeStopped` (which Spark's JVM logs
+with a failed task) and the operator's conditions go through `redact`.
 
 A key is secret-looking when its last word (split at dots, dashes, underscores and camelCase) is one of
 `SECRET_WORDS` (`password`, `trustStorePassword`, `sasl.oauthbearer.client.secret`, ...), or when the

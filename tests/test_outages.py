@@ -1,4 +1,4 @@
-"""One patience for every outage (bridge_job/outages.py): backoff, rate-limited logging, the stop line.
+"""One patience for every outage (bridge_job/faults/outages.py): backoff, rate-limited logging, the stop line.
 The clock is the test's; outages of real brokers are in tests/e2e/test_faults.py and test_outages.py."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pydantic
 import pytest
 
 from bridge_job.config import JmsBridge
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import BACKOFF_SECONDS, LOG_EVERY_SECONDS, Outage
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms import JmsError
-from bridge_job.outages import BACKOFF_SECONDS, LOG_EVERY_SECONDS, Outage
 from testbed.resources import simple_bridge
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.redaction import (
     MASK,
     SECRET_KEY_RE2,

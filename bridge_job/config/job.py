@@ -92,6 +92,16 @@ class JobConfig(CamelModel):
         )
 
     @property
+    def reply_topics(self) -> dict[str, str]:
+        """Every topic a reply may go to (a kafkaToJms route's `reply.topics`), with the route that allows
+        it: the first route that names it."""
+        allowed: dict[str, str] = {}
+        for route in self.routes_for(Direction.KAFKA_TO_JMS):
+            for topic in route.spec.reply.topics if route.spec.reply is not None else ():
+                allowed.setdefault(topic, route.name)
+        return allowed
+
+    @property
     def uses_nats(self) -> bool:
         return any(r.spec.direction.uses_nats for r in self.routes)
 

@@ -16,17 +16,16 @@ the Kubernetes transport, the Lease protocol and the Kafka client settings.
 
 from __future__ import annotations
 
-from bridge_job.formats.journal import JournalTopicSpec, journal_topic
+from bridge_job.formats.journal import JournalTopicSpec, journal_topic, pending_topic
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.redaction import redact
-from bridge_job.routing.pending import pending_topic
-from bridge_job.routing.replies import reply_topics
 from bridge_job.signing import KEY_ENV
 
 # Names one side writes and the other reads: the label on the job's Lease and health ConfigMap (the
 # operator watches them by it) and the variable the job reads the bridge's signing key from.
 __all__ = ["KEY_ENV", "LABEL_BRIDGE_ID"]
-# The topics the job creates (journal, pending requests) and the reply topics: the Kafka checks verify them.
-__all__ += ["JournalTopicSpec", "journal_topic", "pending_topic", "reply_topics"]
+# The topics the job creates (journal, pending requests): the Kafka checks verify them. (The reply topics
+# are the model's: `JobConfig.reply_topics`.)
+__all__ += ["JournalTopicSpec", "journal_topic", "pending_topic"]
 # Redaction: what the operator shows of the job's words is masked as the job masks its own log.
 __all__ += ["redact"]

@@ -4,7 +4,7 @@ transport, the Lease protocol and the Kafka client settings the operator shares 
 
 from __future__ import annotations
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
 from bridge_job.kafka.refusals import Refusal, refusal, what_to_fix
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, SECRETS, ApiError, Kube, Resource

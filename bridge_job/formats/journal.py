@@ -19,6 +19,9 @@ start of each tenure of an active/standby pair (journal/writer.py). The producer
 so the records between two markers of a partition were all written by the instance the first one names.
 The egress skips markers and counts them.
 
+The specs of the topics the job creates are here too: the journal's (`journal_topic`) and the pending
+requests' (`pending_topic`), which the operator's Kafka checks read through bridge_job/contract.
+
 Offsets are `{partition: next offset}` maps with string keys (Spark stores them as JSON).
 """
 
@@ -63,6 +66,24 @@ def journal_topic(name: str, partitions: int, broker_count: int) -> JournalTopic
         config={
             "cleanup.policy": "delete",
             "retention.ms": str(JOURNAL_RETENTION_MS),
+            "min.insync.replicas": "2" if replicas >= 3 else "1",
+            "unclean.leader.election.enable": "false",
+        },
+    )
+
+
+def pending_topic(name: str, broker_count: int) -> JournalTopicSpec:
+    """The topic of requests waiting for a `messageId` answer (routing/pending.py). Replicated as the
+    journal is (an entry lost is an answer lost), compacted (the latest entry of a message id is all that
+    counts; tombstones remove answered ones), one partition (a few small records per request in flight;
+    the egress reads it whole on a restart)."""
+    replicas = max(1, min(3, broker_count))
+    return JournalTopicSpec(
+        name=name,
+        partitions=1,
+        replication_factor=replicas,
+        config={
+            "cleanup.policy": "compact",
             "min.insync.replicas": "2" if replicas >= 3 else "1",
             "unclean.leader.election.enable": "false",
         },

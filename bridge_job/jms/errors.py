@@ -15,7 +15,7 @@ from typing import Any
 
 import jpype
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 
 # Java exceptions, as JPype raises them in Python.
 JavaException = jpype.JException

@@ -13,7 +13,7 @@ JMS call that fails (`JmsError`) is one of two things:
 
 Either way the broker redelivers the batch, and the egress drops what the journal already holds.
 
-A source's failing calls are timed by an `Outage` (bridge_job/outages.py): backoff between attempts, a
+A source's failing calls are timed by an `Outage` (bridge_job/faults/outages.py): backoff between attempts, a
 log line at most every ten seconds, and `BridgeStopped` once they have failed for the bridge's patience.
 
 `Uncommitted` remembers the messages of a batch that was journalled but whose commit failed. The egress

@@ -16,7 +16,7 @@ from bridge_job.config import (
     JobConfig,
     SecretKeyRef,
 )
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms.errors import JmsLoginRefused, JmsRefused, JmsTlsRefused
 from bridge_job.jms.tls import Store
 

@@ -34,7 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge_job.config import JmsSource, JobConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import Epoch, journal_partition
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
@@ -46,7 +47,6 @@ from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
 from bridge_job.message import JmsMessage
-from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dispose
 
 log = logging.getLogger("jmsbridge.ingest")

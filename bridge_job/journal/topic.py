@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge_job.config import JobConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats.journal import JournalTopicSpec, journal_topic
 from bridge_job.kafka.topics import TopicAdmin
 

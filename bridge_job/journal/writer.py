@@ -33,12 +33,11 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from bridge_job.config import JobConfig, transactional_id_prefix
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.formats.journal import Epoch
 from bridge_job.kafka.clients import delivery_failure, is_hard, producer_config
 from bridge_job.kafka.transactions import KafkaUnreachable, TransactionalBatches, Written
 from bridge_job.kafka.writing import transactional_settings
-from bridge_job.kube.leadership import LeadershipLost
 
 __all__ = ["JournalFenced", "JournalWriter", "KafkaUnreachable", "Written", "journal_transactional_id"]
 

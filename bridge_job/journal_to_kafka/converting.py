@@ -58,7 +58,6 @@ from bridge_job.routing.loops import (
 )
 from bridge_job.routing.pending import pending_route, tombstone
 from bridge_job.routing.routes import RouteTable
-from bridge_job.signing import Forgeries, LoopMark, bridge_key
 
 
 class Action(enum.StrEnum):
@@ -166,14 +165,14 @@ class Egress:
         self.table = RouteTable.of(config.routes)
         self.limits = limits
         self.reply_queue = replies.reply_queue(config)
-        self.reply_topics = replies.reply_topics(config)
+        self.reply_topics = config.reply_topics
         self.pending = pending if config.keeps_pending_requests else None
-        self.key = bridge_key()
-        self.forged = Forgeries(
+        self.loops = loops.LoopGuard(
             f"JMS messages with this bridge's loop mark ({ORIGIN_PROPERTY}) and no valid "
             f"{ORIGIN_MAC_PROPERTY} were sent on, not dropped as loops (forged, or sent to JMS before the "
             "bridge signed its marks)"
         )
+        self.key = self.loops.key
 
     def handle(self, entry: JournalEntry) -> Outcome:
         route = None
@@ -237,9 +236,7 @@ class Egress:
         else:
             source_property, source = KAFKA_TOPIC_PROPERTY, route.spec.kafka_topic
         mark = loops.loop_mark(entry, source_property, source or "", self.config.bridge_id, self.key)
-        if mark is LoopMark.FORGED:
-            self.forged.seen(self.source(entry).describe())
-        return mark is LoopMark.LOOP
+        return self.loops.is_loop(mark, lambda: self.source(entry).describe())
 
     def source(self, entry: JournalEntry) -> SourceCoordinates:
         destination = entry.record.header(native.PREFIX + "JMSDestination")

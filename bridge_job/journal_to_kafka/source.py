@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from bridge_job.config import JobConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.journal_to_kafka import interval as egress_interval
 from bridge_job.journal_to_kafka import task as egress_task

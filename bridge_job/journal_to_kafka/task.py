@@ -25,7 +25,7 @@ from dataclasses import astuple, dataclass, field
 
 from bridge_job.config import Delivery, JobConfig
 from bridge_job.config.loading import PerConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal.holes import read_without_holes
 from bridge_job.journal.reading import find_earlier, journal_consumer
@@ -47,7 +47,6 @@ from bridge_job.kafka.writing import (
     write_transaction,
 )
 from bridge_job.nats.message import NatsPublish
-from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.egress")
@@ -193,7 +192,6 @@ def fence_former_writer(config: JobConfig, partition: int, settings: KafkaConfig
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> TaskSummary:
-    redact_process_logs()  # a Spark Python worker has no logging set up of its own
     summary = TaskSummary(partition, start, end, started_ms=int(time.time() * 1000))
     egress = current_egress(config_path)
     config = egress.config

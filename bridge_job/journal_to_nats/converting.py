@@ -13,8 +13,9 @@ from bridge_job.formats import FormatError
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import signed
+from bridge_job.formats.nats import nats_headers
 from bridge_job.message import BodyType
-from bridge_job.nats.message import NatsPublish, nats_headers
+from bridge_job.nats.message import NatsPublish
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried
 from bridge_job.routing.nats_replies import WayBack, expiry, reply_subject
 

@@ -28,7 +28,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka import refusals
 
 # librdkafka settings; the job's clients add their `logger` and `error_cb` objects.

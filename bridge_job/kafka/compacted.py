@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from confluent_kafka import TopicPartition
 
 from bridge_job.config import KafkaSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.reading import consumer_for, consumer_settings, read_range
 from bridge_job.kafka.waiting import patiently
@@ -25,7 +25,7 @@ class CompactedTopic:
     def __init__(self, kafka: KafkaSpec, topic: str, group: str, patience_seconds: float = 300.0) -> None:
         self.topic = topic
         self.kafka = kafka
-        self.patience = patience_seconds  # Kafka not answering is waited out (bridge_job/outages.py)
+        self.patience = patience_seconds  # Kafka not answering is waited out (bridge_job/faults/outages.py)
         # Its own consumer (the client id keeps it apart from the group's other consumers of this process):
         # it is only assigned partitions and never commits.
         self.settings = consumer_settings(kafka, group) | {"client.id": f"{topic}.table"}

@@ -1,9 +1,9 @@
 """The driver's eye on Kafka, for the health report: one metadata request every `INTERVAL_SECONDS`.
 
-The calls that move records wait an outage out themselves (bridge_job/outages.py), but some run where the
-health report cannot hear them (Spark's Python workers, the driver's planning worker) and an idle bridge
-makes none. The probe makes `KafkaConnected` say what is true now, whether records flow or not. It never
-stops anything: stopping is for the callers whose patience ran out.
+The calls that move records wait an outage out themselves (bridge_job/faults/outages.py), but some run
+where the health report cannot hear them (Spark's Python workers, the driver's planning worker) and an
+idle bridge makes none. The probe makes `KafkaConnected` say what is true now, whether records flow or
+not. It never stops anything: stopping is for the callers whose patience ran out.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import threading
 from confluent_kafka import KafkaException
 
 from bridge_job.config import KafkaSpec
+from bridge_job.faults.outages import OutageListener
 from bridge_job.kafka.clients import admin_client
 from bridge_job.kafka.waiting import cause
-from bridge_job.outages import OutageListener
 
 INTERVAL_SECONDS = 5.0
 ASK_SECONDS = 5.0

@@ -15,7 +15,7 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from bridge_job.config import KafkaSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import client_config
 

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 
 from bridge_job.config import KafkaSpec
+from bridge_job.faults.outages import OutageListener
 from bridge_job.kafka.topics import TopicAdmin
 from bridge_job.kafka.waiting import patiently
-from bridge_job.outages import OutageListener
 
 ASK_SECONDS = 5.0  # the longest one metadata request may take
 

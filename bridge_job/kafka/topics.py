@@ -14,7 +14,7 @@ from confluent_kafka import KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge_job.config import KafkaSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka.clients import admin_client
 
 LEADERS_SECONDS = 30.0  # how long a topic just created may take to have a leader for every partition

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import KafkaConfig, delivery_failure, is_hard
 from bridge_job.kafka.writing import fenced

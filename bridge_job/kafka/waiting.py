@@ -1,4 +1,4 @@
-"""Waiting out a Kafka that does not answer (bridge_job/outages.py: one patience for every system).
+"""Waiting out a Kafka that does not answer (bridge_job/faults/outages.py: one patience for every system).
 
 A bridge and its Kafka are often started together (a cluster boots, a chart installs both), and a running
 Kafka restarts (a rolling upgrade, a network blip): neither is a failure yet. A call that fails for want of
@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 from confluent_kafka import KafkaException
 
 from bridge_job.config import JobConfig, KafkaSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage, OutageListener
+from bridge_job.faults.outages import patiently as patiently_with
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka import refusals
 from bridge_job.kafka.clients import is_hard
-from bridge_job.outages import Outage, OutageListener
-from bridge_job.outages import patiently as patiently_with
 
 T = TypeVar("T")
 

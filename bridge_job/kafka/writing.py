@@ -9,7 +9,7 @@ consumer group for that journal partition (Kafka's consume-transform-produce pat
 at or below it is skipped. The `transactional.id` is stable per bridge and journal partition, so
 opening it fences a crashed or partitioned former writer of that partition (a zombie).
 
-Kafka unreachable is waited out for the bridge's patience (bridge_job/outages.py): a flush waits that
+Kafka unreachable is waited out for the bridge's patience (bridge_job/faults/outages.py): a flush waits that
 long, and a transaction that fails for want of an answer is tried again, after the reader group's offset
 says it did not commit after all. A failed delivery (topic missing, not authorized, ...) raises
 `BridgeStopped`, which fails the task and stops the query: the batch is not committed, and after the cause
@@ -30,11 +30,11 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from bridge_job.config import transactional_id_prefix
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.kafka.clients import NO_REBOOTSTRAP, UNKNOWN_TOPIC, KafkaConfig, delivery_failure, is_hard
 from bridge_job.kafka.waiting import cause
-from bridge_job.outages import Outage
 
 log = logging.getLogger("jmsbridge.writing")
 

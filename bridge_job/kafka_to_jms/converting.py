@@ -54,12 +54,11 @@ from bridge_job.routing.failures import (
     dispose,
     not_carried,
 )
-from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY
+from bridge_job.routing.loops import KAFKA_TOPIC_PROPERTY, ORIGIN_PROPERTY, LoopGuard
 from bridge_job.routing.pending import PendingRequest
 from bridge_job.routing.replies import REPLY_TOPIC_HEADER, reply_queue, request_correlation
 from bridge_job.routing.routes import RouteTable
 from bridge_job.routing.sends import check_sendable, jms_target, send_changes
-from bridge_job.signing import Forgeries, LoopMark, bridge_key
 
 DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 
@@ -222,11 +221,11 @@ class Ingress:
     def __init__(self, config: JobConfig) -> None:
         self.config = config
         self.table = RouteTable.of(config.routes, Direction.KAFKA_TO_JMS)
-        self.key = bridge_key()
-        self.forged = Forgeries(
+        self.loops = LoopGuard(
             "records with this bridge's loop mark and no valid jmsbridge.origin.mac were sent to JMS, not "
             "dropped as loops (forged, or written before the bridge signed its marks)"
         )
+        self.key = self.loops.key
 
     def route(self, record: IngressRecord) -> Route | None:
         return self.table.route_record(record.source.topic, record.text)
@@ -243,10 +242,8 @@ class Ingress:
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
         mark = loop_mark(record.record, message.destination, self.config.bridge_id, self.key)
-        if mark is LoopMark.LOOP:
+        if self.loops.is_loop(mark, record.source.describe):
             return IngressOutcome(IngressAction.LOOP, route=route.name)
-        if mark is LoopMark.FORGED:
-            self.forged.seen(record.source.describe())
         request = pending_request(record, route, message, now_ms)
         return IngressOutcome(IngressAction.SEND, message, route=route.name, request=request)
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from bridge_job.config import Direction, JobConfig, StartingOffsets, is_topic_pattern
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka.reading import Consumer, watermarks
 from bridge_job.kafka.topics import existing_partitions
 from bridge_job.kafka_to_jms import interval as ingress_interval

@@ -33,7 +33,8 @@ from dataclasses import astuple, dataclass, field
 
 from bridge_job.config import JobConfig, ingress_group
 from bridge_job.config.loading import PerConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage, patiently
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import refusal_of_one_message
@@ -51,8 +52,6 @@ from bridge_job.kafka_to_jms.converting import (
     KafkaSource,
 )
 from bridge_job.message import JmsMessage
-from bridge_job.outages import Outage, patiently
-from bridge_job.redaction import redact_process_logs
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record
 from bridge_job.spark import latency
@@ -260,7 +259,6 @@ def _send_chunk(
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:
-    redact_process_logs()  # a Spark Python worker has no logging set up of its own
     summary = IngressSummary(topic, partition, start, end, started_ms=int(time.time() * 1000))
     ingress = current_ingress(config_path)
     consumer = consumer_for(consumer_settings(ingress.config))

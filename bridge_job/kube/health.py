@@ -1,7 +1,7 @@
 """What the job tells the operator about its brokers: the ConfigMap `<bridgeId>-jms-bridge-health`.
 
 A SparkApplication says RUNNING while the job retries a broker that is gone, and nothing moves. So the
-job reports each outage of its JMS broker and of Kafka (bridge_job/outages.py) here, and a background
+job reports each outage of its JMS broker and of Kafka (bridge_job/faults/outages.py) here, and a background
 thread writes the latest state of this instance under its own key (`data.<instance>`, a JSON document)
 with a merge patch, creating the ConfigMap when it is missing. The operator reads it (Reconciling, with
 the reason, while an outage lasts; see docs/operator.md):
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from bridge_job.config import JMS_CONNECTED, JMS_RECONNECTING, HealthKey, JobConfig, health_config_map_name
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kube.api import CONFIG_MAPS, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 from bridge_job.redaction import redact

@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 
@@ -64,10 +64,6 @@ _PAST_EXPIRY: Final = 0.01  # seconds: a standby looks this long after the expir
 
 class LeaseConflict(Exception):
     """Someone else wrote the Lease since it was read (HTTP 409)."""
-
-
-class LeadershipLost(Exception):
-    """This instance held the lease and does not any more: it must stop processing at once."""
 
 
 class _Taken(Exception):

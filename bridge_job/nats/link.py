@@ -5,7 +5,7 @@ thread of its own and offers blocking calls (`publish`, `flush`, `subscribe`) th
 A subscription's messages are handed to a callback on the loop's thread as `NatsMessage`s: the callback
 must only queue them.
 
-Outages are waited out as for every other system (bridge_job/outages.py): nats-py reconnects by itself
+Outages are waited out as for every other system (bridge_job/faults/outages.py): nats-py reconnects by itself
 and resubscribes, publishes made meanwhile wait in its buffer; the link counts how long the servers have
 been gone and `check()` stops the bridge once that passes `spec.outages.patienceSeconds`. A first
 connection that fails is tried again the same way (nats-py tries only once).
@@ -36,9 +36,9 @@ from bridge_job.config import (
     NatsSpec,
     NatsTlsSpec,
 )
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import PATIENCE_SETTING, Outage, patiently
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.nats.message import NatsMessage, NatsPublish
-from bridge_job.outages import PATIENCE_SETTING, Outage, patiently
 
 log = logging.getLogger("jmsbridge.nats")
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bridge_job.formats import FormatError, KafkaRecord
-
 # Status replies (the NATS protocol's inline status, `NATS/1.0 <code> <description>`).
 TIMEOUT_STATUS = (408, "Request Timeout")
 BAD_REQUEST_STATUS = (400, "Bad Request")  # a request the bridge cannot send to JMS
@@ -33,24 +31,6 @@ class NatsPublish:
     data: bytes
     headers: dict[str, str] = field(default_factory=dict)
     reply: str | None = None
-
-
-def nats_headers(record: KafkaRecord) -> dict[str, str]:
-    """A record's headers as NATS headers: single-line text without surrounding blanks (what the NATS
-    protocol carries unchanged); FormatError for a header that is not."""
-    headers: dict[str, str] = {}
-    for name, raw in record.headers:
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            text = None
-        if text is None or text != text.strip() or "\r" in text or "\n" in text:
-            raise FormatError(
-                f"header {name}: {raw[:40]!r} is no single-line NATS header text; format envelope carries "
-                "it in the payload"
-            )
-        headers[name] = text
-    return headers
 
 
 def is_no_responders(message: NatsMessage) -> bool:

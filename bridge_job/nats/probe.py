@@ -10,8 +10,8 @@ import os
 import threading
 
 from bridge_job.config import NatsSpec
+from bridge_job.faults.outages import OutageListener
 from bridge_job.nats.link import FAILURES, NatsLink
-from bridge_job.outages import OutageListener
 
 INTERVAL_SECONDS = 5.0
 ASK_SECONDS = 5.0

@@ -31,8 +31,9 @@ from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.codecs import codec
 from bridge_job.formats.native import loop_mark, signed
+from bridge_job.formats.nats import nats_headers
 from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
-from bridge_job.nats.message import NatsMessage, nats_headers
+from bridge_job.nats.message import NatsMessage
 from bridge_job.routing import loops
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, not_carried, unreadable
 from bridge_job.routing.loops import NATS_SUBJECT_PROPERTY, ORIGIN_PROPERTY

@@ -16,7 +16,6 @@ import time
 from dataclasses import asdict, astuple, fields
 
 from bridge_job.nats_to_jms.service import NatsCounts, NatsService
-from bridge_job.redaction import redact_process_logs
 from bridge_job.spark.live import Row as LiveRow
 from bridge_job.spark.live import reporting
 
@@ -66,7 +65,6 @@ def _with_retired(config_path: str, counts: dict[str, NatsCounts]) -> dict[str, 
 def run(config_path: str, seconds: float, live: str = "") -> list[Row]:
     """Host the service for `seconds`, telling the driver at `live` what each route did as it goes
     (spark/live.py)."""
-    redact_process_logs()  # a Spark Python worker has no logging set up of its own
     started_ms = int(time.time() * 1000)
     service = hosted_service(config_path)
     deadline = time.monotonic() + seconds

@@ -50,7 +50,8 @@ from typing import Any
 
 from bridge_job.config import ConfigError, Direction, Format, JmsSource, JobConfig, Route
 from bridge_job.config.loading import WatchedConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
@@ -81,10 +82,10 @@ from bridge_job.nats_to_jms.converting import (
     to_jms,
 )
 from bridge_job.nats_to_jms.inflight import InFlight, Request
-from bridge_job.outages import Outage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dead_letter_record, dispose
+from bridge_job.routing.loops import LoopGuard
 from bridge_job.routing.nats_replies import replies_subject, way_back
-from bridge_job.signing import Forgeries, LoopMark, bridge_key
+from bridge_job.signing import Forgeries
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.nats")
@@ -165,13 +166,13 @@ class NatsService:
         stores = jms_tls_stores(config)
         self.jms = JmsLink(lambda: JmsConnection(jms, credentials, classpath, name, stores))
         self.inflight = InFlight()
-        self._key = bridge_key()
-        self._forged_answers = Forgeries(
-            f"dropped answers on the NATS reply subjects of {self.bridge_id}, counted as unknown_replies"
-        )
-        self._forged_loops = Forgeries(
+        self._loops = LoopGuard(
             "NATS messages with this bridge's loop mark and no valid jmsbridge.origin.mac were sent to JMS, "
             "not dropped as loops (forged, or published before the bridge signed its marks)"
+        )
+        self._key = self._loops.key
+        self._forged_answers = Forgeries(
+            f"dropped answers on the NATS reply subjects of {self.bridge_id}, counted as unknown_replies"
         )
         self.failure: BridgeStopped | None = None
         self.closed = threading.Event()
@@ -376,11 +377,9 @@ class NatsService:
             self._soft_failure(config, failure, message, route, dead_letters)
             return None
         mark = nats_loop_mark(message, jms.destination, self.bridge_id, self._key)
-        if mark is LoopMark.LOOP:
+        if self._loops.is_loop(mark, lambda: f"NATS subject {message.subject}"):
             self._count(route, "loops")
             return None
-        if mark is LoopMark.FORGED:
-            self._forged_loops.seen(f"NATS subject {message.subject}")
         if message.reply is None:
             return Send(message, route, jms, "forwarded")
         deadline = message.received + route.spec.timeout_ms / 1000

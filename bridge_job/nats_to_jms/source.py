@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 from pyspark.sql.types import StructType
 
-from bridge_job.config.loading import WatchedConfig
 from bridge_job.nats_to_jms import interval
-from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import gate
 from bridge_job.spark.intervals import INTERVAL_KEY, next_interval
 from bridge_job.spark.offsets import Offsets
+from bridge_job.spark.readers import FlowReader
 
 
 @dataclass(frozen=True)
@@ -32,19 +30,7 @@ class NatsInterval(InputPartition):
     live: str = ""  # where the task reports as it runs (spark/live.py)
 
 
-class NatsReader(DataSourceStreamReader):
-    def __init__(self, config_path: str, live: str = "") -> None:
-        redact_process_logs()
-        self.config_path = config_path
-        self.live = live
-        self._watched = WatchedConfig(Path(config_path))
-
-    def __getstate__(self) -> dict[str, str]:  # what a task needs: the config path, where to report
-        return {"config_path": self.config_path, "live": self.live}
-
-    def __setstate__(self, state: dict[str, str]) -> None:
-        type(self).__init__(self, state["config_path"], state["live"])
-
+class NatsReader(FlowReader):
     def initialOffset(self) -> Offsets:
         return {INTERVAL_KEY: 0}
 

@@ -18,10 +18,11 @@ encoding too (`body_bytes`), so both MACs cover the same bytes.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.message import JmsMessage, Property
-from bridge_job.signing import LoopMark, mac, vouched
+from bridge_job.signing import Forgeries, LoopMark, bridge_key, mac, vouched
 
 # What the ingress marks a message it sends with: this bridge, and the topic the record was read from.
 ORIGIN_PROPERTY = "JmsBridgeOrigin"
@@ -67,3 +68,21 @@ def loop_mark(entry: JournalEntry, source_property: str, source: str, bridge_id:
         return LoopMark.NONE
     given = entry.property_text(ORIGIN_MAC_PROPERTY)
     return vouched(key, given, *_signed(bridge_id, source, entry.record.value or b""))
+
+
+class LoopGuard:
+    """The loop rule of every flow that sends on what it reads: a message whose loop mark verifies (LOOP) is
+    one this bridge sent from where it would now go, and is dropped; one that only claims so (FORGED) is
+    sent on like any other, and said in the log (`forged`: what it is, rate-limited by `Forgeries`).
+
+    It holds the bridge's key (signing.py), with which the flow signs its own marks too."""
+
+    def __init__(self, forged: str) -> None:
+        self.key = bridge_key()
+        self.forged = Forgeries(forged)
+
+    def is_loop(self, mark: LoopMark, where: Callable[[], str]) -> bool:
+        """Whether to drop the message `mark` was read from; `where` names it, asked only for a forgery."""
+        if mark is LoopMark.FORGED:
+            self.forged.seen(where())
+        return mark is LoopMark.LOOP

@@ -26,28 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bridge_job.formats import KafkaRecord
-from bridge_job.formats.journal import JournalTopicSpec
 
 # An entry past its deadline by this much is tombstoned unanswered. The margin lets an answer the journal
 # took just before the deadline still find its entry when the egress is behind.
 SWEEP_GRACE_MS = 10 * 60 * 1000
-
-
-def pending_topic(name: str, broker_count: int) -> JournalTopicSpec:
-    """Replicated as the journal is (an entry lost is an answer lost), compacted (the latest entry of a
-    message id is all that counts; tombstones remove answered ones), one partition (a few small records
-    per request in flight; the egress reads it whole on a restart)."""
-    replicas = max(1, min(3, broker_count))
-    return JournalTopicSpec(
-        name=name,
-        partitions=1,
-        replication_factor=replicas,
-        config={
-            "cleanup.policy": "compact",
-            "min.insync.replicas": "2" if replicas >= 3 else "1",
-            "unclean.leader.election.enable": "false",
-        },
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ for `<topic>/<id>`: it starts with `ID:`, and `:` is not a character of topic na
 
 from __future__ import annotations
 
-from bridge_job.config import Direction, JobConfig
+from bridge_job.config import JobConfig
 from bridge_job.formats import KafkaRecord, native
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import ORIGIN_HEADER, signed
@@ -40,15 +40,6 @@ def request_correlation(reply_topic: str, correlation_id: str) -> str:
 def reply_queue(config: JobConfig) -> Destination | None:
     name = config.bridge.jms.reply_queue
     return None if name is None else Destination(DestinationKind.QUEUE, name)
-
-
-def reply_topics(config: JobConfig) -> dict[str, str]:
-    """Every topic a reply may go to, with the route that allows it."""
-    allowed: dict[str, str] = {}
-    for route in config.routes_for(Direction.KAFKA_TO_JMS):
-        for topic in route.spec.reply.topics if route.spec.reply is not None else ():
-            allowed.setdefault(topic, route.name)
-    return allowed
 
 
 def reply_record(

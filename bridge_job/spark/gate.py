@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 
 OPEN = "open"
 SHUT = "shut"

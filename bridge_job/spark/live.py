@@ -3,7 +3,7 @@
 A real-time task's summary row reaches the driver only when its interval ends (spark/intervals.py), which
 may be minutes away. So each task also sends its row as it stands, once a second while it changes and
 every `HEARTBEAT_SECONDS` anyway, with its state: `moving` (it moved records since its last report),
-`idle` (caught up) or `waiting` (it waits out an outage, bridge_job/outages.py). A report is one UDP
+`idle` (caught up) or `waiting` (it waits out an outage, bridge_job/faults/outages.py). A report is one UDP
 datagram to the driver's `LiveReceiver`, whose address travels with the task's partition: a lost one
 costs a second's delay, and a task never waits for the driver.
 
@@ -49,7 +49,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from bridge_job import outages
+from bridge_job.faults import outages
 from bridge_job.spark import latency
 
 log = logging.getLogger("jmsbridge.telemetry")

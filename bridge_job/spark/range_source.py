@@ -2,8 +2,7 @@
 
 Offsets are `{key: offset}` per partition; Spark checkpoints them before a batch runs, so a replayed
 batch covers the same ranges. A subclass says which partitions it reads (`watermarks`) and what a task
-does with a range (`read`); the driver-side reader pickles to its config path alone, which is all a task
-needs to load the config it runs.
+does with a range (`read`); the reader reaches the tasks as spark/readers.py says.
 
 With the `availableNow` trigger the source fixes the end offsets when the query starts
 (`prepareForTriggerAvailableNow`) and Spark drains up to them in batches of the usual size.
@@ -19,19 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
 from bridge_job.config import JobConfig
-from bridge_job.config.loading import WatchedConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka.reading import Consumer, new_consumer
 from bridge_job.kafka.waiting import patiently
-from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import binding, gate
 from bridge_job.spark.intervals import MICRO_BATCH, REAL_TIME
 from bridge_job.spark.offsets import Offsets
+from bridge_job.spark.readers import FlowReader
 
 log = logging.getLogger("jmsbridge.checkpoint")
 
@@ -56,7 +54,7 @@ class Summary(Protocol):
     def row(self) -> tuple[Any, ...]: ...
 
 
-class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class RangeReader(FlowReader, SupportsTriggerAvailableNow):
     """Planning in the driver, `read` in the tasks: a flow's reader says how a task moves a range
     (`RANGE`: config path, topic, partition, start, end) and how a real-time one follows its partition
     (`INTERVAL`: config path, topic, partition, start, seconds, live address)."""
@@ -67,14 +65,9 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(
         self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
     ) -> None:
-        # Spark plans in a Python process of its own, where nothing set logging up: the waits and
-        # librdkafka's lines would reach stderr raw, unredacted and without a logger name.
-        redact_process_logs()
-        self.config_path = config_path
-        self._watched = WatchedConfig(Path(config_path))  # the flow's `config` reads it
+        super().__init__(config_path, live)
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.mode = mode
-        self.live = live  # where real-time tasks report as they run (spark/live.py)
         self._checked = False  # the checkpoint's binding, checked when the query starts
         self._fingerprinted = 0.0  # when the binding's records were last taken
         self._bound: set[tuple[str, int] | None] = set()  # the partitions with a record in the binding
@@ -82,12 +75,6 @@ class RangeReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest: Offsets | None = None  # what the last `latestOffset` saw
         self._low: Offsets | None = None  # the low watermarks it saw
         self._target: Offsets | None = None  # availableNow: where to stop
-
-    def __getstate__(self) -> dict[str, str]:
-        return {"config_path": self.config_path, "live": self.live}
-
-    def __setstate__(self, state: dict[str, str]) -> None:
-        type(self).__init__(self, state["config_path"], live=state["live"])
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
         assert isinstance(partition, PartitionRange)

@@ -44,7 +44,7 @@ from bridge_job.config import (
     ingress_group,
     journal_reader_group,
 )
-from bridge_job.errors import BridgeStopped, CheckpointMismatch
+from bridge_job.faults.stops import BridgeStopped, CheckpointMismatch
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.reading import TopicPartition, committed_offsets, new_consumer, watermarks

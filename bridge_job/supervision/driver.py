@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from bridge_job.config import ConfigError, JobConfig
 from bridge_job.config.rendered import RenderedConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.kafka.waiting import asking
-from bridge_job.kube.leadership import Leadership, LeadershipLost
+from bridge_job.kube.leadership import Leadership
 from bridge_job.supervision.stopping import stop_reason, stopped_with_us
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 

@@ -7,23 +7,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pyspark.sql.datasource import DataSource
 
 from bridge_job.config import Direction, JobConfig
+from bridge_job.faults.outages import OutageListener
 from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
 from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka.reading import new_consumer
 from bridge_job.kafka.topics import partitions_of
 from bridge_job.kafka_to_jms import task as ingress_task
 from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
+from bridge_job.nats_to_jms.probe import nats_probe
 from bridge_job.nats_to_jms.service import UNROUTED
 from bridge_job.nats_to_jms.source import NatsSource
 from bridge_job.supervision import telemetry
 from bridge_job.supervision.telemetry import Metrics
 
 ROWS_TIMEOUT = 5.0  # seconds: asking Kafka which rows a query plans holds up the driver's live reports
+
+
+class Probe(Protocol):
+    """A background check of a system a flow talks to, told to its listener; stopped with the job."""
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,10 @@ class Flow:
     record: Callable[[Metrics, Any], None]  # a progress report of its query, into the figures
     real_time_only: bool = False  # one long-running task per interval, in either mode
     drains: bool = True  # runs to the end under availableNow (a flow that keeps nothing has none)
+    # Its health: the driver's probe of the system only it talks to (`probed`), when the routes want it.
+    # (The ingest's JMS and every flow's Kafka have the runner's own.)
+    probe: Callable[[JobConfig, OutageListener], Probe] | None = None
+    probed: str = ""
 
 
 def ingress_partitions(config: JobConfig) -> int:
@@ -110,6 +122,8 @@ NATS = Flow(
     record=lambda metrics, progress: metrics.record_nats_interval(progress),
     real_time_only=True,
     drains=False,
+    probe=nats_probe,
+    probed="nats",
 )
 
 FLOWS: tuple[Flow, ...] = (EGRESS, INGRESS, NATS)

@@ -29,11 +29,11 @@ from bridge_job.config import (
 )
 from bridge_job.config.rendered import RenderedConfig
 from bridge_job.config.spark_settings import session_settings, with_command_line
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import OutageListener
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.formats.journal import Epoch
 from bridge_job.kafka.waiting import asking
-from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, LeadershipLost, pod_name
-from bridge_job.outages import OutageListener
+from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, pod_name
 from bridge_job.redaction import redact_logs
 from bridge_job.spark.gate import Gate
 from bridge_job.supervision.driver import Supervision, halt
@@ -42,7 +42,7 @@ from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.jms_to_journal.ingest import Ingest
-    from bridge_job.supervision.flows import Flow
+    from bridge_job.supervision.flows import Flow, Probe
     from bridge_job.supervision.lag import LagWatch
     from bridge_job.supervision.telemetry import Metrics
 
@@ -185,8 +185,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             )
             # Again: the JMS client's JVM, started in this process by the ingest, installed its own handlers.
             _stop_on_signals(stopping)
-            nats_probe = _nats_probe(config, report, patience, metrics) if watched else None
-            watches += [w for w in (nats_probe, _live_lag(options, rendered, metrics)) if w is not None]
+            watches += _flow_probes(config, report, patience, metrics) if watched else []
+            watches += [lag] if (lag := _live_lag(options, rendered, metrics)) is not None else []
             return supervision.run()
     finally:
         ingest.stop()
@@ -274,16 +274,17 @@ def _stand_by(
     return True
 
 
-def _nats_probe(config: JobConfig, report: Any, patience: float, metrics: Metrics) -> Any:
-    """NatsConnected in the bridge's status (in a cluster) and `jmsbridge_connected{system="nats"}`, for
-    a bridge with NATS routes."""
+def _flow_probes(config: JobConfig, report: Any, patience: float, metrics: Metrics) -> list[Probe]:
+    """The probes of the flows the routes want (NATS's: NatsConnected in the bridge's status, in a cluster,
+    and `jmsbridge_connected{system="nats"}`)."""
     from bridge_job.kube.health import ConnectionHealth
-    from bridge_job.nats.probe import NatsProbe
+    from bridge_job.supervision.flows import FLOWS
 
-    if config.bridge.nats is None or not config.uses_nats:
-        return None
-    health = ConnectionHealth(report, patience, "nats", metrics.connection("nats"))
-    return NatsProbe(config.bridge.nats, health)
+    return [
+        flow.probe(config, ConnectionHealth(report, patience, flow.probed, metrics.connection(flow.probed)))
+        for flow in FLOWS
+        if flow.probe is not None and flow.wanted(config)
+    ]
 
 
 def _live_lag(options: JobOptions, rendered: RenderedConfig, metrics: Metrics) -> LagWatch | None:

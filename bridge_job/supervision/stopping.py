@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from bridge_job.errors import BridgeStopped
-from bridge_job.kube.leadership import LeadershipLost
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 
 
 def stop_reason(error: BaseException) -> str:

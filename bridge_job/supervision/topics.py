@@ -4,17 +4,16 @@ topic, created then when the bridge says so."""
 from __future__ import annotations
 
 from bridge_job.config import JobConfig, is_topic_pattern
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
+from bridge_job.formats.journal import pending_topic
 from bridge_job.journal.topic import ensure_topic
 from bridge_job.kafka.topics import TopicAdmin
-from bridge_job.routing.pending import pending_topic
-from bridge_job.routing.replies import reply_topics
 
 
 def destination_topics(config: JobConfig) -> list[str]:
     """The topics the routes write and read by name, reply topics included (not a kafkaToJms pattern)."""
     named = {t for r in config.routes if (t := r.spec.kafka_topic) is not None and not is_topic_pattern(t)}
-    topics = named | set(reply_topics(config))
+    topics = named | set(config.reply_topics)
     if config.bridge.routing.dead_letter_topic:
         topics.add(config.bridge.routing.dead_letter_topic)
     return sorted(topics)

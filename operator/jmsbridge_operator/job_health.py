@@ -1,7 +1,7 @@
 """What the running job says of its brokers, as conditions: the ConfigMap `<bridgeId>-jms-bridge-health`.
 
 The job's active instance writes the state of its JMS broker and of Kafka there under its instance name
-(`bridge_job/kube/health.py`): `Reconnecting` while it waits out an outage (bridge_job/outages.py),
+(`bridge_job/kube/health.py`): `Reconnecting` while it waits out an outage (bridge_job/faults/outages.py),
 `Connected` once the system answers again. A SparkApplication says RUNNING all the while, so this is the
 only way the status can tell that nothing moves:
 

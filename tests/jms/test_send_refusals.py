@@ -7,7 +7,7 @@ from __future__ import annotations
 import jpype
 import pytest
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms import JmsError
 from bridge_job.jms.errors import refusal_of_one_message
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from bridge_job.config.loading import load_job_config
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms import JmsConnection, JmsError, JmsRefused
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
 

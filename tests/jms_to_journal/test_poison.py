@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bridge_job.config import JmsBridge, JmsSource, JobConfig, job_config
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats.journal import EPOCH_HEADER, Epoch
 from bridge_job.jms import JmsConnection, start_jvm
 from bridge_job.jms_to_journal.ingest import Ingest

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from bridge_job.faults.stops import LeadershipLost
 from bridge_job.formats.journal import EPOCH_HEADER, Epoch, JournalEntry, journal_record
 from bridge_job.journal.writer import JournalFenced, JournalWriter, Written, hard_failure
-from bridge_job.kube.leadership import LeadershipLost
 from bridge_job.message import JmsMessage
 from testbed.brokers import KafkaBroker
 from testbed.builders import config

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import journal_reader_group
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats.journal import Epoch, journal_record
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.journal_to_kafka import task as egress_task

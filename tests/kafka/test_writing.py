@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, Producer, TopicPartition
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.reading import journal_consumer
 from bridge_job.journal_to_kafka import task as egress_task

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bridge_job.config import DEFAULT_REPLY_TIMEOUT_SECONDS, JobConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord, jsonmode, native
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.journal_to_kafka.converting import Action, Egress

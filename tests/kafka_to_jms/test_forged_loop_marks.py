@@ -65,7 +65,7 @@ def test_a_forged_mark_without_a_mac_is_delivered_and_said_once(caplog: pytest.L
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1, warned  # rate-limited: a flood of forgeries is not a flood of lines
     assert "not dropped as loops" in warned[0] and "record t/0@9" in warned[0]
-    assert reader.forged.seen_total == 2
+    assert reader.loops.forged.seen_total == 2
 
 
 @pytest.mark.parametrize(

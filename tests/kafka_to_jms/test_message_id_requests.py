@@ -17,7 +17,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, job_config, journal_reader_group
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.journal_to_kafka import pending_requests as egress_pending
 from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.compacted import CompactedTopic

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.outages import Outage
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kube.api import ApiError, Kube, Resource
 from bridge_job.kube.health import CONNECTED, RECONNECTING, ConnectionHealth, HealthConfigMap, stops_reported
-from bridge_job.outages import Outage
 from testbed.apiserver.client import KubeApi
 from testbed.brokers import wait_until
 from testbed.builders import config

@@ -22,12 +22,11 @@ import pytest
 import yaml
 
 from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.kube.api import ApiError, Kube
 from bridge_job.kube.leadership import (
     KubernetesLeases,
     Leadership,
-    LeadershipLost,
     LeaseStore,
 )
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID

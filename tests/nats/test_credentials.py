@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bridge_job.config import ENV_NATS_CREDS, ENV_NATS_PASSWORD, ENV_NATS_TOKEN, ENV_NATS_USERNAME, NatsSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.nats.link import NatsLink, refused
 from bridge_job.nats.message import NatsPublish
 from jmsbridge.local import wait_until

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bridge_job.config import NatsSpec
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.nats.link import NatsLink
 from bridge_job.nats.probe import NatsProbe
 from jmsbridge.local import free_port, wait_until

@@ -327,7 +327,7 @@ def test_status_follows_the_application(view: View) -> None:
 
 def test_an_outage_the_job_reports_is_reconciling_until_it_is_back(view: View) -> None:
     """The job's own reporting code writes the health ConfigMap, as the running job's ingest would: a JMS
-    broker lost, then Kafka lost (bridge_job/outages.py)."""
+    broker lost, then Kafka lost (bridge_job/faults/outages.py)."""
     view.create(simple_bridge(), route("out"))
     view.wait(lambda: "simple-primary" in view.apps(), "the SparkApplication")
     view.play_spark("simple-primary", "RUNNING")

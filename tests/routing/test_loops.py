@@ -103,7 +103,7 @@ def test_a_forged_mark_without_a_mac_is_published_and_said_once(caplog: pytest.L
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1, warned  # rate-limited: a flood of forgeries is not a flood of lines
     assert "not dropped as loops" in warned[0] and "message ID:1 from queue://out" in warned[0]
-    assert egress.forged.seen_total == 2
+    assert egress.loops.forged.seen_total == 2
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from bridge_job.formats.journal import pending_topic
 from bridge_job.routing.pending import (
     SWEEP_GRACE_MS,
     PendingRequest,
     parse_pending,
     pending_record,
     pending_route,
-    pending_topic,
     stale,
     tombstone,
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.spark.gate import Gate, wait_at
 
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from bridge_job.outages import Outage
+from bridge_job.faults.outages import Outage
 from bridge_job.spark.latency import count_latency, no_latencies
 from bridge_job.spark.live import (
     STALE_SECONDS,

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from bridge_job.config.rendered import RenderedConfig
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 from bridge_job.supervision.driver import MAX_WORKER_RESTARTS, WORKER_START_FAILURE, Supervision
 from bridge_job.supervision.flows import EGRESS, FLOWS, Flow
 from bridge_job.supervision.telemetry import Metrics

@@ -6,8 +6,7 @@ from __future__ import annotations
 from confluent_kafka import KafkaError, KafkaException
 from py4j.protocol import Py4JError, Py4JNetworkError  # type: ignore[import-untyped]
 
-from bridge_job.errors import BridgeStopped
-from bridge_job.kube.leadership import LeadershipLost
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.supervision.stopping import interrupted_stop, jvm_gone, stop_reason, unforeseen_reason
 
 

@@ -53,7 +53,7 @@ from bridge_job.config import (
     journal_reader_group,
     transactional_id_prefix,
 )
-from bridge_job.contract import JournalTopicSpec, journal_topic, pending_topic, reply_topics
+from bridge_job.contract import JournalTopicSpec, journal_topic, pending_topic
 from jmsbridge_operator import condition_catalogue as catalogue
 from jmsbridge_operator.conditions import Condition, Problem, join
 
@@ -195,7 +195,7 @@ def required_access(config: JobConfig) -> RequiredAccess:
     for route in config.routes_for(Direction.KAFKA_TO_JMS):
         if not is_topic_pattern(route.spec.topic):  # a pattern's topics are the job's to find
             use(route.spec.topic, READ_ACCESS, f"source of route {route.name}")
-    for topic, route_name in reply_topics(config).items():
+    for topic, route_name in config.reply_topics.items():
         use(topic, WRITE_ACCESS, f"reply topic of route {route_name}")
     if config.keeps_pending_requests:
         use(config.pending_topic, WRITE_ACCESS | READ_ACCESS, "pending requests")

@@ -23,5 +23,10 @@ class BridgeStopped(Exception):
         self.condition = condition
 
 
+class LeadershipLost(Exception):
+    """This instance held the lease and does not any more: it must stop processing at once (kube/leadership.py
+    finds it out; whatever writes in the bridge's name raises it too)."""
+
+
 class CheckpointMismatch(BridgeStopped):
     """A checkpoint taken on other topics than those there now (bridge_job/spark/binding.py)."""

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from bridge_job.errors import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped
 
 log = logging.getLogger("jmsbridge.outages")
 

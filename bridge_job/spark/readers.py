@@ -1,0 +1,31 @@
+"""What every flow's stream reader shares, wherever Spark runs it.
+
+Spark plans in a Python process of its own and runs each task in a Python worker, and it carries the
+reader there by pickling it. A reader pickles to its config path and its live address alone (all a task
+needs to load the config it runs and to report as it goes), and it is made again where it lands, so that
+each of those processes, where nothing else set logging up, logs redacted, formatted lines: without it the
+waits and librdkafka's lines would reach stderr raw, unredacted and without a logger name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql.datasource import DataSourceStreamReader
+
+from bridge_job.config.loading import WatchedConfig
+from bridge_job.redaction import redact_process_logs
+
+
+class FlowReader(DataSourceStreamReader):
+    def __init__(self, config_path: str, live: str = "") -> None:
+        redact_process_logs()
+        self.config_path = config_path
+        self.live = live  # where real-time tasks report as they run (spark/live.py)
+        self._watched = WatchedConfig(Path(config_path))  # what the flow's config is read from
+
+    def __getstate__(self) -> dict[str, str]:
+        return {"config_path": self.config_path, "live": self.live}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        type(self).__init__(self, state["config_path"], live=state["live"])

@@ -1,0 +1,56 @@
+"""Every flow's reader reaches Spark's Python processes pickled (spark/readers.py): where it lands, a fresh
+interpreter with no logging set up, it carries what a task needs and makes that process log redacted,
+formatted lines. The tasks themselves set nothing up."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge_job.journal_to_kafka.source import EgressReader
+from bridge_job.kafka_to_jms.source import IngressReader
+from bridge_job.nats_to_jms.source import NatsReader
+from bridge_job.redaction import MASK
+from bridge_job.spark.readers import FlowReader
+
+SECRET = "s3cr3t-in-a-task"
+
+LANDS = (
+    "import logging, pickle, sys\n"
+    "reader = pickle.loads(sys.stdin.buffer.read())\n"
+    "print(type(reader).__name__, reader.config_path, reader.live)\n"
+    f"logging.getLogger('jmsbridge.kafka').error('FAIL [rdkafka#producer-1] sasl.password={SECRET}')\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        EgressReader("/etc/jmsbridge/config.yaml", "/work/checkpoint", live="127.0.0.1:40001"),
+        IngressReader("/etc/jmsbridge/config.yaml", "/work/checkpoint", live="127.0.0.1:40001"),
+        NatsReader("/etc/jmsbridge/config.yaml", live="127.0.0.1:40001"),
+    ],
+    ids=lambda reader: type(reader).__name__,
+)
+def test_a_reader_unpickled_in_a_fresh_process_logs_redacted_lines(reader: FlowReader) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LANDS],
+        input=pickle.dumps(reader),
+        capture_output=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).parents[2],
+    )
+    name = type(reader).__name__
+    assert done.stdout.decode().split() == [name, "/etc/jmsbridge/config.yaml", "127.0.0.1:40001"]
+    (line,) = done.stderr.decode().splitlines()
+    assert line.endswith(f" ERROR jmsbridge.kafka: FAIL [rdkafka#producer-1] sasl.password={MASK}")
+
+
+def test_a_reader_pickles_to_its_config_path_and_live_address_alone() -> None:
+    reader = EgressReader("/etc/jmsbridge/config.yaml", "/work/checkpoint", live="127.0.0.1:40001")
+    assert reader.__getstate__() == {"config_path": "/etc/jmsbridge/config.yaml", "live": "127.0.0.1:40001"}

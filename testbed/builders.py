@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from bridge_job.config import JmsBridge, JmsBridgeRoute, JobConfig, job_config
@@ -39,3 +41,10 @@ def route(name: str, topic: str, bridge_name: str = "orders", **spec: Any) -> Jm
 
 def config(*routes: JmsBridgeRoute, **bridge_spec: Any) -> JobConfig:
     return job_config(bridge(**bridge_spec), routes)
+
+
+def progress(observation: str, *rows: Mapping[str, Any], **fields: Any) -> SimpleNamespace:
+    """A query's progress report as the driver reads it: the tasks' summary rows observed under
+    `observation` (telemetry.FlowMetrics.observation), no source offsets unless `fields` give them."""
+    report = {"sources": [], "batchId": 1, "batchDuration": 0, "durationMs": {}} | fields
+    return SimpleNamespace(observedMetrics={observation: {"tasks": list(rows)}}, **report)

@@ -161,7 +161,7 @@ class Supervision:
 
     def _record(self, flow: Flow, progress: Any) -> None:
         try:
-            flow.record(self.metrics, progress)
+            self.metrics.record(flow.name, progress)
             self.after_batch()
         except Exception:  # telemetry must never stop the bridge
             log.warning(

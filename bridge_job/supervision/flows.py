@@ -1,13 +1,14 @@
 """The job's flows as supervision runs them: one `Flow` each, in `FLOWS`, in the order their tasks take
 the job's task slots. Supervision, the queries and the runner go through the list and name no flow:
-adding one is its folder (a Spark data source and its tasks) and an entry here.
+adding one is its folder (a Spark data source and its tasks), its figures (a `FlowMetrics` in
+telemetry.py's `FLOW_METRICS`) and an entry here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from pyspark.sql.datasource import DataSource
 
@@ -23,7 +24,7 @@ from bridge_job.nats_to_jms.probe import nats_probe
 from bridge_job.nats_to_jms.service import UNROUTED
 from bridge_job.nats_to_jms.source import NatsSource
 from bridge_job.supervision import telemetry
-from bridge_job.supervision.telemetry import Metrics
+from bridge_job.supervision.telemetry import FlowMetrics
 
 ROWS_TIMEOUT = 5.0  # seconds: asking Kafka which rows a query plans holds up the driver's live reports
 
@@ -38,21 +39,29 @@ class Probe(Protocol):
 class Flow:
     """One Spark query of the job: what starts it, how many tasks it runs, what its reports hold."""
 
-    name: str  # its query's name, its figures' and its logs'
+    metrics: type[FlowMetrics]  # its figures (supervision/telemetry.py), which give it its name
     source: type[DataSource]  # the data source its query reads (spark.readStream.format)
-    observation: str  # the name its tasks' summary rows are observed under
     checkpoint: str  # its directory inside the bridge's checkpoint; "" the bridge's own
     wanted: Callable[[JobConfig], bool]  # whether the routes ask for it now
     tasks: Callable[[JobConfig], int]  # how many tasks it runs side by side
     rows: Callable[[JobConfig], set[str]]  # the rows its real-time tasks may report (spark/live.py)
     rows_follow_routes: bool  # rows asked of the routes as they are then, not as the query started
-    record: Callable[[Metrics, Any], None]  # a progress report of its query, into the figures
     real_time_only: bool = False  # one long-running task per interval, in either mode
     drains: bool = True  # runs to the end under availableNow (a flow that keeps nothing has none)
     # Its health: the driver's probe of the system only it talks to (`probed`), when the routes want it.
     # (The ingest's JMS and every flow's Kafka have the runner's own.)
     probe: Callable[[JobConfig, OutageListener], Probe] | None = None
     probed: str = ""
+
+    @property
+    def name(self) -> str:
+        """Its query's name, its figures' and its logs'."""
+        return self.metrics.query
+
+    @property
+    def observation(self) -> str:
+        """The name its tasks' summary rows are observed under in its query's progress."""
+        return self.metrics.observation
 
 
 def ingress_partitions(config: JobConfig) -> int:
@@ -89,37 +98,31 @@ def nats_rows(config: JobConfig) -> set[str]:
 
 
 EGRESS = Flow(
-    name="egress",
+    metrics=telemetry.EgressMetrics,
     source=EgressSource,
-    observation=telemetry.OBSERVATION,
     checkpoint="",
     wanted=lambda config: True,  # every bridge journals and routes what it takes
     tasks=lambda config: config.bridge.kafka.journal_partitions,
     rows=journal_rows,
     rows_follow_routes=False,  # the journal's partitions are fixed while the job runs
-    record=lambda metrics, progress: metrics.record_batch(telemetry.figures_from_progress(progress)),
 )
 INGRESS = Flow(
-    name="ingress",
+    metrics=telemetry.IngressMetrics,
     source=IngressSource,
-    observation=telemetry.INGRESS_OBSERVATION,
     checkpoint="ingress",
     wanted=lambda config: bool(config.routes_for(Direction.KAFKA_TO_JMS)),
     tasks=ingress_partitions,
     rows=ingress_rows,
     rows_follow_routes=True,
-    record=lambda metrics, progress: metrics.record_ingress_batch(telemetry.ingress_figures(progress)),
 )
 NATS = Flow(
-    name="nats",
+    metrics=telemetry.NatsMetrics,
     source=NatsSource,
-    observation=telemetry.NATS_OBSERVATION,
     checkpoint="nats",  # it counts intervals only
     wanted=lambda config: config.uses_nats,  # jmsToNats routes too: their answers come there
     tasks=lambda config: 1,
     rows=nats_rows,
     rows_follow_routes=True,
-    record=lambda metrics, progress: metrics.record_nats_interval(progress),
     real_time_only=True,
     drains=False,
     probe=nats_probe,

@@ -13,6 +13,10 @@ refuses (unsigned, of rows it did not plan, beyond belief: spark/live.py) change
 in `jmsbridge_telemetry_rejected_total`. The ingest counts in the driver directly. One JSON log line per batch
 carries the batch's figures, with how many tasks ran and how much they overlapped (`parallelism`: task
 time over the batch's task span; 2.0 means two tasks side by side all along).
+
+Each flow's figures are one `FlowMetrics` (its metrics, what its tasks' rows count, what its finished
+batch sets and logs), listed in `FLOW_METRICS`: the driver records any flow's batch and any live report
+through `Metrics.record` and `Metrics.record_live` without naming it.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ import json
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -61,7 +66,7 @@ NATS_OUTCOMES = (
 
 
 @dataclass(frozen=True)
-class BatchFigures:
+class EgressBatch:
     batch_id: int
     input_records: int
     published: int
@@ -110,7 +115,7 @@ def summed(rows: Sequence[Mapping[str, Any]], name: str) -> int:
     return sum(int(row.get(name) or 0) for row in rows)
 
 
-def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
+def egress_batch(tasks: Sequence[Mapping[str, Any]]) -> EgressBatch:
     """The egress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
     total = functools.partial(summed, tasks)
@@ -120,7 +125,7 @@ def egress_figures(tasks: Sequence[Mapping[str, Any]]) -> BatchFigures:
     span_ms = max((t.get("ended_ms") or 0 for t in tasks), default=0) - min(
         (t.get("started_ms") or 0 for t in tasks), default=0
     )
-    return BatchFigures(
+    return EgressBatch(
         batch_id=0,
         input_records=total("records"),
         published=total("published"),
@@ -145,10 +150,10 @@ def batch_fields(progress: Any) -> dict[str, Any]:
     return {"batch_id": int(progress.batchId), "duration_seconds": (progress.batchDuration or 0) / 1000.0}
 
 
-def figures_from_progress(progress: Any) -> BatchFigures:
+def egress_progress(progress: Any) -> EgressBatch:
     source = progress.sources[0] if progress.sources else None
     return dataclasses.replace(
-        egress_figures(task_rows(progress, OBSERVATION)),
+        egress_batch(task_rows(progress, OBSERVATION)),
         **batch_fields(progress),
         journal_lag=journal_lag(source.endOffset, source.latestOffset) if source is not None else 0,
         phases_ms=dict(progress.durationMs or {}),
@@ -164,7 +169,7 @@ def buckets_of(rows: Sequence[Mapping[str, Any]], column: str) -> list[int]:
 
 
 @dataclass(frozen=True)
-class IngressFigures:
+class IngressBatch:
     batch_id: int
     records: int
     sent: int
@@ -189,13 +194,13 @@ def partition_lag(end_offset: str | None, latest_offset: str | None) -> dict[str
     return {p: max(int(latest[p]) - int(end.get(p, latest[p])), 0) for p in latest}
 
 
-def ingress_task_figures(tasks: Sequence[Mapping[str, Any]]) -> IngressFigures:
+def ingress_batch(tasks: Sequence[Mapping[str, Any]]) -> IngressBatch:
     """The ingress tasks' rows (or what live reports added to them) summed up, as a batch of no batch."""
 
     total = functools.partial(summed, tasks)
 
     sent = total("sent")
-    return IngressFigures(
+    return IngressBatch(
         batch_id=0,
         records=total("records"),
         sent=sent,
@@ -212,10 +217,10 @@ def ingress_task_figures(tasks: Sequence[Mapping[str, Any]]) -> IngressFigures:
     )
 
 
-def ingress_figures(progress: Any) -> IngressFigures:
+def ingress_progress(progress: Any) -> IngressBatch:
     source = progress.sources[0] if progress.sources else None
     return dataclasses.replace(
-        ingress_task_figures(task_rows(progress, INGRESS_OBSERVATION)),
+        ingress_batch(task_rows(progress, INGRESS_OBSERVATION)),
         **batch_fields(progress),
         lag=partition_lag(source.endOffset, source.latestOffset) if source is not None else {},
     )
@@ -251,6 +256,197 @@ class LatencyHistogram:
             bounds = [str(bound) for bound in latency.BOUNDS] + ["+Inf"]  # as Prometheus writes `le`
             family.add_metric(list(labels), list(zip(bounds, cumulative, strict=True)), total)
         yield family
+
+
+Row = Mapping[str, Any]
+
+
+class Series:
+    """How the job's metrics are made: in its registry, each labelled by the bridge first."""
+
+    def __init__(self, bridge_id: str, registry: CollectorRegistry) -> None:
+        self.bridge_id = bridge_id
+        self.registry = registry
+
+    def gauge(self, name: str, doc: str, extra: tuple[str, ...] = ()) -> Gauge:
+        return Gauge(name, doc, ["bridge", *extra], registry=self.registry)
+
+    def counter(self, name: str, doc: str, extra: tuple[str, ...] = ()) -> Counter:
+        return Counter(name, doc, ["bridge", *extra], registry=self.registry)
+
+    def histogram(self, name: str, doc: str, extra: tuple[str, ...] = ()) -> LatencyHistogram:
+        return LatencyHistogram(name, doc, ["bridge", *extra], self.registry)
+
+
+class FlowMetrics(ABC):
+    """One flow's figures, under its query's name: its metrics, what its tasks' rows add to them, and what
+    a finished batch (interval) sets and logs. A row is counted once, whether a real-time task's live
+    report brought it or the batch's end did (`Metrics.record`, spark/live.py). Each flow has one, in
+    `FLOW_METRICS`."""
+
+    query: ClassVar[str]
+    observation: ClassVar[str]  # the name its tasks' summary rows are observed under in a batch's progress
+
+    def __init__(self, series: Series) -> None:
+        self.bridge_id = series.bridge_id
+
+    @abstractmethod
+    def count(self, rows: Sequence[Row]) -> None:
+        """What the rows (or the part of them not counted yet) add to the counters."""
+
+    @abstractmethod
+    def finished(self, progress: Any, rows: Sequence[Row], live_lag: bool) -> int:
+        """A finished batch: its gauges (the lag, unless `live_lag` reads it live) and its log line; how
+        many tasks it ran."""
+
+
+class EgressMetrics(FlowMetrics):
+    """The journal to Kafka and NATS."""
+
+    query = "egress"
+    observation = OBSERVATION
+
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self.journal_records = series.counter("jmsbridge_journal_records_read_total", "Journal records read")
+        self.routed = series.counter("jmsbridge_routed_messages_total", "Messages by outcome", ("outcome",))
+        self.latency = series.histogram(
+            "jmsbridge_egress_latency_seconds",
+            "Journal record written -> written to its topic (or NATS subject), per routed record",
+        )
+        self.routing_time = series.counter(
+            "jmsbridge_routing_seconds_total", "Time spent routing and converting messages (egress tasks)"
+        )
+        self.lag = series.gauge("jmsbridge_journal_lag_records", "Journal records not yet routed")
+        self.duplicates = series.counter(
+            "jmsbridge_redelivered_duplicates_total",
+            "Redelivered JMS messages dropped (already in the journal)",
+        )
+        self.batches = series.counter(
+            "jmsbridge_batches_total", "Egress micro-batches (or intervals) completed"
+        )
+        self.epochs = series.counter(
+            "jmsbridge_journal_epoch_markers_total",
+            "Epoch markers met in the journal: its writer changed (a takeover, a restart)",
+        )
+
+    def count(self, rows: Sequence[Row]) -> None:
+        figures, b = egress_batch(rows), self.bridge_id
+        self.journal_records.labels(b).inc(figures.input_records)
+        for outcome, count in (
+            ("published", figures.published),
+            ("deadLettered", figures.dead_lettered),
+            ("skipped", figures.skipped),
+            ("loop", figures.loops),
+        ):
+            self.routed.labels(b, outcome).inc(count)
+        routed = figures.published + figures.failures
+        self.routing_time.labels(b).inc(figures.latency_avg_seconds * routed)
+        self.latency.add([b], figures.latency_buckets, figures.latency_seconds)
+        self.duplicates.labels(b).inc(figures.duplicates)
+        self.epochs.labels(b).inc(figures.markers)
+
+    def finished(self, progress: Any, rows: Sequence[Row], live_lag: bool) -> int:
+        figures = egress_progress(progress)
+        if not live_lag:
+            self.lag.labels(self.bridge_id).set(figures.journal_lag)
+        self.batches.labels(self.bridge_id).inc()
+        if figures.input_records:
+            without_rows = dataclasses.replace(figures, rows=[])  # the rows are not copied to be dropped
+            logged = asdict(without_rows) | {"throughput": round(figures.throughput, 1)}
+            del logged["latency_buckets"], logged["latency_seconds"], logged["rows"]
+            log.info("batch %s", json.dumps(logged))
+        return figures.tasks
+
+
+class IngressMetrics(FlowMetrics):
+    """Kafka to JMS."""
+
+    query = "ingress"
+    observation = INGRESS_OBSERVATION
+
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self.records = series.counter(
+            "jmsbridge_ingress_records_total", "Kafka records by outcome (kafkaToJms)", ("outcome",)
+        )
+        self.latency = series.histogram(
+            "jmsbridge_ingress_latency_seconds", "Kafka record timestamp -> JMS commit, per sent record"
+        )
+        self.lag = series.gauge(
+            "jmsbridge_ingress_lag_records",
+            "Records of a kafkaToJms topic partition not yet sent",
+            ("topic", "partition"),
+        )
+        self.retries = series.counter(
+            "jmsbridge_ingress_retries_total", "Ranges sent again after a JMS failure"
+        )
+
+    def count(self, rows: Sequence[Row]) -> None:
+        figures, b = ingress_batch(rows), self.bridge_id
+        for outcome, count in (
+            ("sent", figures.sent),
+            ("deadLettered", figures.dead_lettered),
+            ("skipped", figures.skipped),
+            ("loop", figures.loops),
+        ):
+            self.records.labels(b, outcome).inc(count)
+        self.retries.labels(b).inc(figures.retries)
+        self.latency.add([b], figures.latency_buckets, figures.latency_avg_seconds * figures.sent)
+
+    def set_lag(self, lag: Mapping[tuple[str, int], int]) -> None:
+        for (topic, partition), records in lag.items():
+            self.lag.labels(self.bridge_id, topic, str(partition)).set(records)
+
+    def finished(self, progress: Any, rows: Sequence[Row], live_lag: bool) -> int:
+        figures = ingress_progress(progress)
+        for where, lag in figures.lag.items() if not live_lag else ():
+            topic, _, partition = where.rpartition(":")
+            self.lag.labels(self.bridge_id, topic, partition).set(lag)
+        if figures.records:
+            logged = asdict(dataclasses.replace(figures, rows=[]))  # the rows are not copied to be dropped
+            del logged["latency_buckets"], logged["rows"]
+            log.info("ingress batch %s", json.dumps(logged))
+        return figures.tasks
+
+
+class NatsMetrics(FlowMetrics):
+    """NATS to JMS, and the answers of jmsToNats requests: a row per route."""
+
+    query = "nats"
+    observation = NATS_OBSERVATION
+
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self.messages = series.counter(
+            "jmsbridge_nats_messages_total",
+            "NATS messages by route and outcome (natsToJms: received, forwarded, requests, replies, "
+            "timeouts, refused, unknown_replies, loops; jmsToNats: answered, no_responders; dead_lettered, "
+            "skipped)",
+            ("route", "outcome"),
+        )
+        self.round_trip = series.histogram(
+            "jmsbridge_nats_round_trip_seconds",
+            "NATS request taken -> JMS answer published to the requester, per reply",
+            ("route",),
+        )
+
+    def count(self, rows: Sequence[Row]) -> None:
+        for row in rows:
+            route = str(row["route"])
+            for outcome in NATS_OUTCOMES:
+                self.messages.labels(self.bridge_id, route, outcome).inc(int(row.get(outcome) or 0))
+            took = int(row.get("round_trip_ms") or 0) / 1000
+            self.round_trip.add([self.bridge_id, route], buckets_of([row], "round_trip_buckets"), took)
+
+    def finished(self, progress: Any, rows: Sequence[Row], live_lag: bool) -> int:
+        for row in rows:
+            if int(row["received"] or 0) or int(row["timeouts"] or 0) or int(row["unknown_replies"] or 0):
+                log.info("nats interval %s", json.dumps({k: row[k] for k in ("route", *NATS_OUTCOMES)}))
+        return 1 if rows else 0  # one task, a row per route
+
+
+FLOW_METRICS: tuple[type[FlowMetrics], ...] = (EgressMetrics, IngressMetrics, NatsMetrics)
 
 
 class Role:
@@ -322,16 +518,8 @@ class Metrics:
         self.bridge_id = bridge_id
         self.served = False
         self._server: tuple[Any, threading.Thread]
-        bridge = ["bridge"]
-
-        def gauge(name: str, doc: str, extra: tuple[str, ...] = ()) -> Gauge:
-            return Gauge(name, doc, [*bridge, *extra], registry=registry)
-
-        def counter(name: str, doc: str, extra: tuple[str, ...] = ()) -> Counter:
-            return Counter(name, doc, [*bridge, *extra], registry=registry)
-
-        def histogram(name: str, doc: str, extra: tuple[str, ...] = ()) -> LatencyHistogram:
-            return LatencyHistogram(name, doc, [*bridge, *extra], registry)
+        series = Series(bridge_id, registry)
+        gauge, counter, bridge = series.gauge, series.counter, ["bridge"]
 
         # JMS -> journal (the ingest, in the driver)
         self.ingested = counter("jmsbridge_ingested_messages_total", "JMS messages written to the journal")
@@ -347,54 +535,7 @@ class Metrics:
             registry=registry,
             buckets=latency.BOUNDS,
         )
-        # journal -> Kafka / NATS (egress)
-        self.journal_records = counter("jmsbridge_journal_records_read_total", "Journal records read")
-        self.routed = counter("jmsbridge_routed_messages_total", "Messages by outcome", ("outcome",))
-        self.egress_latency = histogram(
-            "jmsbridge_egress_latency_seconds",
-            "Journal record written -> written to its topic (or NATS subject), per routed record",
-        )
-        self.routing_time = counter(
-            "jmsbridge_routing_seconds_total", "Time spent routing and converting messages (egress tasks)"
-        )
-        self.journal_lag = gauge("jmsbridge_journal_lag_records", "Journal records not yet routed")
-        self.duplicates = counter(
-            "jmsbridge_redelivered_duplicates_total",
-            "Redelivered JMS messages dropped (already in the journal)",
-        )
-        self.batches = counter("jmsbridge_batches_total", "Egress micro-batches (or intervals) completed")
-        self.epochs = counter(
-            "jmsbridge_journal_epoch_markers_total",
-            "Epoch markers met in the journal: its writer changed (a takeover, a restart)",
-        )
-        # Kafka -> JMS (ingress)
-        self.ingress = counter(
-            "jmsbridge_ingress_records_total", "Kafka records by outcome (kafkaToJms)", ("outcome",)
-        )
-        self.ingress_latency = histogram(
-            "jmsbridge_ingress_latency_seconds", "Kafka record timestamp -> JMS commit, per sent record"
-        )
-        self.ingress_lag = gauge(
-            "jmsbridge_ingress_lag_records",
-            "Records of a kafkaToJms topic partition not yet sent",
-            ("topic", "partition"),
-        )
-        self.ingress_retries = counter(
-            "jmsbridge_ingress_retries_total", "Ranges sent again after a JMS failure"
-        )
-        # NATS
-        self.nats = counter(
-            "jmsbridge_nats_messages_total",
-            "NATS messages by route and outcome (natsToJms: received, forwarded, requests, replies, "
-            "timeouts, refused, unknown_replies, loops; jmsToNats: answered, no_responders; dead_lettered, "
-            "skipped)",
-            ("route", "outcome"),
-        )
-        self.nats_round_trip = histogram(
-            "jmsbridge_nats_round_trip_seconds",
-            "NATS request taken -> JMS answer published to the requester, per reply",
-            ("route",),
-        )
+        self.flows = {f.query: f(series) for f in FLOW_METRICS}  # each flow's own figures
         self.records_lost = counter(
             "jmsbridge_records_lost_total",
             "Records that left a topic before the bridge read them, skipped (spark.onDataLoss: skip)",
@@ -433,11 +574,14 @@ class Metrics:
     live_lag = False  # real-time mode: the lag gauges are read live (supervision/lag.py), not per batch
 
     def set_journal_lag(self, records: int) -> None:
-        self.journal_lag.labels(self.bridge_id).set(records)
+        egress = self.flows[EgressMetrics.query]
+        assert isinstance(egress, EgressMetrics)
+        egress.lag.labels(self.bridge_id).set(records)
 
     def set_ingress_lag(self, lag: Mapping[tuple[str, int], int]) -> None:
-        for (topic, partition), records in lag.items():
-            self.ingress_lag.labels(self.bridge_id, topic, str(partition)).set(records)
+        ingress = self.flows[IngressMetrics.query]
+        assert isinstance(ingress, IngressMetrics)
+        ingress.set_lag(lag)
 
     def serve(self, port: int, address: str = "0.0.0.0") -> None:
         """`/metrics` on `port` (0: not served), until `stop()` or the process ends."""
@@ -484,85 +628,16 @@ class Metrics:
         added = self.live.report(heard)
         if isinstance(added, str):
             self.rejected.labels(self.bridge_id, added).inc()
-        elif heard.query == "egress":
-            self._count_egress(egress_figures([added]))
-        elif heard.query == "ingress":
-            self._count_ingress(ingress_task_figures([added]))
-        elif heard.query == "nats":
-            self._count_nats([added])
+        elif (flow := self.flows.get(heard.query)) is not None:
+            flow.count([added])
 
-    def _count_egress(self, figures: BatchFigures) -> None:
-        b = self.bridge_id
-        self.journal_records.labels(b).inc(figures.input_records)
-        for outcome, count in (
-            ("published", figures.published),
-            ("deadLettered", figures.dead_lettered),
-            ("skipped", figures.skipped),
-            ("loop", figures.loops),
-        ):
-            self.routed.labels(b, outcome).inc(count)
-        routed = figures.published + figures.failures
-        self.routing_time.labels(b).inc(figures.latency_avg_seconds * routed)
-        self.egress_latency.add([b], figures.latency_buckets, figures.latency_seconds)
-        self.duplicates.labels(b).inc(figures.duplicates)
-        self.epochs.labels(b).inc(figures.markers)
-
-    def record_batch(self, figures: BatchFigures) -> None:
-        """A finished batch (interval): its counts, less what its tasks' live reports counted."""
-        b = self.bridge_id
-        self._count_egress(egress_figures(self.live.finish("egress", figures.rows)))
-        if not self.live_lag:
-            self.journal_lag.labels(b).set(figures.journal_lag)
-        self.batches.labels(b).inc()
-        self._progressed("egress", figures.tasks)
-        if figures.input_records:
-            without_rows = dataclasses.replace(figures, rows=[])  # the rows are not copied to be dropped
-            logged = asdict(without_rows) | {"throughput": round(figures.throughput, 1)}
-            del logged["latency_buckets"], logged["latency_seconds"], logged["rows"]
-            log.info("batch %s", json.dumps(logged))
-
-    def _count_ingress(self, figures: IngressFigures) -> None:
-        b = self.bridge_id
-        for outcome, count in (
-            ("sent", figures.sent),
-            ("deadLettered", figures.dead_lettered),
-            ("skipped", figures.skipped),
-            ("loop", figures.loops),
-        ):
-            self.ingress.labels(b, outcome).inc(count)
-        self.ingress_retries.labels(b).inc(figures.retries)
-        self.ingress_latency.add([b], figures.latency_buckets, figures.latency_avg_seconds * figures.sent)
-
-    def record_ingress_batch(self, figures: IngressFigures) -> None:
-        """A finished batch (interval): its counts, less what its tasks' live reports counted."""
-        b = self.bridge_id
-        self._count_ingress(ingress_task_figures(self.live.finish("ingress", figures.rows)))
-        for where, lag in figures.lag.items() if not self.live_lag else ():
-            topic, _, partition = where.rpartition(":")
-            self.ingress_lag.labels(b, topic, partition).set(lag)
-        self._progressed("ingress", figures.tasks)
-        if figures.records:
-            logged = asdict(dataclasses.replace(figures, rows=[]))  # the rows are not copied to be dropped
-            del logged["latency_buckets"], logged["rows"]
-            log.info("ingress batch %s", json.dumps(logged))
-
-    def _count_nats(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        for row in rows:
-            route = str(row["route"])
-            for outcome in NATS_OUTCOMES:
-                self.nats.labels(self.bridge_id, route, outcome).inc(int(row.get(outcome) or 0))
-            took = int(row.get("round_trip_ms") or 0) / 1000
-            self.nats_round_trip.add([self.bridge_id, route], buckets_of([row], "round_trip_buckets"), took)
-
-    def record_nats_interval(self, progress: Any) -> None:
-        """The rows of a NATS task (one per route) of a finished interval, less what its live reports
-        counted."""
-        rows = task_rows(progress, NATS_OBSERVATION)
-        self._count_nats(self.live.finish("nats", rows))
-        for row in rows:
-            if int(row["received"] or 0) or int(row["timeouts"] or 0) or int(row["unknown_replies"] or 0):
-                log.info("nats interval %s", json.dumps({k: row[k] for k in ("route", *NATS_OUTCOMES)}))
-        self._progressed("nats", 1 if rows else 0)
+    def record(self, query: str, progress: Any) -> None:
+        """A finished batch (interval) of a flow's query: its rows' counts, less what its tasks' live
+        reports counted already; its gauges and log line."""
+        flow = self.flows[query]
+        rows = task_rows(progress, flow.observation)
+        flow.count(self.live.finish(query, rows))
+        self._progressed(query, flow.finished(progress, rows, self.live_lag))
 
     def record_lost(self, topic: str, records: int) -> None:
         self.records_lost.labels(self.bridge_id, topic).inc(records)

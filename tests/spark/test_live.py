@@ -25,8 +25,9 @@ from bridge_job.spark.live import (
     difference,
     reporting,
 )
-from bridge_job.supervision.telemetry import Metrics, egress_figures
+from bridge_job.supervision.telemetry import OBSERVATION, Metrics
 from jmsbridge.local import wait_until
+from testbed.builders import progress
 
 
 def egress_row(started_ms: int, published: int, *latencies_ms: int) -> Row:
@@ -128,7 +129,7 @@ def test_metrics_count_each_record_once_whether_it_came_live_or_with_the_row() -
     task = {"bridge": "orders", "query": "egress", "task": "0"}
     assert value("jmsbridge_task_state", task | {"state": "moving"}) == 1
     assert value("jmsbridge_task_state", task | {"state": "idle"}) == 0
-    metrics.record_batch(egress_figures([egress_row(100, 3, 4, 4, 700)]))
+    metrics.record("egress", progress(OBSERVATION, egress_row(100, 3, 4, 4, 700)))
     assert value("jmsbridge_routed_messages_total", published) == 3
     assert value("jmsbridge_egress_latency_seconds_count", {"bridge": "orders"}) == 3
     assert value("jmsbridge_egress_latency_seconds_sum", {"bridge": "orders"}) == 0.708

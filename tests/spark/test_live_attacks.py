@@ -30,8 +30,9 @@ from bridge_job.spark.live import (
     reporting,
     sealed,
 )
-from bridge_job.supervision.telemetry import Metrics, egress_figures
+from bridge_job.supervision.telemetry import OBSERVATION, Metrics
 from jmsbridge.local import wait_until
+from testbed.builders import progress
 
 BRIDGE = {"bridge": "orders"}
 PUBLISHED = BRIDGE | {"outcome": "published"}
@@ -201,7 +202,9 @@ def test_ended_tasks_are_forgotten_and_what_they_counted_stays(driver: Driver) -
     assert sum(line.startswith(states) for line in driver.exposition()) == 6  # 3 states x 2 tasks
 
     # The interval ends: its rows add what the reports did not count, and its tasks leave the book.
-    driver.metrics.record_batch(egress_figures([egress_row(0, 5, started), egress_row(1, 4, started)]))
+    driver.metrics.record(
+        "egress", progress(OBSERVATION, egress_row(0, 5, started), egress_row(1, 4, started))
+    )
     assert driver.metrics.live.tasks() == 0
     assert driver.value("jmsbridge_routed_messages_total", PUBLISHED) == 9
     driver.send(reports[0])  # late, or replayed

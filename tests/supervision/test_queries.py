@@ -26,7 +26,7 @@ from bridge_job.supervision.driver import MAX_WORKER_RESTARTS, WORKER_START_FAIL
 from bridge_job.supervision.flows import EGRESS
 from bridge_job.supervision.queries import flow_query, register_sources, slotted_mode
 from bridge_job.supervision.stopping import stop_reason
-from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress
+from bridge_job.supervision.telemetry import EgressBatch, Metrics, egress_progress
 from jmsbridge import class_archive
 from testbed.brokers import KafkaBroker
 from testbed.builders import config
@@ -52,9 +52,9 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-def run_available(spark: SparkSession, path: str, tmp_path: Path) -> list[BatchFigures]:
+def run_available(spark: SparkSession, path: str, tmp_path: Path) -> list[EgressBatch]:
     """Run the egress query over what the journal holds (availableNow), then its figures per batch."""
-    return [figures_from_progress(p) for p in progress_of_available(spark, path, tmp_path) if p.numInputRows]
+    return [egress_progress(p) for p in progress_of_available(spark, path, tmp_path) if p.numInputRows]
 
 
 def progress_of_available(spark: SparkSession, path: str, tmp_path: Path) -> list[Any]:
@@ -154,7 +154,7 @@ def test_the_metrics_endpoint_serves_counters_and_latency_histograms_of_what_the
     journal(kafka, job, order(10), partition=1)
     metrics = Metrics(job.bridge_id)
     for progress in progress_of_available(spark, path, tmp_path):
-        metrics.record_batch(figures_from_progress(progress))  # as the driver's loop does
+        metrics.record("egress", progress)  # as the driver's loop does
 
     families = scrape(metrics)
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
+
+import pytest
 
 from bridge_job.kube.health import ConnectionHealth
 from bridge_job.spark.latency import BOUNDS, count_latency, no_latencies
-from bridge_job.supervision.telemetry import BatchFigures, Metrics, figures_from_progress, journal_lag
+from bridge_job.supervision.telemetry import (
+    INGRESS_OBSERVATION,
+    NATS_OBSERVATION,
+    NATS_OUTCOMES,
+    EgressBatch,
+    Metrics,
+    egress_progress,
+    journal_lag,
+)
+from testbed.builders import progress
 
 
 def test_journal_lag_sums_partitions_and_tolerates_missing_offsets() -> None:
@@ -50,11 +62,11 @@ def test_figures_from_progress_and_metrics() -> None:
         batchDuration=500,
         durationMs={"addBatch": 400},
     )
-    figures = figures_from_progress(progress)
-    expected = BatchFigures(3, 12, 8, 1, 1, 5e-06, 0.5, 20, duplicates=2, markers=1, tasks=2, parallelism=1.5)
+    figures = egress_progress(progress)
+    expected = EgressBatch(3, 12, 8, 1, 1, 5e-06, 0.5, 20, duplicates=2, markers=1, tasks=2, parallelism=1.5)
     assert figures == expected
     metrics = Metrics("orders")
-    metrics.record_batch(figures)
+    metrics.record("egress", progress)
     value = metrics.registry.get_sample_value
     assert value("jmsbridge_journal_records_read_total", {"bridge": "orders"}) == 12
     assert value("jmsbridge_routed_messages_total", {"bridge": "orders", "outcome": "published"}) == 8
@@ -79,8 +91,8 @@ def test_latencies_counted_per_bucket_in_the_tasks_add_up_to_a_histogram_in_seco
         observedMetrics={"routing": {"tasks": rows}}, sources=[], batchId=1, batchDuration=10, durationMs={}
     )
     metrics = Metrics("orders")
-    metrics.record_batch(figures_from_progress(progress))
-    metrics.record_batch(figures_from_progress(progress))
+    metrics.record("egress", progress)
+    metrics.record("egress", progress)
 
     def bucket(le: str) -> float | None:
         labels = {"bridge": "orders", "le": le}
@@ -109,3 +121,36 @@ def test_connection_state_role_and_queries_are_gauges() -> None:
     assert value("jmsbridge_active", role) == 1  # no standby: active once it runs
     metrics.record_queries(["egress", "ingress"], [True, False])
     assert value("jmsbridge_query_active", {"bridge": "orders", "query": "ingress"}) == 0
+
+
+def test_every_flow_records_its_batch_through_one_door(caplog: pytest.LogCaptureFixture) -> None:
+    """The ingress's and the NATS task's rows go where the egress's go (`Metrics.record`): their counters,
+    their lag, their tasks and their log line, each under its query's name."""
+    caplog.set_level(logging.INFO, logger="jmsbridge.telemetry")
+    metrics = Metrics("orders")
+    value = metrics.registry.get_sample_value
+    ingress_rows = [
+        {"topic": "in", "partition": 0, "records": 5, "sent": 4, "dead_lettered": 1, "skipped": 0, "loops": 0,
+         "retries": 1, "latency_ms": 40, "max_latency_ms": 20, "started_ms": 0, "ended_ms": 10},
+        {"topic": "in", "partition": 1, "records": 2, "sent": 1, "dead_lettered": 0, "skipped": 0, "loops": 1,
+         "retries": 0, "latency_ms": 10, "max_latency_ms": 10, "started_ms": 0, "ended_ms": 10},
+    ]  # fmt: skip
+    source = SimpleNamespace(endOffset='{"in:0": 5, "in:1": 2}', latestOffset='{"in:0": 9, "in:1": 2}')
+    metrics.record("ingress", progress(INGRESS_OBSERVATION, *ingress_rows, sources=[source], batchId=7))
+    ingress = {"bridge": "orders", "outcome": "sent"}
+    assert value("jmsbridge_ingress_records_total", ingress) == 5
+    assert value("jmsbridge_ingress_records_total", ingress | {"outcome": "deadLettered"}) == 1
+    assert value("jmsbridge_ingress_records_total", ingress | {"outcome": "loop"}) == 1
+    assert value("jmsbridge_ingress_retries_total", {"bridge": "orders"}) == 1
+    assert value("jmsbridge_ingress_lag_records", {"bridge": "orders", "topic": "in", "partition": "0"}) == 4
+    assert value("jmsbridge_query_tasks", {"bridge": "orders", "query": "ingress"}) == 2
+    assert '"batch_id": 7' in caplog.text and "ingress batch " in caplog.text
+
+    counts = dict.fromkeys(NATS_OUTCOMES, 0) | {"started_ms": 0, "ended_ms": 10}
+    row = counts | {"route": "requests", "received": 3, "requests": 3, "replies": 2, "timeouts": 1}
+    metrics.record("nats", progress(NATS_OBSERVATION, row, {**counts, "route": "quiet"}))
+    nats = {"bridge": "orders", "route": "requests"}
+    assert value("jmsbridge_nats_messages_total", nats | {"outcome": "replies"}) == 2
+    assert value("jmsbridge_nats_messages_total", nats | {"outcome": "timeouts"}) == 1
+    assert value("jmsbridge_query_tasks", {"bridge": "orders", "query": "nats"}) == 1  # a row per route
+    assert "nats interval " in caplog.text and '"route": "quiet"' not in caplog.text

@@ -29,9 +29,9 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bridge_job.config import ConnectionFactorySpec, Format, JmsSource, JmsSpec
 from bridge_job.formats import KafkaRecord
+from bridge_job.ingress.converting import KafkaSource, decode, kafka_properties
 from bridge_job.jms import JmsConnection, JmsProducer
 from bridge_job.kafka.reading import read_range
-from bridge_job.kafka_to_jms.converting import KafkaSource, decode, kafka_properties
 from bridge_job.message import DeliveryMode, Destination, DestinationKind, JmsMessage
 from jmsbridge.local import activemq_classpath
 

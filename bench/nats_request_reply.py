@@ -93,7 +93,7 @@ from nats.aio.msg import Msg
 
 from bench.local_run import TASK_INTERVAL_SECONDS, bridge_document, quantile, ratio
 from bench.raw_jms import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, connect
-from bridge_job.nats_to_jms.service import BATCH_MESSAGES, FIRST_WAIT_SECONDS
+from bridge_job.nats_service.service import BATCH_MESSAGES, FIRST_WAIT_SECONDS
 from jmsbridge.kafka_server import KafkaBroker
 from jmsbridge.local import ActiveMqBroker, BridgeJob, NatsServer
 

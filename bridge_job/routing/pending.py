@@ -9,7 +9,7 @@ of a process is only a cache.
 
 The ingress writes the entry before it commits the request's JMS transaction, so no answer can come
 before its entry. The egress routes the answer to the entry's reply topic with the requester's
-correlation id and writes a tombstone for the entry (journal_to_kafka/pending_requests.py says when), so
+correlation id and writes a tombstone for the entry (egress/pending_requests.py says when), so
 answered requests leave nothing behind. An answer the journal took after the entry's
 deadline is a soft failure (`ReplyExpired`) and tombstones the entry too; an entry never answered is
 tombstoned once its deadline is `SWEEP_GRACE_MS` behind, by whichever egress process reads it.

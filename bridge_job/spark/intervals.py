@@ -2,8 +2,8 @@
 
 In `spark.mode: realTime` a micro-batch is an *interval*: Spark plans it, checkpoints it and runs one task
 per partition, and each task moves records as they arrive for `spark.taskIntervalSeconds`, committing its
-progress in Kafka as it goes (kafka/following.py, used by journal_to_kafka/interval.py and
-kafka_to_jms/interval.py). When the tasks return, Spark plans the next interval at once. A batch's
+progress in Kafka as it goes (kafka/following.py, used by egress/interval.py and
+ingress/interval.py). When the tasks return, Spark plans the next interval at once. A batch's
 offsets are where each partition stood when the interval was planned (what Kafka says was committed):
 the checkpoint still indexes the topics it read (spark/binding.py), and a task begins at the committed
 position whatever Spark planned, so nothing depends on Spark's offsets for correctness.

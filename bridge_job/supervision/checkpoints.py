@@ -45,12 +45,12 @@ from bridge_job.config import (
     journal_reader_group,
 )
 from bridge_job.faults.stops import BridgeStopped, CheckpointMismatch
+from bridge_job.ingress import task as ingress_task
+from bridge_job.ingress.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.journal.reading import consumer_settings
 from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.reading import TopicPartition, committed_offsets, new_consumer, watermarks
 from bridge_job.kafka.topics import existing_partitions, partitions_of
-from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import PATTERN_MARK, key, read_topics, topic_partition
 from bridge_job.kube.health import HealthConfigMap
 from bridge_job.spark import binding
 from bridge_job.spark.intervals import REAL_TIME, is_partition_key

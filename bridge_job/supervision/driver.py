@@ -18,7 +18,7 @@ from bridge_job.supervision.stopping import stop_reason, stopped_with_us
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
-    from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.ingest.journalling import Ingest
     from bridge_job.supervision.flows import Flow
     from bridge_job.supervision.telemetry import Metrics
 

@@ -13,16 +13,16 @@ from typing import Protocol
 from pyspark.sql.datasource import DataSource
 
 from bridge_job.config import Direction, JobConfig
+from bridge_job.egress.source import EgressSource
 from bridge_job.faults.outages import OutageListener
+from bridge_job.ingress import task as ingress_task
+from bridge_job.ingress.source import IngressSource, source_partitions
 from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
-from bridge_job.journal_to_kafka.source import EgressSource
 from bridge_job.kafka.reading import new_consumer
 from bridge_job.kafka.topics import partitions_of
-from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import IngressSource, source_partitions
-from bridge_job.nats_to_jms.probe import nats_probe
-from bridge_job.nats_to_jms.service import UNROUTED
-from bridge_job.nats_to_jms.source import NatsSource
+from bridge_job.nats_service.probe import nats_probe
+from bridge_job.nats_service.service import UNROUTED
+from bridge_job.nats_service.source import NatsSource
 from bridge_job.supervision import telemetry
 from bridge_job.supervision.telemetry import FlowMetrics
 

@@ -15,11 +15,11 @@ import threading
 from collections.abc import Callable
 
 from bridge_job.config import JobConfig
+from bridge_job.ingress import task as ingress_task
+from bridge_job.ingress.source import source_partitions
 from bridge_job.journal.reading import consumer_settings as journal_settings
 from bridge_job.kafka.reading import lag_of, new_consumer
 from bridge_job.kafka.topics import partitions_of
-from bridge_job.kafka_to_jms import task as ingress_task
-from bridge_job.kafka_to_jms.source import source_partitions
 
 log = logging.getLogger("jmsbridge.telemetry")
 

@@ -8,7 +8,7 @@ range per partition. What follows holds for both.
 
 Spark does what it is for: it plans each micro-batch as journal offset ranges, checkpoints them, runs one
 task per journal partition on its executors, retries and replays. The records stay inside each task's
-Python process from the journal read to the Kafka write (journal_to_kafka/task.py); what reaches Spark is one
+Python process from the journal read to the Kafka write (egress/task.py); what reaches Spark is one
 summary row per task, collected into the batch's observed metrics for telemetry. Nothing is left for a sink
 to do, so the query writes to Spark's `noop` sink.
 
@@ -16,7 +16,7 @@ No stage shuffles: parallelism follows the journal's partitions (`kafka.journalP
 messages of one JMS destination, which share a journal partition, keep their order.
 
 The ingress query (Kafka -> JMS) is built the same way over the kafkaToJms routes' topics
-(kafka_to_jms/source.py, kafka_to_jms/task.py), with a checkpoint of its own: one task per topic partition,
+(ingress/source.py, ingress/task.py), with a checkpoint of its own: one task per topic partition,
 whose order it keeps on the JMS destination.
 
 Every flow's query is built by one function, `flow_query`, from its entry in supervision/flows.py.

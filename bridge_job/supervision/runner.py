@@ -41,7 +41,7 @@ from bridge_job.supervision.stopping import interrupted_stop, stopped_with_us, u
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
-    from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.ingest.journalling import Ingest
     from bridge_job.supervision.flows import Flow, Probe
     from bridge_job.supervision.lag import LagWatch
     from bridge_job.supervision.telemetry import Metrics
@@ -102,7 +102,7 @@ def _run_in(options: JobOptions, work_dir: Path) -> int:
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
-    from bridge_job.jms_to_journal.ingest import Ingest
+    from bridge_job.ingest.journalling import Ingest
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.probe import KafkaProbe
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported

@@ -40,7 +40,7 @@ from bridge_job.spark import latency
 from bridge_job.spark.live import REFUSALS, STATES, LiveCounts, Refusal, Report
 
 if TYPE_CHECKING:
-    from bridge_job.jms_to_journal.ingest import Journalled
+    from bridge_job.ingest.journalling import Journalled
     from bridge_job.kube.leadership import Leadership
 
 log = logging.getLogger("jmsbridge.telemetry")
@@ -48,7 +48,7 @@ log = logging.getLogger("jmsbridge.telemetry")
 OBSERVATION = "routing"
 INGRESS_OBSERVATION = "ingress"
 NATS_OBSERVATION = "nats"
-# The counts of a NATS task's row (nats_to_jms/interval.py), each a `jmsbridge_nats_messages_total` outcome.
+# The counts of a NATS task's row (nats_service/interval.py), each a `jmsbridge_nats_messages_total` outcome.
 NATS_OUTCOMES = (
     "received",
     "forwarded",

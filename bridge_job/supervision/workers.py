@@ -21,9 +21,9 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 # What the queries' read planning imports, imported with this module where it is planned.
-from bridge_job.journal_to_kafka.source import EgressSource  # noqa: F401
-from bridge_job.kafka_to_jms.source import IngressSource  # noqa: F401
-from bridge_job.nats_to_jms.source import NatsSource  # noqa: F401
+from bridge_job.egress.source import EgressSource  # noqa: F401
+from bridge_job.ingress.source import IngressSource  # noqa: F401
+from bridge_job.nats_service.source import NatsSource  # noqa: F401
 from bridge_job.supervision.stopping import stop_reason
 
 log = logging.getLogger("jmsbridge.job")
@@ -85,8 +85,8 @@ class _WarmUpReader(DataSourceReader):
         return [InputPartition(task) for task in range(self.tasks)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int]]:
-        import bridge_job.journal_to_kafka.interval
-        import bridge_job.kafka_to_jms.interval
-        import bridge_job.nats_to_jms.interval  # noqa: F401  (the micro-batch tasks' modules come with them)
+        import bridge_job.egress.interval
+        import bridge_job.ingress.interval
+        import bridge_job.nats_service.interval  # noqa: F401  (the micro-batch tasks' modules come with them)
 
         yield (int(partition.value),)

@@ -142,7 +142,7 @@ def stop_lines(job: BridgeJob) -> list[str]:
     return [line for line in job.log().splitlines() if STOP_LINE in line]
 
 
-# One mode in the suite, both with JMSBRIDGE_ALL_MODES=1: tests/journal_to_kafka/test_interval.py
+# One mode in the suite, both with JMSBRIDGE_ALL_MODES=1: tests/egress/test_interval.py
 # dead-letters in both modes at the task's level.
 @pytest.mark.parametrize("delivery", deliveries("exactlyOnce"))
 def test_poison_messages_are_dead_lettered_and_good_ones_all_arrive(

@@ -106,7 +106,7 @@ def bridge(
         files, work, metrics_port=free_port(), env={ENV_NATS_CREDS: account.creds("bridge")}
     ).start()
     try:
-        # Logged once the server has all of the service's subscriptions (nats_to_jms/service.py).
+        # Logged once the server has all of the service's subscriptions (nats_service/service.py).
         job.wait_log("subscribed to NATS subject", timeout=180)
         yield NatsBridge(job, server, n, account.creds("client"))
     finally:

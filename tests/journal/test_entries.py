@@ -10,9 +10,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bridge_job.config import IDENTIFIER_PATTERN
+from bridge_job.egress.converting import convert, kafka_key
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.formats.journal import JournalEntry
-from bridge_job.journal_to_kafka.converting import convert, kafka_key
 from bridge_job.message import HEADER_NAMES, BodyType, JmsMessage
 from bridge_job.routing.failures import SoftFailure
 from bridge_job.routing.routes import RouteTable

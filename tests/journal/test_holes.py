@@ -1,5 +1,5 @@
 """The runs of offsets of a journal range without a committed record (journal/holes.py). The reads
-themselves are tested on Apache Kafka in tests/journal_to_kafka/test_task.py."""
+themselves are tested on Apache Kafka in tests/egress/test_task.py."""
 
 from __future__ import annotations
 

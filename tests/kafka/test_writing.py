@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, Producer, TopicPartition
 
+from bridge_job.egress import task as egress_task
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.reading import journal_consumer
-from bridge_job.journal_to_kafka import task as egress_task
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import Deliveries, Superseded, close_producers, write_transaction

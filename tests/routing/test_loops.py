@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from bridge_job.config import JmsBridgeRoute
+from bridge_job.egress.converting import Action, Egress
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import JournalEntry
-from bridge_job.journal_to_kafka.converting import Action, Egress
-from bridge_job.kafka_to_jms.converting import Ingress, IngressAction, IngressRecord, KafkaSource
+from bridge_job.ingress.converting import Ingress, IngressAction, IngressRecord, KafkaSource
 from bridge_job.message import BodyType, Destination, DestinationKind, JmsMessage, Property
 from bridge_job.nats.message import NatsMessage
-from bridge_job.nats_to_jms.converting import to_jms
+from bridge_job.nats_service.converting import to_jms
 from bridge_job.routing.loops import (
     KAFKA_TOPIC_PROPERTY,
     ORIGIN_MAC_PROPERTY,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge_job.journal_to_kafka.source import EgressReader
-from bridge_job.kafka_to_jms.source import IngressReader
-from bridge_job.nats_to_jms.source import NatsReader
+from bridge_job.egress.source import EgressReader
+from bridge_job.ingress.source import IngressReader
+from bridge_job.nats_service.source import NatsReader
 from bridge_job.redaction import MASK
 from bridge_job.spark.readers import FlowReader
 

@@ -20,7 +20,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
 from bridge_job.config.spark_settings import SPARK_SETTINGS, with_command_line
-from bridge_job.journal_to_kafka.task import SUMMARY_SCHEMA
+from bridge_job.egress.task import SUMMARY_SCHEMA
 from bridge_job.message import Destination, DestinationKind
 from bridge_job.supervision.driver import MAX_WORKER_RESTARTS, WORKER_START_FAILURE
 from bridge_job.supervision.flows import EGRESS

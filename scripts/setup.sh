@@ -3,8 +3,8 @@
 # ActiveMQ Classic and nats-server from Debian, a virtual environment of the project's own (.venv, made
 # with the python3 that runs this script) holding the project with its Python dependencies from PyPI,
 # helm and kubectl, Apache Kafka's jars from Maven Central into ~/.cache, and for the tests (not with
-# --no-control-plane, as the demo runs it) ActiveMQ Artemis and IBM MQ's JMS clients from Maven Central
-# and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built from the Go module
+# --no-control-plane, as the demo runs it) ActiveMQ Artemis, IBM MQ's JMS clients and Apicurio Registry from
+# Maven Central and a Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) built from the Go module
 # proxy, into ~/.cache.
 # Each step is skipped when what it installs is there already, so running it again costs a few seconds;
 # the control plane's first build takes 6-10 minutes.
@@ -61,6 +61,7 @@ PYTHON="$VENV/bin/python" scripts/install-helm.sh
 scripts/install-kafka.sh
 if [ "${1:-}" != "--no-control-plane" ]; then
     scripts/install-artemis.sh
+    scripts/install-apicurio.sh
     scripts/install-ibm-mq-client.sh
     scripts/install-control-plane.sh
 fi

@@ -44,7 +44,8 @@ For each path, baseline, journaled, bridge:
    `--latency-seconds`, each in its own auto-acknowledged send (asynchronous: ActiveMQ's synchronous
    persistent send caps one producer at about 800/s); latency = the time the topic's consumer saw the
    record - its JMSTimestamp (set by the JMS client at send, carried as the `jms.JMSTimestamp` header
-   by both paths). p50 and p99. `latency_rate_over_throughput` above 1 means the path cannot
+   by both paths). p50 and p99, and the path's CPU per 1,000 messages at that rate
+   (`latency_cpu_s_per_1000`, as in 4.). `latency_rate_over_throughput` above 1 means the path cannot
    carry that rate: its latency then measures a growing backlog.
 
 The destination consumer (bench/topic_watch.py) starts at the topic's high watermarks taken before the
@@ -193,7 +194,7 @@ class Bench(Harness):
 
     def latency(self, path: PathUnderTest, rate: float, throughput: float) -> dict[str, Any]:
         count = max(int(rate * self.args.latency_seconds), 20)
-        phase = self.send_and_watch(path, f"{path.name}-latency", count, rate)
+        phase = self.send_and_watch(path, f"{path.name}-latency", count, rate, cpu=True)
         latencies = phase.collector.latencies_ms
         sent = phase.last_send - phase.first_send if phase.complete else 0.0
         if rate > throughput:
@@ -209,6 +210,9 @@ class Bench(Harness):
             "latency_messages": count,
             "latency_seen": len(phase.collector.first_seen),
             "latency_send_rate_msg_s": round(count / sent, 1) if sent > 0 else None,
+            # The path's CPU at that steady rate: what batches too small to fill cost (the ingest's per
+            # batch, a Kafka transaction and a JMS commit) shows here, not at full speed.
+            "latency_cpu_s_per_1000": self.window_figures(phase, count)["cpu_s_per_1000"],
         }
         note(f"{path.name}: latency p50 {figures['latency_p50_ms']} ms, p99 {figures['latency_p99_ms']} ms")
         return figures

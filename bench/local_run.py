@@ -447,6 +447,9 @@ def comparison(baseline: dict[str, Any], bridge: dict[str, Any]) -> dict[str, An
         "cpu_per_message_ratio": ratio(bridge["cpu_s_per_1000"], baseline["cpu_s_per_1000"]),
         "latency_p50_ratio": ratio(bridge["latency_p50_ms"], baseline["latency_p50_ms"]),
         "latency_p99_ratio": ratio(bridge["latency_p99_ms"], baseline["latency_p99_ms"]),
+        "latency_cpu_per_message_ratio": ratio(
+            bridge.get("latency_cpu_s_per_1000"), baseline.get("latency_cpu_s_per_1000")
+        ),
     }
 
 

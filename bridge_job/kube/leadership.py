@@ -54,6 +54,7 @@ from bridge_job.config import JobConfig, lease_holder_identity, lease_name
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
+from bridge_job.redaction import redact
 
 log = logging.getLogger("jmsbridge.leadership")
 
@@ -64,6 +65,16 @@ _PAST_EXPIRY: Final = 0.01  # seconds: a standby looks this long after the expir
 
 class LeaseConflict(Exception):
     """Someone else wrote the Lease since it was read (HTTP 409)."""
+
+
+class LeaseRefused(BridgeStopped):
+    """The API server refused this instance the lease for good (403, 404): `cause` says which lease and
+    what the server answered, apart from the hint the job adds, for whoever words a hint of its own (the
+    operator's replicas elect their leader with this class too)."""
+
+    def __init__(self, cause: str, hint: str) -> None:
+        super().__init__(f"{cause}; {hint}")
+        self.cause = redact(cause)
 
 
 class _Taken(Exception):
@@ -214,12 +225,12 @@ class Leadership:
                     return True
             except ApiError as error:
                 if error.permanent:
-                    raise BridgeStopped(
-                        f"cannot take the lease {self.lease}: {error}; the job's service account needs get "
-                        "and update on it (the operator grants them to the bridge's own service account), "
-                        "and the Lease must exist: the operator creates it for a bridge with "
-                        "failover.standby (elsewhere the account needs create on leases in namespace "
-                        f"{self.store.namespace})"
+                    raise LeaseRefused(
+                        f"cannot take the lease {self.lease}: {error}",
+                        "the job's service account needs get and update on it (the operator grants them to "
+                        "the bridge's own service account), and the Lease must exist: the operator creates "
+                        "it for a bridge with failover.standby (elsewhere the account needs create on leases "
+                        f"in namespace {self.store.namespace})",
                     ) from None
                 log.warning("cannot read the lease %s (retrying): %s", self.lease, error)
             if self.holder != announced:

@@ -36,10 +36,10 @@ import kopf
 
 from bridge_job.contract.clients import (
     EXIT_LEADERSHIP_LOST,
-    BridgeStopped,
     Kube,
     KubernetesLeases,
     Leadership,
+    LeaseRefused,
     pod_name,
 )
 from jmsbridge_operator.metrics import MetricsServer
@@ -117,10 +117,9 @@ def acquire(leadership: Leadership, election: Election, stopping: threading.Even
     """Stand by until this replica holds the lease (True) or `stopping` is set (False)."""
     try:
         return leadership.acquire(stopping)
-    except BridgeStopped as error:  # a permanent API error, e.g. 403: no retry will help
-        cause = error.reason.split("; ")[0]  # without the job's own hint
+    except LeaseRefused as error:  # a permanent API error, e.g. 403: no retry will help
         raise ElectionError(
-            f"{cause}; the operator's service account needs get, create and update on leases in "
+            f"{error.cause}; the operator's service account needs get, create and update on leases in "
             f"namespace {election.namespace} (the chart's Role grants them)"
         ) from None
 

@@ -25,6 +25,7 @@ from jmsbridge_operator.handlers.pauses import pause
 from kopf._cogs.aiokits.aioenums import FlagSetter  # kopf makes daemon stoppers only internally
 from kopf._core.intents.stoppers import DaemonStoppingReason
 
+from bridge_job.kube.api import ApiError
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership
 from testbed.apiserver.client import KubeApi
 from testbed.brokers import free_port
@@ -199,3 +200,16 @@ def test_a_replica_without_rights_on_leases_says_which_it_needs() -> None:
         f"cannot take the lease {election.where}: {store.error}; the operator's service account needs get, "
         f"create and update on leases in namespace {store.namespace} (the chart's Role grants them)"
     )
+
+
+def test_the_servers_whole_answer_comes_before_the_operators_hint() -> None:
+    """An answer that holds "; " itself stays whole: the job hands its cause apart from its hint
+    (LeaseRefused); nothing cuts the text where the hint used to begin."""
+    store = Forbidden()
+    store.error = ApiError(403, "Forbidden", 'leases "x" is forbidden; RBAC: clusterrole "jb" not found')
+    election = Election(store.namespace, store.name, LEASE_SECONDS, "operator-a")
+    with pytest.raises(ElectionError) as raised:
+        acquire(Leadership(store, election.identity, election.lease_seconds), election, threading.Event())
+    cause = f"cannot take the lease {election.where}: {store.error}"
+    assert str(raised.value).startswith(f"{cause}; the operator's service account needs")
+    assert "the job's service account" not in str(raised.value)

@@ -5,7 +5,7 @@
 #   scripts/repeat.sh 10 tests/e2e/test_crash.py
 #   scripts/repeat.sh 10 tests/e2e/test_failover.py
 # Each run's output goes to $REPEAT_LOGS/<run>.log (default repeat-logs/, gitignored); one line per run on
-# stdout.
+# stdout. It tests the tree it runs in: edits made meanwhile change what the next job imports (CONTRIBUTING.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then

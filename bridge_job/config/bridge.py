@@ -120,7 +120,8 @@ class IngestSpec(CamelModel):
     max_batch_messages: Annotated[int, Field(ge=1, le=100_000)] = 200
     """The most messages taken off JMS in one transaction (one journal write)."""
     max_batch_delay_ms: Annotated[int, Field(ge=1, le=60_000)] = 100
-    """How long a batch waits for more messages before it is written to the journal and committed."""
+    """The longest a batch stays open. A batch takes the messages already waiting and closes as soon as
+    none is (no message waits for others); while they keep coming, it closes this long after its first."""
 
 
 class ClientLibrary(CamelModel):

@@ -11,13 +11,17 @@ every provider supports) named by the source, so that messages published while t
 for it. A durable subscription is identified by the connection's client id and its name: the
 connection must have an explicit, stable client id.
 
-A batch waits up to `max_delay_ms` for its first message and then takes what arrives until it has
-`max_messages` or `max_delay_ms` has passed since the call began, whichever comes first.
+A batch waits up to `max_delay_ms` for its first message. Then, by default (`linger=False`, as the ingest
+takes them), it takes the messages already waiting and closes as soon as none is, at `max_messages`, or
+`max_delay_ms` after its first message while they keep coming: at a trickle a message goes on at once,
+under load batches grow by themselves, since messages wait while the last batch is written. A lingering
+batch (`linger=True`) instead waits for more until it has `max_messages` or `max_delay_ms` has passed since
+the call began.
 
 Broker note (ActiveMQ Classic): a queue pages at most `maxPageSize` messages (default 200) towards
-consumers, counting the ones delivered but not yet committed; a batch larger than that only fills up
-as far as the page and then waits out `max_delay_ms`. Keep batches at or below the broker's page size
-or raise it in the destination policy.
+consumers, counting the ones delivered but not yet committed; a lingering batch larger than that only
+fills up as far as the page and then waits out `max_delay_ms`. Keep batches at or below the broker's page
+size or raise it in the destination policy.
 """
 
 from __future__ import annotations
@@ -91,10 +95,10 @@ class BatchConsumer(SessionOwner):
         self._batch = f"the batch from {self._where}"
         self._owner = f"the consumer of {self._where}"
 
-    def receive_batch(self, max_messages: int, max_delay_ms: int, linger: bool = True) -> list[JmsMessage]:
-        """Up to `max_messages`, within `max_delay_ms` in total; `[]` if none arrived. Without `linger`,
-        only what is there already once the first message came (who answers a requester must not wait for
-        company)."""
+    def receive_batch(self, max_messages: int, max_delay_ms: int, linger: bool = False) -> list[JmsMessage]:
+        """Up to `max_messages`; `[]` if none arrived within `max_delay_ms`. Without `linger`, what is
+        there already once the first message came, for at most `max_delay_ms` more (no message waits for
+        company); with it, what arrives within `max_delay_ms` in total."""
         if self._closed:
             raise JmsError(f"the consumer of {self._where} is closed")
         self._check_connection()
@@ -103,16 +107,21 @@ class BatchConsumer(SessionOwner):
             return batch
         receive = self._consumer.receive
         read = self._reader.read
-        deadline = time.monotonic() + max_delay_ms / 1000
+        began = time.monotonic()
         try:
             m = receive(max_delay_ms) if max_delay_ms > 0 else self._consumer.receiveNoWait()
+            deadline = (began if linger else time.monotonic()) + max_delay_ms / 1000
             while m is not None:
                 batch.append(read(m))
                 if len(batch) >= max_messages:
                     break
-                remaining_ms = int((deadline - time.monotonic()) * 1000) if linger else 0
-                # receive(0) would block forever: below a millisecond, only take what is already here.
-                m = receive(remaining_ms) if remaining_ms >= 1 else self._consumer.receiveNoWait()
+                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                if linger and remaining_ms >= 1:
+                    m = receive(remaining_ms)
+                elif linger or remaining_ms > 0 or max_delay_ms == 0:
+                    m = self._consumer.receiveNoWait()  # receive(0) would block forever: what is here
+                else:
+                    break  # open `max_delay_ms` since its first message: the rest is the next batch's
         except JavaException as error:
             self._check_connection()
             raise jms_error(f"cannot receive from {self._where}", error) from error

@@ -57,7 +57,7 @@ def test_closing_without_commit_redelivers(connection: JmsConnection, queue: Jms
 def test_batch_size_is_bounded_by_max_messages(connection: JmsConnection, queue: JmsSource) -> None:
     send_texts(connection, queue_of(queue), *[str(i) for i in range(7)])
     with connection.consumer(queue) as consumer:
-        batch = consumer.receive_batch(3, 10_000)
+        batch = consumer.receive_batch(3, 10_000, linger=True)
         assert [m.body for m in batch] == ["0", "1", "2"]
         rest = receive(consumer, 4)
         assert [m.body for m in rest] == ["3", "4", "5", "6"]
@@ -76,15 +76,34 @@ def test_batch_waits_at_most_max_delay(connection: JmsConnection, queue: JmsSour
         assert consumer.receive_batch(10, 0) == []
         assert time.monotonic() - started < 1.0
 
-        # Fewer messages than asked for: the batch takes what comes and ends when max_delay_ms is over.
+        # Fewer messages than asked for, lingering: the batch takes what comes and ends when max_delay_ms
+        # is over.
         send_texts(connection, queue_of(queue), "x", "y")
         started = time.monotonic()
-        batch = consumer.receive_batch(100, 1000)
+        batch = consumer.receive_batch(100, 1000, linger=True)
         waited = time.monotonic() - started
         assert 1 <= len(batch) <= 2
         assert 0.9 <= waited < 3.0
         batch += receive(consumer, 2 - len(batch))
         assert [m.body for m in batch] == ["x", "y"]
+        consumer.commit()
+
+
+def test_a_batch_closes_when_nothing_more_is_waiting(connection: JmsConnection, queue: JmsSource) -> None:
+    """The ingest's batches (no linger): the messages there are taken, and the batch ends as soon as no
+    other is waiting, however long `max_delay_ms` would allow (at a trickle, no message waits for others)."""
+    with connection.consumer(queue) as consumer:
+        assert consumer.receive_batch(1, 100) == []  # the consumer is up: what is sent now reaches it
+        send_texts(connection, queue_of(queue), "a", "b", "c")
+        batch = receive(consumer, 1)  # the first may come alone, before the others reached the client
+        started = time.monotonic()
+        while len(batch) < 3:
+            batch += consumer.receive_batch(100, 60_000)
+        assert time.monotonic() - started < 30  # the last batch closed with nothing waiting, not at 60 s
+        assert [m.body for m in batch] == ["a", "b", "c"]
+        started = time.monotonic()
+        assert consumer.receive_batch(100, 300) == []  # nothing: it waited for a first message
+        assert time.monotonic() - started >= 0.25
         consumer.commit()
 
 

@@ -47,7 +47,7 @@ def task(partition: int, started: int, ended: int, **counts: int) -> dict[str, i
     return row | counts
 
 
-def test_figures_from_progress_and_metrics() -> None:
+def test_egress_progress_and_metrics() -> None:
     # Two tasks, 150 ms each, side by side for 100 of the batch's 200 ms: parallelism 1.5.
     tasks = [
         task(0, 1000, 1150, records=7, duplicates=2, published=4, dead_lettered=1, routing_ns=25_000),

@@ -5,8 +5,12 @@
 Prints one JSON line: messages per second for each format's encode (JMS -> Kafka record) and decode
 (record -> JMS), and the same for a baseline measured in the same run (`json.dumps` of the body alone,
 about the least a conversion can do), with each figure's ratio to the baseline. The messages are typical
-bridge traffic: a 200-character text body, message and correlation ids, a timestamp and five properties
+bridge traffic: a 1,000-character text body, message and correlation ids, a timestamp and five properties
 of different types.
+
+The schema-registry formats (`avro`, `jsonSchema`) are measured the same way, with their schema ids
+given (the registry is asked once per topic, not per message). `message_build` is the floor any decode
+stands on: making the JmsMessage and its five typed properties from values at hand.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bridge_job.config import Format
-from bridge_job.formats import KafkaRecord
+from bridge_job.formats import KafkaRecord, avro, json_schema
 from bridge_job.formats.codecs import Codec, codec
+from bridge_job.formats.registry_wire import SchemaIds
 from bridge_job.message import Destination, JmsMessage, Property, PropertyType
 
 POOL = 1000  # distinct messages, cycled: enough to defeat caches, small enough to stay in memory
@@ -30,7 +35,7 @@ DESTINATION = Destination.parse("queue://orders.in")
 def sample(index: int) -> JmsMessage:
     return JmsMessage(
         DESTINATION,
-        body=f"order {index:08d} " + "x" * 185,
+        body=f"order {index:08d} " + "x" * 985,
         message_id=f"ID:bridge-{index}",
         correlation_id=f"corr-{index % 97}",
         type="order",
@@ -53,6 +58,30 @@ def rate(count: int, convert: Callable[[Any], object], inputs: Sequence[Any]) ->
     return count / (time.perf_counter() - start)
 
 
+def registry_directions(
+    fmt: Any,
+) -> tuple[Callable[[JmsMessage], KafkaRecord], Callable[[KafkaRecord], JmsMessage]]:
+    ids = SchemaIds(key=1, value=2)
+    schema: str = fmt.VALUE_SCHEMA
+
+    def schemas(schema_id: int) -> str:
+        return schema
+
+    return (lambda m: fmt.encode(m, "orders", ids)), (lambda r: fmt.decode(r, DESTINATION, schemas))
+
+
+def rebuilt(message: JmsMessage) -> JmsMessage:
+    return JmsMessage(
+        message.destination,
+        body=message.body,
+        message_id=message.message_id,
+        correlation_id=message.correlation_id,
+        type=message.type,
+        timestamp=message.timestamp,
+        properties={name: Property(p.type, p.value) for name, p in message.properties.items()},
+    )
+
+
 def directions(c: Codec) -> tuple[Callable[[JmsMessage], KafkaRecord], Callable[[KafkaRecord], JmsMessage]]:
     return (lambda m: c.encode(m, "orders")), (lambda r: c.decode(r, DESTINATION))
 
@@ -67,17 +96,20 @@ def main() -> None:
     messages = [sample(index) for index in range(POOL)]
     baseline = rate(count, lambda m: json.dumps(m.body).encode(), messages)
     formats: dict[str, dict[str, dict[str, float]]] = {}
-    for fmt in Format:
-        to_kafka, to_jms = directions(codec(fmt))
+    all_directions = {fmt.value: directions(codec(fmt)) for fmt in Format}
+    all_directions |= {"avro": registry_directions(avro), "jsonSchema": registry_directions(json_schema)}
+    for name, (to_kafka, to_jms) in all_directions.items():
         records = [to_kafka(m) for m in messages]
         encode = rate(count, to_kafka, messages)
         decode = rate(count, to_jms, records)
-        formats[fmt.value] = {
+        formats[name] = {
             "encode": {"msg_per_s": round(encode), "vs_baseline": round(encode / baseline, 3)},
             "decode": {"msg_per_s": round(decode), "vs_baseline": round(decode / baseline, 3)},
         }
+    build = rate(count, rebuilt, messages)
     result = {
         "messages": count,
+        "message_build": {"msg_per_s": round(build), "vs_baseline": round(build / baseline, 3)},
         "python": platform.python_version(),
         "baseline": {"what": "json.dumps(body).encode()", "msg_per_s": round(baseline)},
         "formats": formats,

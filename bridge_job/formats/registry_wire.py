@@ -1,0 +1,43 @@
+"""The schema registry's wire format, which Kafka's own serializers write: a zero byte, the schema's id
+in the registry (4 bytes, big-endian), then the payload (Avro binary or JSON text).
+
+The ids come from the registry when the bridge registers its schemas (`SchemaIds`, one pair per topic);
+a reader finds the writer's schema by the id (`SchemaLookup`, which the registry door caches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bridge_job.formats import FormatError
+
+MAGIC = 0
+HEADER_SIZE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIds:
+    """The registry's ids of the key and value schemas a topic's records are written with."""
+
+    key: int
+    value: int
+
+
+# The schema text the registry holds under an id; raises what the registry door raises.
+SchemaLookup = Callable[[int], str]
+
+
+def framed(schema_id: int, payload: bytes) -> bytes:
+    return b"\x00" + schema_id.to_bytes(4, "big") + payload
+
+
+def unframed(data: bytes | None, where: str) -> tuple[int, bytes]:
+    """The schema id and the payload of a record's key or value."""
+    if data is None:
+        raise FormatError(f"{where}: missing (a null record)")
+    if len(data) < HEADER_SIZE or data[0] != MAGIC:
+        raise FormatError(
+            f"{where}: not in the schema registry's wire format (a zero byte, then a 4-byte schema id)"
+        )
+    return int.from_bytes(data[1:HEADER_SIZE], "big"), data[HEADER_SIZE:]

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bridge_job.message import Destination
 
-FORMATS = ("native", "basic", "json", "envelope")  # bridge_job.config.Format, without importing pydantic
+# bridge_job.config.Format without importing pydantic; avro and jsonSchema need the bridge's schema registry.
+FORMATS = ("native", "basic", "json", "envelope")
 USAGE_ERROR = 2
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from jmsbridge.artemis_server import ArtemisBroker
+from jmsbridge.registry_server import ApicurioRegistry
 from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer
 from tests.support.jms_tls import TlsMaterial, tls_material
 from tests.support.providers import PROVIDERS, JmsProvider
@@ -37,6 +38,15 @@ def activemq() -> Iterator[ActiveMqBroker]:
     broker = ActiveMqBroker().start()
     yield broker
     broker.cleanup()
+
+
+@pytest.fixture(scope="session")
+def apicurio() -> Iterator[ApicurioRegistry]:
+    """Apicurio Registry (the Confluent API, in memory, BACKWARD compatibility), started when a test first
+    asks for it."""
+    registry = ApicurioRegistry().start()
+    yield registry
+    registry.cleanup()
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from bridge_job.config.schema import (
     JOB_IMAGE,
     NAME_PATTERN,
     NATS_URL_PATTERN,
+    REGISTRY_URL_PATTERN,
     BeanValue,
     CamelModel,
     Delivery,
@@ -20,6 +21,7 @@ from bridge_job.config.schema import (
     SaslMechanism,
     SecurityProtocol,
     SoftFailurePolicy,
+    SubjectNameStrategy,
     TopicName,
     cel_rules,
     exactly_one,
@@ -288,6 +290,46 @@ CLEAR_TEXT_REFUSED = (
 )
 
 
+class RegistryTlsSpec(CamelModel):
+    """TLS to an https schema registry, from files in the pods (mounted as for Kafka's TLS)."""
+
+    model_config = ConfigDict(
+        json_schema_extra=cel_rules(Rule("has(self.certFile) == has(self.keyFile)", TLS_PAIR_MESSAGE))
+    )
+
+    ca_file: MountedFile | None = Field(
+        default=None, description="The CA certificate(s) that signed the registry's; none: the image's CAs."
+    )
+    cert_file: MountedFile | None = Field(default=None, description="A client certificate (mutual TLS).")
+    key_file: MountedFile | None = Field(default=None, description="The client certificate's key.")
+
+    @model_validator(mode="after")
+    def _pair(self) -> Self:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError(TLS_PAIR_MESSAGE)
+        return self
+
+
+class SchemaRegistrySpec(CamelModel):
+    """A Confluent-compatible schema registry (Confluent's, Apicurio's `/apis/ccompat/v7`, Karapace), for the
+    routes of format `avro` and `jsonSchema` (docs/formats.md). The bridge registers its schemas there and
+    reads writers' schemas by id; an unreachable registry is waited out for `spec.outages.patienceSeconds`."""
+
+    url: Annotated[str, Field(pattern=REGISTRY_URL_PATTERN, max_length=2048)] = Field(
+        description="http(s)://host:port[/path] of the registry's Confluent API (no credentials: they come "
+        "from a Secret)."
+    )
+    credentials_secret_ref: SecretRef | None = Field(
+        default=None, description="A Secret holding the registry's HTTP Basic username and password."
+    )
+    tls: RegistryTlsSpec | None = Field(default=None, description="TLS files for an https registry.")
+    subject_name_strategy: SubjectNameStrategy = Field(
+        default=SubjectNameStrategy.TOPIC_NAME,
+        description="The subjects the schemas are registered under: TopicName (<topic>-key, <topic>-value), "
+        "RecordName (the record's name) or TopicRecordName (<topic>-<record name>).",
+    )
+
+
 class KafkaSpec(CamelModel):
     model_config = ConfigDict(
         json_schema_extra=cel_rules(
@@ -325,6 +367,9 @@ class KafkaSpec(CamelModel):
     a missing journal is a hard failure."""
     journal_partitions: Annotated[int, Field(ge=1, le=1000)] = 1
     """The journal topic's partitions, when the bridge creates it."""
+    schema_registry: SchemaRegistrySpec | None = Field(
+        default=None, description="The schema registry of routes with format avro or jsonSchema."
+    )
     properties: Annotated[dict[str, Annotated[str, Field(max_length=4096)]], Field(max_length=128)] = Field(
         default_factory=dict,
         description="Extra librdkafka settings for every Kafka client of the bridge (the job's and the "

@@ -130,6 +130,11 @@ class JobConfig(CamelModel):
                 raise ValueError(
                     f"route {route.name!r} is {route.spec.direction.value} but the bridge sets no spec.nats"
                 )
+            if route.spec.format.registered and self.bridge.kafka.schema_registry is None:
+                raise ValueError(
+                    f"route {route.name!r} has format {route.spec.format.value} but the bridge sets no "
+                    "kafka.schemaRegistry"
+                )
             if route.spec.reply is not None and self.bridge.jms.reply_queue is None:
                 raise ValueError(f"route {route.name!r} has `reply` but the bridge sets no jms.replyQueue")
             if self.soft_failure_policy(route) is SoftFailurePolicy.DEAD_LETTER and dead_letter is None:

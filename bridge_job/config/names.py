@@ -80,6 +80,11 @@ ENV_KAFKA_USERNAME = "JMSBRIDGE_KAFKA_USERNAME"
 ENV_KAFKA_PASSWORD = "JMSBRIDGE_KAFKA_PASSWORD"
 
 
+# spec.kafka.schemaRegistry.credentialsSecretRef's HTTP Basic username and password.
+ENV_REGISTRY_USERNAME = "JMSBRIDGE_REGISTRY_USERNAME"
+ENV_REGISTRY_PASSWORD = "JMSBRIDGE_REGISTRY_PASSWORD"
+
+
 ENV_NATS_USERNAME = "JMSBRIDGE_NATS_USERNAME"
 
 
@@ -114,6 +119,7 @@ class HealthKey(enum.StrEnum):
     JMS = "jms"  # a system's section: its state, since when, and while failing why and the patience
     KAFKA = "kafka"
     NATS = "nats"
+    REGISTRY = "schemaRegistry"
     STATE = "state"
     SINCE = "since"
     ERROR = "error"

@@ -229,6 +229,10 @@ _REQUIRED = {
     "natsToJms": ("natsSubject", "jmsDestination"),
     "jmsToNats": ("natsSubject",),
 }
+REGISTERED_FORMAT_MESSAGE = (
+    "format avro and jsonSchema apply to directions jmsToKafka and kafkaToJms only (their schemas are in "
+    "the bridge's Kafka schema registry)"
+)
 WILDCARD_SUBJECT_MESSAGE = "natsSubject: wildcards (`*`, `>`) apply to direction natsToJms only"
 NATS_MATCH_MESSAGE = (
     "`match` applies to directions jmsToKafka, kafkaToJms and jmsToNats (natsToJms takes `natsSubject`)"
@@ -271,6 +275,11 @@ class JmsBridgeRouteSpec(CamelModel):
                 "match",
             ),
             Rule(
+                "!(self.direction in ['natsToJms', 'jmsToNats']) || !(self.format in ['avro', 'jsonSchema'])",
+                REGISTERED_FORMAT_MESSAGE,
+                "format",
+            ),
+            Rule(
                 "!has(self.kafkaTopic) || self.direction == 'kafkaToJms' || !self.kafkaTopic.matches('[*>]')",
                 WILDCARD_TOPIC_MESSAGE,
                 "kafkaTopic",
@@ -309,7 +318,8 @@ class JmsBridgeRouteSpec(CamelModel):
     )
     key: KeySpec | None = Field(default=None, description="Defaults to the JMSMessageID header.")
     format: Format = Format.NATIVE
-    """How a message becomes a record and back: native, basic, json or envelope (docs/formats.md)."""
+    """How a message becomes a record and back: native, basic, json or envelope; for jmsToKafka and
+    kafkaToJms also avro or jsonSchema, with the bridge's kafka.schemaRegistry (docs/formats.md)."""
     on_soft_failure: SoftFailurePolicy | None = Field(
         default=None, description="Overrides the bridge's routing.onSoftFailure for this route."
     )
@@ -348,6 +358,8 @@ class JmsBridgeRouteSpec(CamelModel):
             raise ValueError(WILDCARD_SUBJECT_MESSAGE)
         if self.direction is Direction.JMS_TO_NATS and ">" in (self.nats_subject or "").split("."):
             raise ValueError(WILDCARD_SUBJECT_MESSAGE)
+        if self.direction.uses_nats and self.format.registered:
+            raise ValueError(REGISTERED_FORMAT_MESSAGE)
         return self
 
     @property

@@ -57,6 +57,8 @@ SUBJECTS_PATTERN = r"^([^\s.*>]+|\*)(\.([^\s.*>]+|\*))*(\.>)?$|^>$"
 
 # A NATS server: nats://host:port (or tls://), no user info (credentials come from a Secret).
 NATS_URL_PATTERN = r"^(nats|tls)://[^\s@/]+$"
+# No user:password@: the registry's credentials come from a Secret.
+REGISTRY_URL_PATTERN = r"^https?://[^\s@/]+(/[^\s@]*)?$"
 
 
 # A JMS property or header name is a Java identifier.
@@ -184,6 +186,21 @@ class Format(enum.StrEnum):
     BASIC = "basic"
     JSON = "json"
     ENVELOPE = "envelope"
+    AVRO = "avro"
+    JSON_SCHEMA = "jsonSchema"
+
+    @property
+    def registered(self) -> bool:
+        """Whether records of this format name their schema in the bridge's schema registry."""
+        return self in (Format.AVRO, Format.JSON_SCHEMA)
+
+
+class SubjectNameStrategy(enum.StrEnum):
+    """Under which subject of the schema registry a topic's schemas are (Confluent's strategies)."""
+
+    TOPIC_NAME = "TopicName"  # <topic>-key, <topic>-value
+    RECORD_NAME = "RecordName"  # io.confluent.connect.jms.Key, ...Value
+    TOPIC_RECORD_NAME = "TopicRecordName"  # <topic>-io.confluent.connect.jms.Value
 
 
 class SecurityProtocol(enum.StrEnum):

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 from bridge_job.config import Direction, Format, JobConfig, Route
 from bridge_job.formats import FormatError, KafkaRecord, native
-from bridge_job.formats.codecs import codec
+from bridge_job.formats.codecs import codec, registered
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.formats.native import ORIGIN_HEADER, signed
+from bridge_job.formats.registry_wire import Schemas
 from bridge_job.message import CARRIED_BODIES, PropertyType
 from bridge_job.nats.message import NatsPublish
 from bridge_job.nats_egress.converting import to_nats
@@ -115,27 +116,35 @@ def kafka_key(entry: JournalEntry, route: Route) -> bytes:
     return text.encode()
 
 
-def convert(entry: JournalEntry, route: Route, origin: str, key: bytes) -> KafkaRecord:
+def convert(
+    entry: JournalEntry, route: Route, origin: str, key: bytes, schemas: Schemas | None = None
+) -> KafkaRecord:
     """The Kafka record for a journalled message on a route, its origin signed with `key`; raises
     SoftFailure when this message cannot go, FormatError when the journal record itself is malformed.
 
     A `native` route passes the journal record's headers and body through and adds the origin: the
-    journal holds the message in the `native` encoding already. Other formats rebuild the message.
+    journal holds the message in the `native` encoding already. Other formats rebuild the message. The
+    `avro` and `jsonSchema` formats take their schemas' ids from `schemas` (the bridge's registry), and
+    key a record by the Key record (JMSMessageID) unless the route names a key.
     """
     refused = not_carried(entry.body_type, CARRIED_BODIES)
     if refused is not None:
         raise refused
-    record_key = kafka_key(entry, route)
-    if route.spec.format is Format.NATIVE:
+    fmt = route.spec.format
+    record_key = None if fmt.registered and route.spec.key is None else kafka_key(entry, route)
+    if fmt is Format.NATIVE:
         headers = [*entry.record.headers, (ORIGIN_HEADER, origin.encode())]
         return signed(KafkaRecord(value=entry.record.value, headers=headers, key=record_key), origin, key)
     message = entry.message()
     try:
-        record = codec(route.spec.format).encode(message, origin)
+        if fmt.registered:
+            assert schemas is not None, "a route of a registered format on a bridge without a registry"
+            record = registered(fmt).encode(message, origin, schemas.ids(route.spec.topic, fmt))
+        else:
+            record = codec(fmt).encode(message, origin)
     except FormatError as error:
-        raise SoftFailure(
-            SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
-        ) from None
+        raise SoftFailure(SoftFailureReason.CONVERSION_FAILED, f"format {fmt.value}: {error}") from None
+    record_key = record.key if record_key is None else record_key
     return signed(KafkaRecord(value=record.value, headers=record.headers, key=record_key), origin, key)
 
 
@@ -159,8 +168,10 @@ class Egress:
         limits: Limits = no_limits,
         pending: PendingLookup | None = None,
         clock: Callable[[], float] = time.time,
+        schemas: Schemas | None = None,
     ) -> None:
         self.config = config
+        self.schemas = schemas  # the schema registry, for routes of format avro and jsonSchema
         self.clock = clock  # unix seconds: when NATS reply subjects expire
         self.table = RouteTable.of(config.routes)
         self.limits = limits
@@ -187,7 +198,7 @@ class Egress:
             if route.spec.direction is Direction.JMS_TO_NATS:
                 nats = to_nats(entry, route, self.config.bridge_id, self.key, self.clock())
                 return Outcome(Action.NATS, route=route.name, nats=nats)
-            record = convert(entry, route, self.config.bridge_id, self.key)
+            record = convert(entry, route, self.config.bridge_id, self.key, self.schemas)
             topic = route.spec.topic
             limit = self.limits(topic)
             if limit != sys.maxsize and (size := record_size(record)) > limit:

@@ -35,6 +35,7 @@ from bridge_job.journal.redelivery import unresolved, without_duplicates
 from bridge_job.kafka.clients import KafkaConfig, producer_config
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.reading import TopicPartition, committed_offset, stall_for
+from bridge_job.kafka.registry import schema_registry
 from bridge_job.kafka.waiting import patiently
 from bridge_job.kafka.writing import (
     Addressed,
@@ -113,7 +114,8 @@ SUMMARY_SCHEMA = (
 
 
 def _egress(config: JobConfig) -> Egress:
-    return Egress(config, TopicLimits(config.bridge.kafka).limit, pending_requests.lookup(config))
+    limits = TopicLimits(config.bridge.kafka).limit
+    return Egress(config, limits, pending_requests.lookup(config), schemas=schema_registry(config))
 
 
 _egresses = PerConfig(_egress)

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge_job.config import Format
-from bridge_job.formats import KafkaRecord, basic, envelope, jsonmode, native
+from bridge_job.formats import KafkaRecord, avro, basic, envelope, json_schema, jsonmode, native
 from bridge_job.formats.native import ORIGIN_HEADER
+from bridge_job.formats.registry_wire import SchemaIds, SchemaLookup
 from bridge_job.message import Destination, JmsMessage
 
 
@@ -34,6 +35,26 @@ _CODECS = {
 
 def codec(fmt: Format) -> Codec:
     return _CODECS[fmt]
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredCodec:
+    """A format whose records name their schema in the schema registry: writing takes the schemas' ids
+    for the topic, reading finds the writer's schema by the id the record names."""
+
+    format: Format
+    encode: Callable[[JmsMessage, str | None, SchemaIds], KafkaRecord]
+    decode: Callable[[KafkaRecord, Destination | None, SchemaLookup], JmsMessage]
+
+
+_REGISTERED = {
+    Format.AVRO: RegisteredCodec(Format.AVRO, avro.encode, avro.decode),
+    Format.JSON_SCHEMA: RegisteredCodec(Format.JSON_SCHEMA, json_schema.encode, json_schema.decode),
+}
+
+
+def registered(fmt: Format) -> RegisteredCodec:
+    return _REGISTERED[fmt]
 
 
 def origin(record: KafkaRecord) -> str | None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
+from bridge_job.config import Format
 from bridge_job.formats import FormatError
 
 MAGIC = 0
@@ -26,6 +28,18 @@ class SchemaIds:
 
 # The schema text the registry holds under an id; raises what the registry door raises.
 SchemaLookup = Callable[[int], str]
+
+
+class Schemas(Protocol):
+    """The registry as the flows use it (bridge_job/kafka/registry.py): each asked once, then cached."""
+
+    def ids(self, topic: str, fmt: Format) -> SchemaIds:
+        """The ids of the bridge's key and value schemas in `fmt` for records of `topic`."""
+        ...
+
+    def schema(self, schema_id: int) -> str:
+        """A writer's schema by its id; FormatError when the registry has none under it."""
+        ...
 
 
 def framed(schema_id: int, payload: bytes) -> bytes:

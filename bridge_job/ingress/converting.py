@@ -43,8 +43,9 @@ from bridge_job.config import (
     Route,
 )
 from bridge_job.formats import FormatError, KafkaRecord, native
-from bridge_job.formats.codecs import codec
+from bridge_job.formats.codecs import codec, registered
 from bridge_job.formats.native import loop_mark
+from bridge_job.formats.registry_wire import Schemas
 from bridge_job.message import CARRIED_BODIES, BodyType, Destination, JmsMessage, Property
 from bridge_job.routing import loops
 from bridge_job.routing.failures import (
@@ -127,7 +128,12 @@ def kafka_properties(record: KafkaRecord, source: KafkaSource, bridge_id: str) -
     return properties
 
 
-def decode(record: KafkaRecord, fmt: Format, target: Destination) -> JmsMessage:
+def decode(
+    record: KafkaRecord, fmt: Format, target: Destination, schemas: Schemas | None = None
+) -> JmsMessage:
+    if fmt.registered:
+        assert schemas is not None, "a route of a registered format on a bridge without a registry"
+        return registered(fmt).decode(record, target, schemas.schema)
     message = codec(fmt).decode(record, target)
     plain = fmt is Format.NATIVE and record.header(native.MESSAGE_TYPE_HEADER) is None
     if plain and isinstance(message.body, bytes):  # a plain Kafka producer's record: text if it reads so
@@ -174,12 +180,19 @@ def pending_request(
     )
 
 
-def to_jms(record: IngressRecord, route: Route, config: JobConfig, key: bytes, now_ms: int) -> JmsMessage:
+def to_jms(
+    record: IngressRecord,
+    route: Route,
+    config: JobConfig,
+    key: bytes,
+    now_ms: int,
+    schemas: Schemas | None = None,
+) -> JmsMessage:
     """The message to send for a record on a route, its loop mark signed with `key`; raises SoftFailure
-    when this record cannot go."""
+    when this record cannot go. `schemas`: the bridge's registry, for routes of format avro and jsonSchema."""
     target = jms_target(route, record.record.header)
     try:
-        message = decode(record.record, route.spec.format, target)
+        message = decode(record.record, route.spec.format, target, schemas)
     except FormatError as error:
         raise SoftFailure(
             SoftFailureReason.CONVERSION_FAILED, f"format {route.spec.format.value}: {error}"
@@ -218,8 +231,9 @@ def dead_letter(
 class Ingress:
     """Routes and converts Kafka records under one JobConfig."""
 
-    def __init__(self, config: JobConfig) -> None:
+    def __init__(self, config: JobConfig, schemas: Schemas | None = None) -> None:
         self.config = config
+        self.schemas = schemas
         self.table = RouteTable.of(config.routes, Direction.KAFKA_TO_JMS)
         self.loops = LoopGuard(
             "records with this bridge's loop mark and no valid jmsbridge.origin.mac were sent to JMS, not "
@@ -238,7 +252,7 @@ class Ingress:
             )
         now_ms = now_ms or int(time.time() * 1000)
         try:
-            message = to_jms(record, route, self.config, self.key, now_ms)
+            message = to_jms(record, route, self.config, self.key, now_ms, self.schemas)
         except SoftFailure as failure:
             return self.soft_failure(failure, record, route)
         mark = loop_mark(record.record, message.destination, self.config.bridge_id, self.key)

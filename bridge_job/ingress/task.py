@@ -50,6 +50,7 @@ from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stor
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import consumer_for, read_range, stall_for
 from bridge_job.kafka.reading import consumer_settings as kafka_consumer_settings
+from bridge_job.kafka.registry import schema_registry
 from bridge_job.kafka.writing import Addressed, write_at_least_once
 from bridge_job.message import JmsMessage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason
@@ -99,7 +100,7 @@ SUMMARY_SCHEMA = (
     "max_latency_ms BIGINT, started_ms BIGINT, ended_ms BIGINT, latency_buckets ARRAY<BIGINT>"
 )
 
-_ingresses = PerConfig(Ingress)
+_ingresses = PerConfig(lambda config: Ingress(config, schema_registry(config)))
 _links: dict[str, JmsLink] = {}  # per bridge id, for this process's tasks
 # Messages per JMS transaction: a consumer sees a range's messages as it goes, not when all of a large
 # batch is sent; a failure resends from the first chunk not committed.

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bridge_job.config import (
     ConfigError,
     Direction,
+    HealthKey,
     JobConfig,
     lease_holder_identity,
 )
@@ -105,6 +106,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest.journalling import Ingest
     from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.probe import KafkaProbe
+    from bridge_job.kafka.registry import RegistryProbe, registry_at_start
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported
     from bridge_job.spark.live import LiveReceiver
     from bridge_job.supervision.checkpoints import Losses, prepare_checkpoint
@@ -120,6 +122,11 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     partitions = _kafka_at_start(config, kafka_health)
     watched = report is not None or metrics.served  # someone hears what the probes find
     probe = KafkaProbe(config.bridge.kafka, config.journal_topic, kafka_health) if watched else None
+    registry_health = ConnectionHealth(
+        report, patience, HealthKey.REGISTRY, metrics.connection("schemaRegistry")
+    )
+    registry = registry_at_start(config, registry_health)
+    registry_probe = RegistryProbe(registry, registry_health) if registry is not None and watched else None
     checkpoints = options.checkpoints_dir or Path(config.bridge.spark.checkpoint.path)
     checkpoint = options.checkpoint or checkpoints / config.bridge_id
     log.info("checkpoint: %s", checkpoint.absolute())
@@ -157,7 +164,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
         losses.sync,
         options.available_now,
     )
-    watches: list[Any] = [w for w in (probe, live) if w is not None]
+    watches: list[Any] = [w for w in (probe, registry_probe, live) if w is not None]
     try:
         with stops_reported(report):
             if leadership is None:

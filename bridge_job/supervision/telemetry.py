@@ -544,7 +544,7 @@ class Metrics:
         # State
         self.connected = gauge(
             "jmsbridge_connected",
-            "1 while the job reaches the system (jms, kafka, nats), 0 during an outage",
+            "1 while the job reaches the system (jms, kafka, nats, schemaRegistry), 0 during an outage",
             ("system",),
         )
         self.role = Role(bridge_id, registry)

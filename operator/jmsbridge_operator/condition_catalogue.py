@@ -33,9 +33,10 @@ ACCEPTED = "Accepted"  # a route: in effect in its bridge (also the reason when 
 KAFKA_READY = "KafkaReady"  # with the Kafka checks on
 ACTIVE_INSTANCE = "ActiveInstance"  # a standby pair, while an application runs
 CHECKPOINT_SHARED = "CheckpointShared"  # a standby pair
-JMS_CONNECTED = "JmsConnected"  # these three once the job reported on the system
+JMS_CONNECTED = "JmsConnected"  # these four once the job reported on the system
 KAFKA_CONNECTED = "KafkaConnected"
 NATS_CONNECTED = "NatsConnected"
+SCHEMA_REGISTRY_CONNECTED = "SchemaRegistryConnected"
 
 TYPES = (
     READY,
@@ -48,6 +49,7 @@ TYPES = (
     JMS_CONNECTED,
     KAFKA_CONNECTED,
     NATS_CONNECTED,
+    SCHEMA_REGISTRY_CONNECTED,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -81,6 +83,7 @@ ROLLING_OUT_WITH_GAP = "RollingOutWithGap"
 JMS_RECONNECTING = "JmsReconnecting"
 KAFKA_RECONNECTING = "KafkaReconnecting"
 NATS_RECONNECTING = "NatsReconnecting"
+SCHEMA_REGISTRY_RECONNECTING = "SchemaRegistryReconnecting"
 LEASE_HELD = "LeaseHeld"
 AWAITING_LEASE = "AwaitingLease"
 NO_ACTIVE_INSTANCE = "NoActiveInstance"
@@ -118,7 +121,7 @@ _RECONCILES = (READY, RECONCILING)
 _KAFKA_FAILS = (KAFKA_READY, READY, STALLED)
 # A route refused: Accepted and Ready False, Stalled when the route itself is at fault.
 _ROUTE_REFUSED = (ACCEPTED, READY, STALLED)
-_CONNECTIONS = (JMS_CONNECTED, KAFKA_CONNECTED, NATS_CONNECTED)
+_CONNECTIONS = (JMS_CONNECTED, KAFKA_CONNECTED, NATS_CONNECTED, SCHEMA_REGISTRY_CONNECTED)
 
 _ALL = (
     # JmsBridge: what its SparkApplications say (status.py)
@@ -142,6 +145,7 @@ _ALL = (
     Reason(JMS_RECONNECTING, _RECONCILES, "status.py: JmsConnected is False"),
     Reason(KAFKA_RECONNECTING, _RECONCILES, "status.py: KafkaConnected is False"),
     Reason(NATS_RECONNECTING, _RECONCILES, "status.py: NatsConnected is False"),
+    Reason(SCHEMA_REGISTRY_RECONNECTING, _RECONCILES, "status.py: SchemaRegistryConnected is False"),
     # JmsBridge: a standby pair's Lease and checkpoint
     Reason(LEASE_HELD, (ACTIVE_INSTANCE,), "lease_status.py: an instance holds the Lease"),
     Reason(AWAITING_LEASE, (ACTIVE_INSTANCE, *_RECONCILES), "lease_status.py: nobody holds the Lease yet"),

@@ -34,6 +34,8 @@ from jmsbridge_operator.condition_catalogue import (
     NATS_CONNECTED,
     NATS_RECONNECTING,
     RECONNECTING,
+    SCHEMA_REGISTRY_CONNECTED,
+    SCHEMA_REGISTRY_RECONNECTING,
 )
 from jmsbridge_operator.conditions import Condition
 
@@ -52,6 +54,7 @@ SYSTEMS = (
     System(HealthKey.JMS, JMS_CONNECTED, JMS_RECONNECTING, "JMS broker"),
     System(HealthKey.KAFKA, KAFKA_CONNECTED, KAFKA_RECONNECTING, "Kafka cluster"),
     System(HealthKey.NATS, NATS_CONNECTED, NATS_RECONNECTING, "NATS servers"),
+    System(HealthKey.REGISTRY, SCHEMA_REGISTRY_CONNECTED, SCHEMA_REGISTRY_RECONNECTING, "schema registry"),
 )
 RECONNECTING_REASONS = tuple(system.reason for system in SYSTEMS)
 

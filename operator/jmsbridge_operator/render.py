@@ -62,6 +62,8 @@ from bridge_job.config import (
     ENV_NATS_USERNAME,
     ENV_OWNER_NAME,
     ENV_OWNER_UID,
+    ENV_REGISTRY_PASSWORD,
+    ENV_REGISTRY_USERNAME,
     JMS_LIBRARY_DIR,
     JOB_MAIN_FILE,
     JmsBridge,
@@ -203,6 +205,9 @@ def credentials_env(bridge_name: str, config: JobConfig) -> list[dict[str, Any]]
             env.append(_secret_key_env(jms_tls.key_store_password_secret_ref, ENV_JMS_KEY_STORE_PASSWORD))
     if (sasl := config.bridge.kafka.sasl) is not None:
         env += _secret_env(sasl.credentials_secret_ref, ENV_KAFKA_USERNAME, ENV_KAFKA_PASSWORD)
+    registry = config.bridge.kafka.schema_registry
+    if registry is not None and registry.credentials_secret_ref is not None:
+        env += _secret_env(registry.credentials_secret_ref, ENV_REGISTRY_USERNAME, ENV_REGISTRY_PASSWORD)
     if (nats := config.bridge.nats) is not None:
         if nats.credentials_secret_ref is not None:
             env += _secret_env(nats.credentials_secret_ref, ENV_NATS_USERNAME, ENV_NATS_PASSWORD)

@@ -167,7 +167,7 @@ def test_the_avro_schemas_are_the_connectors_names_and_types() -> None:
 def connector_schema() -> dict[str, Any]:
     """The connectors' own (older) Value schema: messageID required, no `stream`, PropertyValue without
     `bytes`."""
-    schema = copy.deepcopy(json.loads(avro.VALUE_SCHEMA))
+    schema: dict[str, Any] = copy.deepcopy(json.loads(avro.VALUE_SCHEMA))
     schema["fields"] = [f for f in schema["fields"] if f["name"] != "stream"]
     schema["fields"][0] = {"name": "messageID", "type": "string"}
     property_value = next(f for f in schema["fields"] if f["name"] == "properties")["type"]["values"]

@@ -367,6 +367,20 @@ CASES = [
         "natsSubject: wildcards (`*`, `>`) apply to direction natsToJms only",
     ),
     Case(
+        "nats-route-in-a-registered-format",
+        "JmsBridgeRoute",
+        _nats_route(lambda spec: spec.update(format="avro")),
+        "spec",
+        "format avro and jsonSchema apply to directions jmsToKafka and kafkaToJms only",
+    ),
+    Case(
+        "registry-client-certificate-without-key",
+        "JmsBridge",
+        _set("spec.kafka.schemaRegistry", {"url": "https://registry:8081", "tls": {"certFile": "/c"}}),
+        "spec.kafka.schemaRegistry.tls",
+        "set `certFile` and `keyFile` together",
+    ),
+    Case(
         "nats-to-jms-with-match",
         "JmsBridgeRoute",
         _nats_route(lambda spec: spec.update(match={"address": "a"})),

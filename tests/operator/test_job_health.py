@@ -85,3 +85,16 @@ def test_a_stop_report_is_read_and_a_connection_state_is_none() -> None:
     reports = stop_reports({"primary": json.dumps(stopped), **data(secondary={"state": "Connected"})})
     assert reports == [StopReport("primary", "CheckpointMismatch", "bridge b: checkpoint mismatch")]
     assert connection_reports({"primary": json.dumps(stopped)}) == []
+
+
+def test_the_schema_registry_gets_a_condition_of_its_own_once_reported() -> None:
+    error = "the schema registry at http://registry:8080/apis/ccompat/v7: Connection refused"
+    document = {"jms": {"state": "Connected"}, "schemaRegistry": RECONNECTING | {"error": error}}
+    reports = connection_reports({"primary": json.dumps(document)})
+    conditions = {c.type: c for c in connection_conditions(reports, running={"primary"})}
+    registry = conditions["SchemaRegistryConnected"]
+    assert (registry.status, registry.reason) == ("False", "Reconnecting")
+    assert registry.message.startswith(
+        "instance primary lost its schema registry at 2026-11-22T10:00:00Z and is reconnecting"
+    )
+    assert "Connection refused" in registry.message

@@ -50,7 +50,8 @@ def test_every_problem_is_reported_with_file_and_field(tmp_path: Path) -> None:
     assert f"{bridge}: spec.kafka.bootstrapServers: Field required" in text
     assert f"{bridge}: spec.kafka.bootstrap: Extra inputs are not permitted" in text
     assert f"{routes}: spec.kafkaTopic: String should match pattern" in text
-    assert f"{routes}: spec.format: Input should be 'native', 'basic', 'json' or 'envelope'" in text
+    formats = "'native', 'basic', 'json', 'envelope', 'avro' or 'jsonSchema'"
+    assert f"{routes}: spec.format: Input should be {formats}" in text
 
 
 def test_cross_field_rules_say_what_to_set(tmp_path: Path) -> None:

@@ -1,0 +1,142 @@
+"""The schema registry's door (bridge_job/kafka/registry.py) against a real Apicurio Registry: the bridge's
+schemas registered under the topic's subjects, its records read by confluent-kafka's own deserializers with
+every field equal, writers' schemas fetched by id, a refused schema and refused credentials as one clear
+stop, and an outage waited out (through the tests' fault proxy) or stopped at the patience."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from bridge_job.config import Format, SchemaRegistrySpec
+from bridge_job.faults.stops import BridgeStopped
+from bridge_job.formats import FormatError, KafkaRecord, avro, connect_jms
+from bridge_job.formats.codecs import registered
+from bridge_job.kafka.registry import SchemaRegistry
+from bridge_job.message import Destination
+from jmsbridge.registry_server import ApicurioRegistry
+from tests.support.every_type import every_type, with_headers
+from tests.support.fault_proxy import FaultProxy
+
+pytestmark = pytest.mark.slow  # a JVM of its own, ready in about 5 s
+
+MESSAGES = with_headers(every_type(Destination.parse("queue://orders"), "one"))
+
+
+class Heard:
+    """An OutageListener that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.went, self.came = threading.Event(), threading.Event()
+
+    def failing(self, what: str, error: object) -> None:
+        self.went.set()
+
+    def back(self, what: str) -> None:
+        self.came.set()
+
+
+def spec(url: str) -> SchemaRegistrySpec:
+    return SchemaRegistrySpec.model_validate({"url": url})
+
+
+@pytest.mark.parametrize("fmt", [Format.AVRO, Format.JSON_SCHEMA], ids=["avro", "jsonSchema"])
+def test_confluents_deserializers_read_the_bridges_records_with_every_field_equal(
+    apicurio: ApicurioRegistry, fmt: Format
+) -> None:
+    topic = f"orders-{fmt.value.lower()}"
+    door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
+    ids = door.ids(topic, fmt)
+    assert door.ids(topic, fmt) is ids  # asked once
+    client = SchemaRegistryClient({"url": apicurio.url})
+    assert client.get_latest_version(f"{topic}-value").schema_id == ids.value
+    assert client.get_latest_version(f"{topic}-key").schema_id == ids.key
+    if fmt is Format.AVRO:
+        values: Any = AvroDeserializer(client)
+        keys: Any = AvroDeserializer(client)
+    else:
+        values, keys = (
+            JSONDeserializer(None, schema_registry_client=client),
+            JSONDeserializer(None, schema_registry_client=client),
+        )
+    codec = registered(fmt)
+    for message in MESSAGES:
+        record = codec.encode(message, "bridge-a", ids)
+        read = values(record.value, SerializationContext(topic, MessageField.VALUE))
+        assert read == connect_jms.value_document(message, json=fmt is Format.JSON_SCHEMA)
+        assert keys(record.key, SerializationContext(topic, MessageField.KEY)) == {
+            "messageID": message.message_id
+        }
+        assert codec.decode(record, None, door.schema) == message  # and back, the writer's schema by id
+
+
+def test_a_writers_schema_is_fetched_once_and_an_unknown_id_is_a_soft_failure(
+    apicurio: ApicurioRegistry,
+) -> None:
+    door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
+    ids = door.ids("fetched", Format.AVRO)
+    assert json.loads(door.schema(ids.value))["name"] == "Value"
+    with pytest.raises(FormatError, match="schema id 987654 is not in the schema registry"):
+        avro.decode(KafkaRecord(value=b"\x00" + (987654).to_bytes(4, "big") + b"x"), None, door.schema)
+
+
+def test_a_schema_the_subject_does_not_accept_stops_the_bridge_naming_subject_and_rule(
+    apicurio: ApicurioRegistry,
+) -> None:
+    """The subject already holds plain strings; BACKWARD (the registry's rule here, Confluent's default)
+    refuses a record schema that cannot read them."""
+    SchemaRegistryClient({"url": apicurio.url}).register_schema("legacy-value", Schema('"string"', "AVRO"))
+    door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
+    with pytest.raises(BridgeStopped) as stopped:
+        door.ids("legacy", Format.AVRO)
+    assert (
+        f"the schema registry at {apicurio.url} refused the bridge's AVRO schema under subject legacy-value"
+        in str(stopped.value)
+    )
+    assert "not compatible" in str(stopped.value) and "compatibility rule" in str(stopped.value)
+
+
+def test_an_unreachable_registry_is_waited_out_and_then_the_bridge_goes_on(
+    apicurio: ApicurioRegistry,
+) -> None:
+    proxy = FaultProxy("127.0.0.1", apicurio.port)
+    try:
+        proxy.refuse()
+        heard = Heard()
+        door = SchemaRegistry(spec(f"http://{proxy.address}/apis/ccompat/v7"), 60, heard)
+        answered: list[Any] = []
+        asking = threading.Thread(target=lambda: answered.append(door.ids("waited", Format.JSON_SCHEMA)))
+        asking.start()
+        assert heard.went.wait(30), "the door never failed against the refusing proxy"
+        assert not answered
+        proxy.heal()
+        asking.join(timeout=30)
+        assert answered and answered[0].value > 0
+        assert heard.came.is_set()
+    finally:
+        proxy.close()
+
+
+def test_an_outage_past_the_patience_stops_with_one_line_naming_the_registry(
+    apicurio: ApicurioRegistry,
+) -> None:
+    proxy = FaultProxy("127.0.0.1", apicurio.port)
+    try:
+        proxy.refuse()
+        url = f"http://{proxy.address}/apis/ccompat/v7"
+        door = SchemaRegistry(spec(url), patience_seconds=1)
+        with pytest.raises(BridgeStopped) as stopped:
+            door.ids("never", Format.AVRO)
+        line = str(stopped.value)
+        subject = "registering the AVRO schema of subject never-key"
+        assert f"the schema registry at {url} while {subject}: unreachable for " in line
+        assert "check spec.kafka.schemaRegistry.url and that the registry is up" in line
+    finally:
+        proxy.close()

@@ -61,10 +61,16 @@ class ApicurioRegistry(_Process):
 
     name = "apicurio"
 
-    def __init__(self, port: int | None = None, compatibility: str = "BACKWARD") -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        compatibility: str = "BACKWARD",
+        properties: dict[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.port = port or free_port()
         self.compatibility = compatibility
+        self.properties = properties or {}  # more Quarkus and Apicurio settings (-D), e.g. to ask a login
 
     @property
     def url(self) -> str:
@@ -75,6 +81,8 @@ class ApicurioRegistry(_Process):
         try:
             with urllib.request.urlopen(f"{self.url}/subjects", timeout=1) as response:
                 return bool(response.status == 200)
+        except urllib.error.HTTPError as error:
+            return error.code == 401  # up, and asking for a login
         except (urllib.error.URLError, OSError):
             return False
 
@@ -84,6 +92,7 @@ class ApicurioRegistry(_Process):
             f"-Dquarkus.http.port={self.port}", "-Dquarkus.http.host=127.0.0.1",
             f"-Dquarkus.management.port={free_port()}", "-Dquarkus.management.host=127.0.0.1",
             f"-Dapicurio.rules.global.compatibility={self.compatibility}",
+            *(f"-D{name}={value}" for name, value in self.properties.items()),
             "-jar", str(registry_app()),
         ]  # fmt: skip
         self._spawn(argv)

@@ -49,6 +49,30 @@ def apicurio() -> Iterator[ApicurioRegistry]:
     registry.cleanup()
 
 
+# Users of `apicurio_login`: the bridge may write, the reader may only read.
+REGISTRY_USERS = {"bridge": ("s3cret", "sr-developer"), "reader": ("r3ad", "sr-readonly")}
+
+
+@pytest.fixture(scope="session")
+def apicurio_login() -> Iterator[ApicurioRegistry]:
+    """Apicurio Registry asking for HTTP Basic logins, with roles (REGISTRY_USERS)."""
+    properties = {
+        "quarkus.oidc.tenant-enabled": "false",
+        "quarkus.http.auth.basic": "true",
+        "quarkus.security.users.embedded.enabled": "true",
+        "quarkus.security.users.embedded.plain-text": "true",
+        "apicurio.authn.basic-client-credentials.enabled": "false",
+        "apicurio.auth.enabled": "true",
+        "apicurio.auth.role-based-authorization": "true",
+    }
+    for user, (password, role) in REGISTRY_USERS.items():
+        properties[f"quarkus.security.users.embedded.users.{user}"] = password
+        properties[f"quarkus.security.users.embedded.roles.{user}"] = role
+    registry = ApicurioRegistry(properties=properties).start()
+    yield registry
+    registry.cleanup()
+
+
 @pytest.fixture(scope="session")
 def artemis() -> Iterator[ArtemisBroker]:
     """ActiveMQ Artemis with a login required, started when a test first asks for it."""

@@ -17,6 +17,7 @@ the Kubernetes transport, the Lease protocol and the Kafka client settings.
 from __future__ import annotations
 
 from bridge_job.formats.journal import JournalTopicSpec, journal_topic, pending_topic
+from bridge_job.formats.subjects import registrations
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.redaction import redact
 from bridge_job.signing import KEY_ENV
@@ -29,3 +30,6 @@ __all__ = ["KEY_ENV", "LABEL_BRIDGE_ID"]
 __all__ += ["JournalTopicSpec", "journal_topic", "pending_topic"]
 # Redaction: what the operator shows of the job's words is masked as the job masks its own log.
 __all__ += ["redact"]
+# The schemas the avro and jsonSchema routes register, and their subjects: the Kafka checks register them
+# first, as the bridge's principal, to see that the registry takes them.
+__all__ += ["registrations"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from bridge_job.kafka.clients import KafkaConfig, KafkaCredentials, client_settings, producer_settings
 from bridge_job.kafka.refusals import Refusal, refusal, what_to_fix
+from bridge_job.kafka.registry import Registration, register_once
+from bridge_job.kafka.registry import client_settings as registry_settings
 from bridge_job.kube.api import CONFIG_MAPS, LEASES, SECRETS, ApiError, Kube, Resource
 from bridge_job.kube.leadership import (
     EXIT_LEADERSHIP_LOST,
@@ -35,3 +37,6 @@ __all__ += [
     "refusal",
     "what_to_fix",
 ]
+# The schema registry's client settings and what a registration's answer means: the checks register the
+# bridge's schemas as the job would.
+__all__ += ["Registration", "register_once", "registry_settings"]

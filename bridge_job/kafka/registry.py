@@ -15,6 +15,7 @@ confluent-kafka's client asks it. What its answers mean for the bridge:
 
 from __future__ import annotations
 
+import enum
 import os
 import ssl
 import threading
@@ -33,31 +34,15 @@ from bridge_job.config import (
     Format,
     JobConfig,
     SchemaRegistrySpec,
-    SubjectNameStrategy,
 )
 from bridge_job.faults.outages import Outage, OutageListener, patiently
 from bridge_job.faults.stops import BridgeStopped
-from bridge_job.formats import FormatError, avro, json_schema
-from bridge_job.formats.connect_jms import KEY_NAME, VALUE_NAME
+from bridge_job.formats import FormatError
 from bridge_job.formats.registry_wire import SchemaIds
+from bridge_job.formats.subjects import SCHEMAS, subject
 
 ASK_SECONDS = 10.0
 INTERVAL_SECONDS = 5.0
-# What each registered format registers: its key and value schemas, and the registry's name of its type.
-SCHEMAS: dict[Format, tuple[str, str, str]] = {
-    Format.AVRO: (avro.KEY_SCHEMA, avro.VALUE_SCHEMA, "AVRO"),
-    Format.JSON_SCHEMA: (json_schema.KEY_SCHEMA, json_schema.VALUE_SCHEMA, "JSON"),
-}
-
-
-def subject(strategy: SubjectNameStrategy, topic: str, field: str) -> str:
-    """The subject of a topic's key or value schema (`field`: "key" or "value")."""
-    record = KEY_NAME if field == "key" else VALUE_NAME
-    if strategy is SubjectNameStrategy.RECORD_NAME:
-        return record
-    if strategy is SubjectNameStrategy.TOPIC_RECORD_NAME:
-        return f"{topic}-{record}"
-    return f"{topic}-{field}"
 
 
 def client_settings(spec: SchemaRegistrySpec, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -109,6 +94,44 @@ def _is_tls(error: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def incompatible(spec: SchemaRegistrySpec, name: str, schema_type: str, error: SchemaRegistryError) -> str:
+    return (
+        f"the schema registry at {spec.url} refused the bridge's {schema_type} schema under subject {name}: "
+        f"it is not compatible with the versions the subject holds, under the subject's compatibility rule "
+        f"({error.error_message}); write to another topic, or change the subject's compatibility rule"
+    )
+
+
+class Registration(enum.Enum):
+    REGISTERED = "registered"
+    UNREACHABLE = "unreachable"  # an outage: asking again may mend it
+    REFUSED = "refused"  # the credentials, a permission, the TLS trust, or the request itself
+    INCOMPATIBLE = "incompatible"  # the subject's compatibility rule
+
+
+def register_once(
+    client: SchemaRegistryClient, spec: SchemaRegistrySpec, name: str, text: str, schema_type: str
+) -> tuple[Registration, str]:
+    """One attempt at registering a schema, and what its answer means (the operator's check): the
+    outcome and, unless registered, what to say."""
+    try:
+        client.register_schema(name, Schema(text, schema_type))
+    except (SchemaRegistryError, httpx.TransportError) as error:
+        refused = refusal(spec, error)
+        if refused is not None:
+            return Registration.REFUSED, refused
+        if isinstance(error, SchemaRegistryError) and error.http_status_code == 409:
+            return Registration.INCOMPATIBLE, incompatible(spec, name, schema_type, error)
+        if transient(spec, error):  # (refusal() said it is no refusal: this raises nothing)
+            return Registration.UNREACHABLE, f"the schema registry at {spec.url}: {error}"
+        assert isinstance(error, SchemaRegistryError)
+        return Registration.REFUSED, (
+            f"the schema registry at {spec.url} refused registering the {schema_type} schema of subject "
+            f"{name}: {error.http_status_code} {error.error_message}"
+        )
+    return Registration.REGISTERED, ""
 
 
 def transient(spec: SchemaRegistrySpec, error: BaseException) -> bool:
@@ -186,12 +209,7 @@ class SchemaRegistry:
             )
         except SchemaRegistryError as error:
             if error.http_status_code == 409:
-                raise BridgeStopped(
-                    f"the schema registry at {self.spec.url} refused the bridge's {schema_type} schema under "
-                    f"subject {name}: it is not compatible with the versions the subject holds, under the "
-                    f"subject's compatibility rule ({error.error_message}); write to another topic, or "
-                    "change the subject's compatibility rule"
-                ) from None
+                raise BridgeStopped(incompatible(self.spec, name, schema_type, error)) from None
             raise self._stop(error, doing) from None
         return schema_id
 

@@ -96,6 +96,9 @@ TOPIC_NOT_FOUND = "TopicNotFound"
 TOPIC_AUTHORIZATION_FAILED = "TopicAuthorizationFailed"
 GROUP_AUTHORIZATION_FAILED = "GroupAuthorizationFailed"
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TransactionalIdAuthorizationFailed"
+SCHEMA_REGISTRY_REFUSED = "SchemaRegistryRefused"
+SCHEMA_INCOMPATIBLE = "SchemaIncompatible"
+SCHEMA_REGISTRY_UNREACHABLE = "SchemaRegistryUnreachable"
 VERIFIED = "Verified"
 READ_WRITE_MANY = "ReadWriteMany"  # the access mode a shared claim needs, named as Kubernetes names it
 CHECKPOINT_NOT_SHARED = "CheckpointNotShared"
@@ -170,6 +173,13 @@ _ALL = (
         TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
         _KAFKA_FAILS,
         "kafka_checks/evaluation.py: the transactional ids' ACLs",
+    ),
+    Reason(SCHEMA_REGISTRY_REFUSED, _KAFKA_FAILS, "kafka_checks/probe.py: the registry refused the bridge"),
+    Reason(SCHEMA_INCOMPATIBLE, _KAFKA_FAILS, "kafka_checks/probe.py: a subject refused the bridge's schema"),
+    Reason(
+        SCHEMA_REGISTRY_UNREACHABLE,
+        (KAFKA_READY, READY, RECONCILING, STALLED),
+        "kafka_checks/evaluation.py: the registry did not answer; Stalled once the grace period is over",
     ),
     Reason(VERIFIED, (KAFKA_READY,), "kafka_checks/evaluation.py: the check passed"),
     # Both kinds: a spec that cannot run (also the Kafka client settings a check finds unusable)

@@ -6,7 +6,8 @@ import pydantic
 import pytest
 
 from bridge_job.config import Format, SubjectNameStrategy, field_errors
-from bridge_job.kafka.registry import client_settings, subject, uses_registry
+from bridge_job.formats.subjects import subject
+from bridge_job.kafka.registry import client_settings, uses_registry
 from testbed.builders import bridge, config, route
 
 REGISTRY = {"url": "http://registry.example:8080/apis/ccompat/v7"}

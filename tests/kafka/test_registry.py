@@ -22,6 +22,7 @@ from bridge_job.formats.codecs import registered
 from bridge_job.kafka.registry import SchemaRegistry
 from bridge_job.message import Destination
 from jmsbridge.registry_server import ApicurioRegistry
+from tests.formats.test_schema_formats import connector_schema
 from tests.support.every_type import every_type, with_headers
 from tests.support.fault_proxy import FaultProxy
 
@@ -140,3 +141,41 @@ def test_an_outage_past_the_patience_stops_with_one_line_naming_the_registry(
         assert "check spec.kafka.schemaRegistry.url and that the registry is up" in line
     finally:
         proxy.close()
+
+
+def test_the_bridges_schema_is_a_compatible_next_version_of_the_connectors_own(
+    apicurio: ApicurioRegistry,
+) -> None:
+    """A topic Confluent's JMS connector wrote to: its subject holds the connector's Value schema, and the
+    bridge's registers as the next version under BACKWARD (it only adds optional fields)."""
+    client = SchemaRegistryClient({"url": apicurio.url})
+    connector_id = client.register_schema(
+        "from-connector-value", Schema(json.dumps(connector_schema()), "AVRO")
+    )
+    ids = SchemaRegistry(spec(apicurio.url), patience_seconds=30).ids("from-connector", Format.AVRO)
+    assert ids.value != connector_id
+    assert client.get_latest_version("from-connector-value").schema_id == ids.value
+
+
+@pytest.mark.parametrize(
+    ("user", "password", "says"),
+    [
+        ("bridge", "wrong", "did not accept the credentials of Secret registry-user"),
+        ("reader", "r3ad", "does not allow this call with the credentials of Secret registry-user"),
+    ],
+)
+def test_refused_credentials_stop_the_bridge_at_once_naming_the_secret(
+    apicurio_login: ApicurioRegistry, monkeypatch: pytest.MonkeyPatch, user: str, password: str, says: str
+) -> None:
+    monkeypatch.setenv("JMSBRIDGE_REGISTRY_USERNAME", user)
+    monkeypatch.setenv("JMSBRIDGE_REGISTRY_PASSWORD", password)
+    login = SchemaRegistrySpec.model_validate(
+        {"url": apicurio_login.url, "credentialsSecretRef": {"name": "registry-user"}}
+    )
+    heard = Heard()
+    with pytest.raises(BridgeStopped, match=says):
+        SchemaRegistry(login, patience_seconds=300, listener=heard).ids("guarded", Format.AVRO)
+    assert not heard.went.is_set()  # no outage: a refusal, at once
+    monkeypatch.setenv("JMSBRIDGE_REGISTRY_USERNAME", "bridge")
+    monkeypatch.setenv("JMSBRIDGE_REGISTRY_PASSWORD", "s3cret")
+    assert SchemaRegistry(login, patience_seconds=30).ids("guarded", Format.AVRO).value > 0

@@ -38,6 +38,7 @@ CARRIERS: dict[str, dict[int | str, str]] = {
     "GateVerdict": {1: REASON, REASON: REASON},
     "held": {0: REASON, REASON: REASON},
     "stalled": {0: REASON, REASON: REASON},
+    "_unreachable": {1: REASON, REASON: REASON},  # kafka_checks/evaluation.py: Kafka's or the registry's
 }
 CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*")
 WORD = re.compile(r"`([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*)`")

@@ -171,6 +171,18 @@ def test_jms_tls_store_passwords_are_referenced_by_name_only() -> None:
         assert spec["executor"]["env"] == _credentials(spec["driver"])  # the ingress's tasks connect too
 
 
+def test_the_schema_registrys_credentials_are_referenced_by_name_only() -> None:
+    body = bridge()
+    registry = {"url": "https://registry:8081", "credentialsSecretRef": {"name": "registry-user"}}
+    body["spec"]["kafka"]["schemaRegistry"] = registry
+    for app in _rendered(body).applications.values():
+        spec = app["spec"]
+        env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in _credentials(spec["driver"])}
+        assert env["JMSBRIDGE_REGISTRY_USERNAME"] == {"name": "registry-user", "key": "username"}
+        assert env["JMSBRIDGE_REGISTRY_PASSWORD"] == {"name": "registry-user", "key": "password"}
+        assert spec["executor"]["env"] == _credentials(spec["driver"])  # the tasks register and read too
+
+
 def test_the_driver_knows_its_bridge_so_that_what_the_job_creates_is_owned_by_it() -> None:
     rendered = _rendered().applications["primary"]
     owner = rendered["metadata"]["ownerReferences"][0]

@@ -5,10 +5,10 @@ the bridge is deleted or the operator stops) loops:
 
 1. take the config the latest reconciliation asked the gate about (`KafkaGate.wanted`), or sleep until
    a reconciliation asks;
-2. read the SASL credentials from the bridge's Secret (`spec.kafka.sasl.credentialsSecretRef`), and the
-   files its Kafka settings name (TLS) from the Secrets its pods mount them from
-   (`kafka_checks.material`), on a thread; they go to the Kafka client and nowhere else (no log line,
-   status, Event or exception);
+2. read the SASL credentials from the bridge's Secret (`spec.kafka.sasl.credentialsSecretRef`; the
+   schema registry's too, `spec.kafka.schemaRegistry.credentialsSecretRef`), and the files its Kafka
+   settings name (TLS) from the Secrets its pods mount them from (`kafka_checks.material`), on a thread;
+   they go to the clients and nowhere else (no log line, status, Event or exception);
 3. check (`probe.check_bridge`: the probe runs on the checks' own thread pool, bounded by its
    deadline) and record the verdict in the gate;
 4. when the verdict changed, reconcile the bridge (on a thread), which stops, holds or resumes its
@@ -32,7 +32,7 @@ from typing import Any
 
 import kopf
 
-from bridge_job.config import JobConfig, KafkaSpec
+from bridge_job.config import JobConfig, KafkaSpec, SecretRef
 from bridge_job.contract.clients import SECRETS, ApiError, KafkaCredentials, Kube
 from jmsbridge_operator import metrics
 from jmsbridge_operator.condition_catalogue import CREDENTIALS_NOT_FOUND
@@ -61,7 +61,27 @@ def read_credentials(
     if kafka.sasl is None:
         return None
     ref = kafka.sasl.credentials_secret_ref
-    where = f"Secret {ref.name} (spec.kafka.sasl.credentialsSecretRef)"
+    pair = read_secret_pair(kube, namespace, ref, "spec.kafka.sasl.credentialsSecretRef", marked_for_bridge)
+    return KafkaCredentials(*pair)
+
+
+def read_registry_credentials(
+    kube: Kube, namespace: str, kafka: KafkaSpec, marked_for_bridge: str | None = None
+) -> tuple[str, str] | None:
+    """The schema registry's username and password from the bridge's Secret; None without one."""
+    registry = kafka.schema_registry
+    if registry is None or registry.credentials_secret_ref is None:
+        return None
+    field = "spec.kafka.schemaRegistry.credentialsSecretRef"
+    return read_secret_pair(kube, namespace, registry.credentials_secret_ref, field, marked_for_bridge)
+
+
+def read_secret_pair(
+    kube: Kube, namespace: str, ref: SecretRef, field: str, marked_for_bridge: str | None
+) -> tuple[str, str]:
+    """A username and password from the Secret `ref` names (at `field` of the spec); CredentialsNotFound
+    names what is missing, forbidden or unmarked."""
+    where = f"Secret {ref.name} ({field})"
     try:
         secret = kube.get(SECRETS, namespace, ref.name)
     except ApiError as error:
@@ -73,9 +93,7 @@ def read_credentials(
     if secret is None:
         raise CredentialsNotFound(f"{where} not found in namespace {namespace}")
     if marked_for_bridge is not None and not marked_for(bridges_of(secret), marked_for_bridge):
-        raise CredentialsNotFound(
-            not_marked(ref.name, marked_for_bridge, "spec.kafka.sasl.credentialsSecretRef")
-        )
+        raise CredentialsNotFound(not_marked(ref.name, marked_for_bridge, field))
     data: Mapping[str, Any] = secret.get("data") or {}
     missing = [key for key in (ref.username_key, ref.password_key) if key not in data]
     if missing:
@@ -86,7 +104,7 @@ def read_credentials(
             values.append(base64.b64decode(str(data[key]), validate=True).decode("utf-8"))
         except (binascii.Error, UnicodeDecodeError):
             raise CredentialsNotFound(f"{where}: key {key!r} is not base64-encoded UTF-8 text") from None
-    return KafkaCredentials(values[0], values[1])
+    return values[0], values[1]
 
 
 def _journal_created(config: JobConfig, notes: tuple[str, ...]) -> str | None:
@@ -152,6 +170,9 @@ class BridgeChecks:
                 read_credentials, kube, namespace, config.bridge.kafka, bridge
             )
             files = await asyncio.to_thread(read_kafka_files, kube, namespace, config.bridge, bridge)
+            registry_credentials = await asyncio.to_thread(
+                read_registry_credentials, kube, namespace, config.bridge.kafka, bridge
+            )
         except (CredentialsNotFound, KafkaFileUnreadable) as problem:
             self._unreadable += 1
             backoff = self.settings.retry_seconds * 2 ** min(self._unreadable - 1, 16)
@@ -170,6 +191,7 @@ class BridgeChecks:
                 state=self.gate.state(self.key, config),
                 settings=self.settings,
                 files=files,
+                registry_credentials=registry_credentials,
             )
             verdict, state, delay = verdict_of(result), result.state, result.retry_after
             created = _journal_created(config, result.notes)

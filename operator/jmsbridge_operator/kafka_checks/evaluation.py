@@ -53,7 +53,7 @@ from bridge_job.config import (
     journal_reader_group,
     transactional_id_prefix,
 )
-from bridge_job.contract import JournalTopicSpec, journal_topic, pending_topic
+from bridge_job.contract import JournalTopicSpec, journal_topic, pending_topic, registrations
 from jmsbridge_operator import condition_catalogue as catalogue
 from jmsbridge_operator.conditions import Condition, Problem, join
 
@@ -72,6 +72,10 @@ class Reason(enum.StrEnum):
     TOPIC_AUTHORIZATION_FAILED = catalogue.TOPIC_AUTHORIZATION_FAILED
     GROUP_AUTHORIZATION_FAILED = catalogue.GROUP_AUTHORIZATION_FAILED
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = catalogue.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    # The schema registry of routes of format avro or jsonSchema: the check registers their schemas.
+    SCHEMA_REGISTRY_REFUSED = catalogue.SCHEMA_REGISTRY_REFUSED
+    SCHEMA_INCOMPATIBLE = catalogue.SCHEMA_INCOMPATIBLE
+    SCHEMA_REGISTRY_UNREACHABLE = catalogue.SCHEMA_REGISTRY_UNREACHABLE
     VERIFIED = catalogue.VERIFIED
 
 
@@ -164,6 +168,8 @@ class RequiredAccess:
     transactional_id_prefix: str | None
     journal_creation: JournalCreation | None
     pending_creation: str | None = None  # the pending-request topic, to create when it is missing
+    registry_url: str | None = None  # spec.kafka.schemaRegistry.url, when `registrations` need it
+    registrations: tuple[tuple[str, str, str], ...] = ()  # (subject, schema, type) to register
 
     @property
     def probe_transactional_id(self) -> str | None:
@@ -219,6 +225,8 @@ def required_access(config: JobConfig) -> RequiredAccess:
         pending_creation=(
             config.pending_topic if kafka.create_journal_topic and config.keeps_pending_requests else None
         ),
+        registry_url=None if kafka.schema_registry is None else kafka.schema_registry.url,
+        registrations=registrations(config),
     )
 
 
@@ -306,6 +314,15 @@ class TransactionalIdAnswer:
 
 
 @dataclass(frozen=True)
+class RegistryAnswer:
+    """What the schema registry answered to the registration of the bridge's schemas."""
+
+    registered: int = 0
+    unreachable: str | None = None  # no answer (or a 5xx): what the client said
+    refused: tuple[Problem, ...] = ()  # SchemaRegistryRefused (the login, a role, TLS) or SchemaIncompatible
+
+
+@dataclass(frozen=True)
 class ProbeResult:
     """What the cluster answered to one probe. `reachable=False`: no complete answer (see `detail`)."""
 
@@ -317,6 +334,7 @@ class ProbeResult:
     topics: Mapping[str, TopicAnswer] = field(default_factory=dict)
     groups: Mapping[str, GroupAnswer] = field(default_factory=dict)
     transactional_id: TransactionalIdAnswer | None = None
+    registry: RegistryAnswer | None = None  # None: not asked (no registrations, or Kafka failed first)
 
     @classmethod
     def unreachable(cls, detail: str) -> ProbeResult:
@@ -409,7 +427,8 @@ def evaluate(
         reason, message = probe.refused
         return _failed([Problem(Reason(reason), access.bootstrap_servers, message)], [], settings)
     if not probe.reachable:
-        return _unreachable(access, probe.detail, now, state, settings)
+        where = f"Kafka at {access.bootstrap_servers}"
+        return _unreachable(where, Reason.KAFKA_UNREACHABLE, probe.detail, now, state, settings)
 
     problems: list[Problem] = []
     notes: list[str] = []
@@ -421,14 +440,29 @@ def evaluate(
         _judge_group(group, probe.groups.get(group), probe.authorizer, problems, notes)
     if access.transactional_id_prefix is not None:
         _judge_transactional_id(access, probe.transactional_id, problems, notes)
+    registry = probe.registry if access.registrations else None
+    if registry is not None:
+        problems += registry.refused
 
     if problems:
         return _failed(problems, notes, settings)
+    if access.registrations and (registry is None or registry.unreachable is not None):
+        detail = "not asked" if registry is None else registry.unreachable or ""
+        where = f"the schema registry at {access.registry_url}"
+        return _unreachable(where, Reason.SCHEMA_REGISTRY_UNREACHABLE, detail, now, state, settings)
+    return _verified(access, registry, notes, settings)
+
+
+def _verified(
+    access: RequiredAccess, registry: RegistryAnswer | None, notes: list[str], settings: CheckSettings
+) -> CheckResult:
     verified = f"{len(access.topics)} topic{'s' if len(access.topics) != 1 else ''}"
     verified += f", consumer group{'s' if len(access.consumer_groups) != 1 else ''} "
     verified += ", ".join(access.consumer_groups)
     if access.transactional_id_prefix is not None:
         verified += f" and transactional ids {access.transactional_id_prefix}*"
+    if registry is not None:
+        verified += f"; registered {registry.registered} schemas at {access.registry_url}"
     message = join([f"checked {verified}", *notes])
     return CheckResult(
         verdict=Verdict.READY,
@@ -568,16 +602,17 @@ def _failed(problems: Sequence[Problem], notes: Sequence[str], settings: CheckSe
 
 
 def _unreachable(
-    access: RequiredAccess, detail: str, now: float, state: CheckState, settings: CheckSettings
+    where: str, reason: Reason, detail: str, now: float, state: CheckState, settings: CheckSettings
 ) -> CheckResult:
+    """`where` (Kafka, the schema registry) did not answer: transient within the grace period, then a hard
+    failure with `reason`."""
     since = state.unreachable_since if state.unreachable_since is not None else now
     next_state = CheckState(unreachable_since=since, failures=state.failures + 1)
     waited = max(0.0, now - since)
-    where = f"Kafka at {access.bootstrap_servers}"
     if grace_expired(since, now, settings.grace_seconds):
         problem = Problem(
-            Reason.KAFKA_UNREACHABLE,
-            access.bootstrap_servers,
+            reason,
+            where,
             f"{where} unreachable for {_seconds(waited)} (grace period {_seconds(settings.grace_seconds)}): "
             f"{detail}",
         )
@@ -593,10 +628,8 @@ def _unreachable(
     backoff = settings.retry_seconds * 2 ** min(state.failures, 16)
     return CheckResult(
         verdict=Verdict.TRANSIENT,
-        condition=Condition(
-            catalogue.KAFKA_READY, "Unknown", Reason.KAFKA_UNREACHABLE.value, join([message])
-        ),
-        problems=(Problem(Reason.KAFKA_UNREACHABLE, access.bootstrap_servers, message),),
+        condition=Condition(catalogue.KAFKA_READY, "Unknown", reason.value, join([message])),
+        problems=(Problem(reason, where, message),),
         notes=(),
         state=next_state,
         # Never later than the end of the grace period, so that the hard failure is reported on time.

@@ -35,6 +35,8 @@ PEM_PROPERTIES: Mapping[str, str] = {
 }
 
 Source = Literal["Secret", "ConfigMap"]
+# The schema registry's TLS files (spec.kafka.schemaRegistry.tls) go by this prefix and their field name.
+REGISTRY_FILE = "schemaRegistry.tls."
 
 
 class KafkaFileUnreadable(ValueError):
@@ -54,8 +56,7 @@ class MountedFile:
 
     @property
     def where(self) -> str:
-        where = f"spec.kafka.properties.{self.setting} {self.path}"
-        return f"{self.source} {self.name}, key {self.key!r} ({where})"
+        return f"{self.source} {self.name}, key {self.key!r} ({_field(self.setting)} {self.path})"
 
 
 def mounted_files(kafka: KafkaSpec, pod: PodSettings | None) -> tuple[MountedFile, ...]:
@@ -65,7 +66,28 @@ def mounted_files(kafka: KafkaSpec, pod: PodSettings | None) -> tuple[MountedFil
     for prop, value in sorted(kafka.properties.items()):
         if prop.endswith(".location"):
             files.append(_resolve(prop, str(value), pod or PodSettings()))
+    tls = kafka.schema_registry.tls if kafka.schema_registry is not None else None
+    if tls is not None:
+        for name, path in (("caFile", tls.ca_file), ("certFile", tls.cert_file), ("keyFile", tls.key_file)):
+            if path is not None:
+                files.append(_resolve(REGISTRY_FILE + name, path, pod or PodSettings()))
     return tuple(files)
+
+
+def _field(setting: str) -> str:
+    """The spec field a file's setting is: a Kafka property, or the schema registry's TLS file."""
+    if setting.startswith(REGISTRY_FILE):
+        return f"spec.kafka.{setting}"
+    return f"spec.kafka.properties.{setting}"
+
+
+def registry_files(contents: FileContents) -> dict[str, bytes]:
+    """The schema registry's TLS files (caFile, certFile, keyFile) among the bridge's files."""
+    return {
+        setting.removeprefix(REGISTRY_FILE): data
+        for setting, data in contents.by_property.items()
+        if setting.startswith(REGISTRY_FILE)
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +104,8 @@ def pem_settings(contents: FileContents) -> tuple[dict[str, str], dict[str, byte
     pem: dict[str, str] = {}
     rest: dict[str, bytes] = {}
     for prop, data in contents.by_property.items():
+        if prop.startswith(REGISTRY_FILE):  # the registry's client's, not librdkafka's
+            continue
         setting = PEM_PROPERTIES.get(prop)
         text = data.decode("utf-8", errors="replace")
         if setting is not None and "-----BEGIN " in text and "\ufffd" not in text:
@@ -92,7 +116,7 @@ def pem_settings(contents: FileContents) -> tuple[dict[str, str], dict[str, byte
 
 
 def _resolve(prop: str, path: str, pod: PodSettings) -> MountedFile:
-    what = f"spec.kafka.properties.{prop} {path}"
+    what = f"{_field(prop)} {path}"
     normalized = posixpath.normpath(path)
     if not posixpath.isabs(normalized):
         raise KafkaFileUnreadable(f"{what} is not an absolute path in the bridge's pods")

@@ -30,6 +30,7 @@ the answer, so that one slow cluster never blocks the event loop or the checks o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import tempfile
 import time
@@ -51,18 +52,29 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourcePatternType,
     ResourceType,
 )
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
-from bridge_job.config import JobConfig, KafkaSpec
+from bridge_job.config import (
+    ENV_REGISTRY_PASSWORD,
+    ENV_REGISTRY_USERNAME,
+    JobConfig,
+    KafkaSpec,
+    SchemaRegistrySpec,
+)
 from bridge_job.contract import JournalTopicSpec
 from bridge_job.contract.clients import (
     KafkaConfig,
     KafkaCredentials,
     Refusal,
+    Registration,
     client_settings,
     producer_settings,
     refusal,
+    register_once,
+    registry_settings,
     what_to_fix,
 )
+from jmsbridge_operator.conditions import Problem
 from jmsbridge_operator.kafka_checks.evaluation import (
     Access,
     AclAnswer,
@@ -74,6 +86,8 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     Lookup,
     Operation,
     ProbeResult,
+    Reason,
+    RegistryAnswer,
     RequiredAccess,
     TopicAnswer,
     TransactionalIdAnswer,
@@ -83,7 +97,7 @@ from jmsbridge_operator.kafka_checks.evaluation import (
     pending_topic_spec,
     required_access,
 )
-from jmsbridge_operator.kafka_checks.mounted_files import FileContents, pem_settings
+from jmsbridge_operator.kafka_checks.mounted_files import FileContents, pem_settings, registry_files
 
 log = logging.getLogger(__name__)
 
@@ -471,6 +485,53 @@ def _probe_kafka(
         return ProbeResult.unreachable(f"the probe failed: {type(error).__name__}: {error}")
 
 
+_SETTINGS_OF_FILES = {
+    "caFile": "ssl.ca.location",
+    "certFile": "ssl.certificate.location",
+    "keyFile": "ssl.key.location",
+}
+
+
+def probe_registry(
+    access: RequiredAccess,
+    spec: SchemaRegistrySpec,
+    credentials: tuple[str, str] | None,
+    files: FileContents | None,
+    settings: CheckSettings,
+) -> RegistryAnswer:
+    """Register the bridge's schemas as the job will (its credentials, its TLS files): whether the registry
+    answers, takes the credentials and lets the subjects take the schemas. A schema already there is
+    taken as it is (the registry answers its id)."""
+    environ = (
+        {}
+        if credentials is None
+        else {ENV_REGISTRY_USERNAME: credentials[0], ENV_REGISTRY_PASSWORD: credentials[1]}
+    )
+    tls = registry_files(files or FileContents())
+    with tempfile.TemporaryDirectory(prefix="registry-check-") as directory:
+        client_settings = registry_settings(spec, environ)
+        for name, data in tls.items():  # the client reads files only: private ones, for this probe
+            path = Path(directory) / name
+            path.write_bytes(data)
+            client_settings[_SETTINGS_OF_FILES[name]] = str(path)
+        client_settings["timeout"] = settings.call_timeout_seconds
+        client = SchemaRegistryClient(client_settings)
+        refused: list[Problem] = []
+        registered = 0
+        for subject, text, schema_type in access.registrations:
+            outcome, message = register_once(client, spec, subject, text, schema_type)
+            if outcome is Registration.UNREACHABLE:
+                return RegistryAnswer(registered, unreachable=message)
+            if outcome is Registration.REGISTERED:
+                registered += 1
+            elif outcome is Registration.INCOMPATIBLE:
+                refused.append(Problem(Reason.SCHEMA_INCOMPATIBLE, subject, message))
+            else:
+                refused.append(Problem(Reason.SCHEMA_REGISTRY_REFUSED, spec.url, message))
+                break  # the credentials or the trust: the same for every subject
+        return RegistryAnswer(registered, refused=tuple(refused))
+
+
 async def check_bridge(
     config: JobConfig,
     credentials: KafkaCredentials | None,
@@ -480,8 +541,11 @@ async def check_bridge(
     settings: CheckSettings | None = None,
     executor: Executor | None = None,
     files: FileContents | None = None,
+    registry_credentials: tuple[str, str] | None = None,
 ) -> CheckResult:
-    """Check a bridge's Kafka side: probe on a worker thread, then evaluate (see `kafka_checks`).
+    """Check a bridge's Kafka side: probe on a worker thread, then evaluate (see `kafka_checks`). With
+    routes of format avro or jsonSchema, the schema registry too, once Kafka answered
+    (`registry_credentials`: from spec.kafka.schemaRegistry.credentialsSecretRef).
 
     `now` is the wall-clock time of the check (`time.time()`); `state` is the previous result's `state`
     (None for the first check); `files` what the bridge's Kafka files hold (`material.read_kafka_files`).
@@ -499,7 +563,13 @@ async def check_bridge(
 
     def probe() -> ProbeResult:
         loop.call_soon_threadsafe(mark_started)
-        return probe_kafka(access, config.bridge.kafka, credentials, settings, files)
+        answer = probe_kafka(access, config.bridge.kafka, credentials, settings, files)
+        registry = config.bridge.kafka.schema_registry
+        if registry is None or not access.registrations or not answer.reachable:
+            return answer
+        return dataclasses.replace(
+            answer, registry=probe_registry(access, registry, registry_credentials, files, settings)
+        )
 
     work = loop.run_in_executor(executor or _CHECK_THREADS, probe)
     either: set[asyncio.Future[Any]] = {started, work}

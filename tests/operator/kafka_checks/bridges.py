@@ -24,6 +24,8 @@ def bridge_config(
     security_protocol: str = "SASL_PLAINTEXT",
     properties: dict[str, str] | None = None,
     message_id_replies: str | None = None,
+    registry: dict[str, Any] | None = None,
+    fmt: str = "native",
 ) -> JobConfig:
     """A bridge with a jmsToKafka route per topic in `writes` and a kafkaToJms route per topic in `reads`;
     those are requests to a `messageId` service answering to the topic `message_id_replies` when given."""
@@ -43,8 +45,13 @@ def bridge_config(
         kafka["securityProtocol"] = security_protocol
     if properties:
         kafka["properties"] = properties
+    if registry is not None:  # spec.kafka.schemaRegistry, for routes of a `fmt` that needs it
+        kafka["schemaRegistry"] = registry
     routes: list[dict[str, Any]] = [
-        {"name": f"to-kafka-{topic}", "spec": {"bridgeRef": {"name": bridge_id}, "kafkaTopic": topic}}
+        {
+            "name": f"to-kafka-{topic}",
+            "spec": {"bridgeRef": {"name": bridge_id}, "kafkaTopic": topic, "format": fmt},
+        }
         for topic in writes
     ] + [
         {

@@ -11,6 +11,7 @@ from jmsbridge_operator.kafka_checks.mounted_files import (
     MountedFile,
     mounted_files,
     pem_settings,
+    registry_files,
 )
 
 from bridge_job.config import JmsBridge, KafkaSpec, PodSettings
@@ -126,3 +127,33 @@ def test_pem_files_become_pem_settings_and_the_rest_stays_files() -> None:
     }
     assert set(rest) == {"ssl.certificate.location", "ssl.keystore.location"}
     assert "PRIVATE" not in repr(contents)
+
+
+def test_the_schema_registrys_tls_files_are_followed_to_their_secret_and_kept_from_librdkafka() -> None:
+    kafka = KafkaSpec.model_validate(
+        {
+            "bootstrapServers": "k:9093",
+            "schemaRegistry": {"url": "https://registry:8081", "tls": {"caFile": "/etc/registry/ca.crt"}},
+        }
+    )
+    pod = PodSettings.model_validate(
+        {
+            "volumes": [{"name": "registry-ca", "secret": {"secretName": "registry-ca"}}],
+            "volumeMounts": [{"name": "registry-ca", "mountPath": "/etc/registry"}],
+        }
+    )
+    (found,) = mounted_files(kafka, pod)
+    assert found == MountedFile(
+        "schemaRegistry.tls.caFile", "/etc/registry/ca.crt", "Secret", "registry-ca", "ca.crt"
+    )
+    assert (
+        found.where
+        == "Secret registry-ca, key 'ca.crt' (spec.kafka.schemaRegistry.tls.caFile /etc/registry/ca.crt)"
+    )
+    contents = FileContents({"schemaRegistry.tls.caFile": b"-----BEGIN CERTIFICATE-----\n"})
+    assert pem_settings(contents) == ({}, {})  # the registry's client takes it, not librdkafka
+    assert registry_files(contents) == {"caFile": b"-----BEGIN CERTIFICATE-----\n"}
+    with pytest.raises(
+        KafkaFileUnreadable, match=r"spec.kafka.schemaRegistry.tls.caFile /etc/registry/ca.crt"
+    ):
+        mounted_files(kafka, None)

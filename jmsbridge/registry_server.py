@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from jmsbridge.cache import cache_dir
@@ -56,6 +58,15 @@ def registry_java() -> str:
     return str(newest / "bin" / "java")
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """The registry's certificate and key (PEM), and the CA that signed it (for its readiness check)."""
+
+    certificate: Path
+    key: Path
+    ca: Path
+
+
 class ApicurioRegistry(_Process):
     """One registry, in memory: what it holds is gone when it stops."""
 
@@ -66,20 +77,24 @@ class ApicurioRegistry(_Process):
         port: int | None = None,
         compatibility: str = "BACKWARD",
         properties: dict[str, str] | None = None,
+        tls: TlsFiles | None = None,
     ) -> None:
         super().__init__()
         self.port = port or free_port()
         self.compatibility = compatibility
         self.properties = properties or {}  # more Quarkus and Apicurio settings (-D), e.g. to ask a login
+        self.tls = tls  # https only, with this certificate
 
     @property
     def url(self) -> str:
         """The Confluent-compatible API, as a Confluent client (`schema.registry.url`) is given it."""
-        return f"http://127.0.0.1:{self.port}{COMPAT_API}"
+        scheme = "http" if self.tls is None else "https"
+        return f"{scheme}://127.0.0.1:{self.port}{COMPAT_API}"
 
     def answers(self) -> bool:
+        trusted = None if self.tls is None else ssl.create_default_context(cafile=str(self.tls.ca))
         try:
-            with urllib.request.urlopen(f"{self.url}/subjects", timeout=1) as response:
+            with urllib.request.urlopen(f"{self.url}/subjects", timeout=1, context=trusted) as response:
                 return bool(response.status == 200)
         except urllib.error.HTTPError as error:
             return error.code == 401  # up, and asking for a login
@@ -87,9 +102,18 @@ class ApicurioRegistry(_Process):
             return False
 
     def start(self) -> ApicurioRegistry:
+        if self.tls is None:
+            listener = [f"-Dquarkus.http.port={self.port}"]
+        else:
+            listener = [
+                f"-Dquarkus.http.ssl-port={self.port}", f"-Dquarkus.http.port={free_port()}",
+                f"-Dquarkus.http.ssl.certificate.files={self.tls.certificate}",
+                f"-Dquarkus.http.ssl.certificate.key-files={self.tls.key}",
+                "-Dquarkus.http.insecure-requests=disabled",
+            ]  # fmt: skip
         argv = [
             registry_java(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-            f"-Dquarkus.http.port={self.port}", "-Dquarkus.http.host=127.0.0.1",
+            *listener, "-Dquarkus.http.host=127.0.0.1",
             f"-Dquarkus.management.port={free_port()}", "-Dquarkus.management.host=127.0.0.1",
             f"-Dapicurio.rules.global.compatibility={self.compatibility}",
             *(f"-D{name}={value}" for name, value in self.properties.items()),

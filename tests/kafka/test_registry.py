@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +23,8 @@ from bridge_job.formats import FormatError, KafkaRecord, avro, connect_jms
 from bridge_job.formats.codecs import registered
 from bridge_job.kafka.registry import SchemaRegistry
 from bridge_job.message import Destination
-from jmsbridge.registry_server import ApicurioRegistry
+from jmsbridge.certificates import issue, make_ca
+from jmsbridge.registry_server import ApicurioRegistry, TlsFiles
 from tests.formats.test_schema_formats import connector_schema
 from tests.support.every_type import every_type, with_headers
 from tests.support.fault_proxy import FaultProxy
@@ -179,3 +182,31 @@ def test_refused_credentials_stop_the_bridge_at_once_naming_the_secret(
     monkeypatch.setenv("JMSBRIDGE_REGISTRY_USERNAME", "bridge")
     monkeypatch.setenv("JMSBRIDGE_REGISTRY_PASSWORD", "s3cret")
     assert SchemaRegistry(login, patience_seconds=30).ids("guarded", Format.AVRO).value > 0
+
+
+@pytest.fixture(scope="module")
+def apicurio_tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ApicurioRegistry, Path]]:
+    """A registry on https only, its certificate signed by a CA made for the run; and another CA."""
+    directory = tmp_path_factory.mktemp("registry-tls")
+    ca = make_ca(directory)
+    certificate, key = issue(directory, "registry", "localhost")
+    make_ca(directory, "other", "jmsbridge-test-other")
+    registry = ApicurioRegistry(tls=TlsFiles(certificate, key, ca)).start()
+    yield registry, directory
+    registry.cleanup()
+
+
+def test_over_tls_the_ca_file_is_trusted_and_another_ca_stops_the_bridge_naming_the_file(
+    apicurio_tls: tuple[ApicurioRegistry, Path],
+) -> None:
+    registry, directory = apicurio_tls
+
+    def door(ca: Path) -> SchemaRegistry:
+        tls_spec = SchemaRegistrySpec.model_validate({"url": registry.url, "tls": {"caFile": str(ca)}})
+        return SchemaRegistry(tls_spec, patience_seconds=300, listener=heard)
+
+    heard = Heard()
+    assert door(directory / "ca.crt").ids("secure", Format.AVRO).value > 0
+    with pytest.raises(BridgeStopped, match=f"TLS failed \\(trusting {directory / 'other.crt'}"):
+        door(directory / "other.crt").ids("secure", Format.AVRO)
+    assert not heard.went.is_set()  # no outage: a refusal, at once

@@ -17,14 +17,17 @@ from hypothesis import strategies as st
 from bridge_job.formats import (
     FormatError,
     KafkaRecord,
+    avro,
     basic,
     envelope,
     envelope_wire,
+    json_schema,
     jsonmode,
     native,
     records,
 )
-from bridge_job.message import BodyType, JmsMessage
+from bridge_job.formats.registry_wire import SchemaIds, framed
+from bridge_job.message import CARRIED_BODIES, BodyType, JmsMessage
 from tests.formats.strategies import QUEUE, messages
 
 fuzz = settings(max_examples=400, deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow])
@@ -132,3 +135,30 @@ def test_record_documents(doc: Any) -> None:
         records.record_of(doc)
     except FormatError as error:
         assert str(error)
+
+
+_IDS = SchemaIds(key=1, value=2)
+
+
+@fuzz
+@given(
+    st.binary(max_size=200).map(lambda b: framed(2, b))
+    | mutated(_value(lambda m: avro.encode(m, None, _IDS), CARRIED_BODIES))
+)
+def test_avro(value: bytes) -> None:
+    reads_or_refuses(
+        lambda r, d: avro.decode(r, d, lambda schema_id: avro.VALUE_SCHEMA), KafkaRecord(value=value)
+    )
+
+
+@fuzz
+@given(
+    st.binary(max_size=200).map(lambda b: framed(2, b))
+    | _json_values.map(lambda v: framed(2, json.dumps(v).encode()))
+    | mutated(_value(lambda m: json_schema.encode(m, None, _IDS), CARRIED_BODIES))
+)
+def test_json_schema(value: bytes) -> None:
+    reads_or_refuses(
+        lambda r, d: json_schema.decode(r, d, lambda schema_id: json_schema.VALUE_SCHEMA),
+        KafkaRecord(value=value),
+    )

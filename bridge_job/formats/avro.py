@@ -271,6 +271,9 @@ class _Cursor:
     def long(self) -> int:
         data, pos = self.data, self.pos
         byte = data[pos]
+        if byte < 0x80:  # most: one byte
+            self.pos = pos + 1
+            return (byte >> 1) ^ -(byte & 1)
         pos += 1
         z, shift = byte & 0x7F, 7
         while byte & 0x80:
@@ -283,16 +286,16 @@ class _Cursor:
 
     def raw(self) -> bytes:
         size = self.long()
-        start, end = self.pos, self.pos + size
+        start = self.pos
+        end = start + size
         if size < 0 or end > len(self.data):
             raise IndexError(end)
         self.pos = end
         return self.data[start:end]
 
     def string(self, where: str) -> str:
-        raw = self.raw()
         try:
-            return raw.decode()
+            return self.raw().decode()
         except UnicodeDecodeError as error:
             raise FormatError(f"{where}: byte {error.start} of the string is not UTF-8") from None
 
@@ -307,11 +310,10 @@ class _Cursor:
     def optional_string(self, where: str) -> str | None:
         return self.string(where) if self.present(where) else None
 
-    def expect(self, layout: bytes, where: str) -> None:
-        end = self.pos + len(layout)
-        if self.data[self.pos : end] != layout:
-            raise FormatError(f"{where}: holds a value beside its propertyType's, or is truncated")
-        self.pos = end
+    def expect(self, layout: bytes) -> None:
+        if not self.data.startswith(layout, self.pos):
+            raise FormatError(": holds a value beside its propertyType's, or is truncated")
+        self.pos += len(layout)
 
     def count(self) -> int:
         """The item count of the next block of a map or an array (0: the end)."""
@@ -340,15 +342,15 @@ class _Cursor:
 
 
 _READ_VALUE: dict[EntryType, Callable[[_Cursor], Any]] = {
-    EntryType.BOOLEAN: lambda c: c.boolean("boolean"),
+    EntryType.BOOLEAN: lambda c: c.boolean(".boolean"),
     EntryType.BYTE: _Cursor.long,
     EntryType.SHORT: _Cursor.long,
     EntryType.INT: _Cursor.long,
     EntryType.LONG: _Cursor.long,
     EntryType.FLOAT: _Cursor.float32,
     EntryType.DOUBLE: _Cursor.float64,
-    EntryType.STRING: lambda c: c.string("string"),
-    EntryType.CHAR: lambda c: c.string("char"),
+    EntryType.STRING: lambda c: c.string(".string"),
+    EntryType.CHAR: lambda c: c.string(".string"),
     EntryType.BYTES: _Cursor.raw,
     EntryType.NULL: lambda c: None,
 }
@@ -359,24 +361,25 @@ _PV_READ = {
 }
 
 
-def _typed(cursor: _Cursor, where: str) -> tuple[EntryType, Any]:
-    """A PropertyValue's JMS type and value."""
-    property_type = cursor.string(f"{where}.propertyType")
+def _typed(cursor: _Cursor) -> tuple[EntryType, Any]:
+    """A PropertyValue's JMS type and value. FormatError's message is to follow where it is."""
+    property_type = cursor.string(".propertyType")
     known = _PV_READ.get(property_type)
     if known is None:
-        expected = ", ".join(_PV_READ)
-        raise FormatError(f"{where}.propertyType: {property_type!r} is not one of {expected}")
+        raise FormatError(f".propertyType: {property_type!r} is not one of {', '.join(_PV_READ)}")
     entry_type, head, tail = known
-    cursor.expect(head, where)
+    cursor.expect(head)
     value = _READ_VALUE[entry_type](cursor)
-    cursor.expect(tail, where)
+    cursor.expect(tail)
     return entry_type, value
 
 
 def _entry(cursor: _Cursor, where: str) -> Entry:
-    entry_type, value = _typed(cursor, where)
     try:
+        entry_type, value = _typed(cursor)
         return Entry(entry_type, value)
+    except FormatError as error:
+        raise FormatError(f"{where}{error}") from None
     except ValueError as error:
         raise FormatError(f"{where}: {error}") from None
 
@@ -386,16 +389,18 @@ def _properties(cursor: _Cursor) -> dict[str, Property]:
     count = cursor.count()
     while count:
         for _ in range(count):
-            name = cursor.string("properties name")
-            where = f"properties[{name!r}]"
-            entry_type, value = _typed(cursor, where)
-            property_type = PROPERTY_OF_ENTRY.get(entry_type)
-            if property_type is None:
-                raise FormatError(f"{where}: a JMS property cannot be of type {entry_type.value}")
+            name = cursor.string("properties: a name")
             try:
-                properties[name] = Property(property_type, value)
+                entry_type, value = _typed(cursor)
+                properties[name] = Property(PROPERTY_OF_ENTRY[entry_type], value)
+            except FormatError as error:
+                raise FormatError(f"properties[{name!r}]{error}") from None
+            except KeyError:
+                raise FormatError(
+                    f"properties[{name!r}]: a JMS property cannot be of type {entry_type.value}"
+                ) from None
             except ValueError as error:
-                raise FormatError(f"{where}: {error}") from None
+                raise FormatError(f"properties[{name!r}]: {error}") from None
         count = cursor.count()
     return properties
 
@@ -405,7 +410,7 @@ def _named_entries(cursor: _Cursor, where: str) -> dict[str, Entry]:
     count = cursor.count()
     while count:
         for _ in range(count):
-            name = cursor.string(f"{where} name")
+            name = cursor.string(f"{where}: a name")
             entries[name] = _entry(cursor, f"{where}[{name!r}]")
         count = cursor.count()
     return entries

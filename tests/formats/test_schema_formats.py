@@ -81,6 +81,16 @@ def test_the_bridges_avro_binary_is_fastavros_to_the_byte(message: JmsMessage) -
     assert avro.value_binary(message) == out.getvalue()
 
 
+@settings(max_examples=100, deadline=None)
+@given(messages(body_types=CARRIED_BODIES))
+def test_the_json_text_written_from_templates_is_the_document(message: JmsMessage) -> None:
+    written = json.loads(json_schema.value_json(message), parse_constant=str)
+    assert canonical(connect_jms.message_of(written, None, json=True)) == canonical(message)
+    document = connect_jms.value_document(message, json=True)
+    assert json.dumps(written, sort_keys=True) == json.dumps(document, sort_keys=True)
+    assert list(written) == list(document)  # fields in order
+
+
 @settings(max_examples=50, deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_every_json_schema_record_is_valid_under_its_schema(message: JmsMessage) -> None:

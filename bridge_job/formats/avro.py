@@ -31,7 +31,6 @@ from bridge_job.formats.connect_jms import (
     BODY_TYPES,
     ENTRY_OF_PROPERTY,
     KEY_NAME,
-    MESSAGE_TYPES,
     PROPERTY_OF_ENTRY,
     PROPERTY_TYPES,
     RECORDS,
@@ -41,6 +40,7 @@ from bridge_job.formats.connect_jms import (
     checked_destination,
     checked_priority,
     message_of,
+    message_type,
 )
 from bridge_job.formats.native import ORIGIN_HEADER
 from bridge_job.formats.registry_wire import SchemaIds, SchemaLookup, framed, unframed
@@ -210,10 +210,7 @@ def _entries_stream(entries: Entries | None) -> bytes:
 
 def value_binary(message: JmsMessage) -> bytes:
     """The Avro binary of the message's Value record (VALUE_SCHEMA)."""
-    body_type = message.body_type
-    message_type = MESSAGE_TYPES.get(body_type)
-    if message_type is None or body_type is BodyType.OBJECT:
-        raise FormatError(f"messageType: a {body_type.value} has no body this record carries")
+    body_type, kind = message.body_type, message_type(message)
     body = message.body
     properties = [
         (name, _property_value(ENTRY_OF_PROPERTY[p.type], p.value)) for name, p in message.properties.items()
@@ -221,7 +218,7 @@ def value_binary(message: JmsMessage) -> bytes:
     return b"".join(
         (
             _optional_string(message.message_id, "messageID"),
-            _string(message_type, "messageType"),
+            _string(kind, "messageType"),
             _long(message.timestamp),
             _long(int(message.delivery_mode)),
             _optional_string(message.correlation_id, "correlationID"),

@@ -152,12 +152,10 @@ def value_document(message: JmsMessage, json: bool = False) -> dict[str, Any]:
     non-finite float as the string "NaN", "Infinity" or "-Infinity".
     """
     body_type = message.body_type
-    if body_type not in MESSAGE_TYPES or body_type is BodyType.OBJECT:
-        raise FormatError(f"messageType: a {body_type.value} has no body this record carries")
     entries = message.entries
     return {
         "messageID": message.message_id,
-        "messageType": MESSAGE_TYPES[body_type],
+        "messageType": message_type(message),
         "timestamp": message.timestamp,
         "deliveryMode": int(message.delivery_mode),
         "correlationID": message.correlation_id,
@@ -176,6 +174,14 @@ def value_document(message: JmsMessage, json: bool = False) -> dict[str, Any]:
         "text": message.body if body_type is BodyType.TEXT else None,
         "stream": _stream_document(entries, json) if body_type is BodyType.STREAM else None,
     }
+
+
+def message_type(message: JmsMessage) -> str:
+    """The record's `messageType`; a message without a body the record carries is refused."""
+    found = MESSAGE_TYPES.get(message.body_type)
+    if found is None or message.body_type is BodyType.OBJECT:
+        raise FormatError(f"messageType: a {message.body_type.value} has no body this record carries")
+    return found
 
 
 def destination_document(destination: Destination | None) -> dict[str, str] | None:

@@ -24,12 +24,12 @@ from bridge_job.formats import FormatError, KafkaRecord, utf8
 from bridge_job.formats.connect_jms import (
     ENTRY_OF_PROPERTY,
     KEY_NAME,
-    MESSAGE_TYPES,
     PROPERTY_TYPES,
     RECORDS,
     VALUE_NAME,
     key_document,
     message_of,
+    message_type,
     property_value,
 )
 from bridge_job.formats.json_values import ENCODER, parse_json, written
@@ -138,10 +138,7 @@ def _entries(entries: Entries | None, body_type: BodyType, wanted: BodyType) -> 
 
 def value_json(message: JmsMessage) -> str:
     """The Value record of a message as JSON text (fields in order, nulls written)."""
-    body_type = message.body_type
-    message_type = MESSAGE_TYPES.get(body_type)
-    if message_type is None or body_type is BodyType.OBJECT:
-        raise FormatError(f"messageType: a {body_type.value} has no body this record carries")
+    body_type, kind = message.body_type, message_type(message)
     body = message.body
     properties = ",".join(
         f"{ENCODER.encode(name)}:{_property_value(ENTRY_OF_PROPERTY[p.type], p.value)}"
@@ -152,7 +149,7 @@ def value_json(message: JmsMessage) -> str:
         raw = '"' + base64.b64encode(body).decode("ascii") + '"'
     text = _text(body) if body_type is BodyType.TEXT and isinstance(body, str) else "null"
     return (
-        f'{{"messageID":{_text(message.message_id)},"messageType":"{message_type}",'
+        f'{{"messageID":{_text(message.message_id)},"messageType":"{kind}",'
         f'"timestamp":{message.timestamp},"deliveryMode":{int(message.delivery_mode)},'
         f'"correlationID":{_text(message.correlation_id)},"replyTo":{_destination(message.reply_to)},'
         f'"destination":{_destination(message.destination)},'

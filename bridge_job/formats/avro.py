@@ -2,9 +2,7 @@
 (formats/connect_jms.py) in the schema registry's wire format, keyed by an `io.confluent.connect.jms.Key`
 record.
 
-The schemas are those Confluent's AvroConverter derives from the connectors' Connect schemas: records
-named by namespace and name with `connect.name`, int8 and int16 as `int` with `connect.type`, an optional
-field as the union ["null", T] with a null default, a map of PropertyValue records as an Avro map.
+The schemas: formats/avro_schema.py (`VALUE_SCHEMA`, `KEY_SCHEMA`).
 
 Writing is the hot path of a route, so the bridge writes its own records' Avro binary itself, from a
 precomputed layout (this schema has no choices left but the union branches). Reading a record written
@@ -26,16 +24,13 @@ from typing import Any
 import fastavro
 from fastavro.schema import to_parsing_canonical_form
 
-from bridge_job.formats import FormatError, KafkaRecord, utf8
+from bridge_job.formats import FormatError, KafkaRecord, avro_schema, utf8
 from bridge_job.formats.connect_jms import (
     BODY_TYPES,
     ENTRY_OF_PROPERTY,
-    KEY_NAME,
     PROPERTY_OF_ENTRY,
     PROPERTY_TYPES,
-    RECORDS,
     VALUE_FIELDS,
-    VALUE_NAME,
     checked_delivery_mode,
     checked_destination,
     checked_priority,
@@ -54,59 +49,10 @@ from bridge_job.message import (
     Property,
 )
 
-_PRIMITIVES: dict[str, Any] = {
-    "string": "string",
-    "boolean": "boolean",
-    "bytes": "bytes",
-    "int8": {"type": "int", "connect.type": "int8"},
-    "int16": {"type": "int", "connect.type": "int16"},
-    "int32": "int",
-    "int64": "long",
-    "float32": "float",
-    "float64": "double",
-}
-
-
-def schema(record: str) -> dict[str, Any]:
-    """The Avro schema of one of the shape's records (VALUE_NAME, KEY_NAME), as a JSON document."""
-    defined: set[str] = set()
-
-    def avro_type(connect_type: str) -> Any:
-        if connect_type in _PRIMITIVES:
-            return _PRIMITIVES[connect_type]
-        if connect_type.startswith("map:"):
-            return {"type": "map", "values": avro_type(connect_type[4:])}
-        if connect_type.startswith("array:"):
-            return {"type": "array", "items": avro_type(connect_type[6:])}
-        if connect_type in defined:  # Avro names a record once, then refers to it by name
-            return connect_type
-        defined.add(connect_type)
-        namespace, _, name = connect_type.rpartition(".")
-        fields = []
-        for field in RECORDS[connect_type]:
-            written = avro_type(field.type)
-            if field.optional:
-                fields.append({"name": field.name, "type": ["null", written], "default": None})
-            else:
-                fields.append({"name": field.name, "type": written})
-        return {
-            "type": "record",
-            "name": name,
-            "namespace": namespace,
-            "fields": fields,
-            "connect.name": connect_type,
-        }
-
-    document: dict[str, Any] = avro_type(record)
-    return document
-
-
-VALUE_SCHEMA = json.dumps(schema(VALUE_NAME), separators=(",", ":"))
-KEY_SCHEMA = json.dumps(schema(KEY_NAME), separators=(",", ":"))
+VALUE_SCHEMA = avro_schema.VALUE_SCHEMA  # the format's schemas, as json_schema has them
+KEY_SCHEMA = avro_schema.KEY_SCHEMA
 _VALUE_PARSED = fastavro.parse_schema(json.loads(VALUE_SCHEMA))
-_KEY_PARSED = fastavro.parse_schema(json.loads(KEY_SCHEMA))
 _VALUE_CANONICAL = to_parsing_canonical_form(_VALUE_PARSED)
-_KEY_CANONICAL = to_parsing_canonical_form(_KEY_PARSED)
 
 
 # ---------------------------------------------------------------------------------------------------

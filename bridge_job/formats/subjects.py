@@ -4,12 +4,12 @@ them (bridge_job/kafka/registry.py) and the operator's check registers them firs
 from __future__ import annotations
 
 from bridge_job.config import Direction, Format, JobConfig, SubjectNameStrategy
-from bridge_job.formats import avro, json_schema
+from bridge_job.formats import avro_schema, json_schema
 from bridge_job.formats.connect_jms import KEY_NAME, VALUE_NAME
 
 # What each registered format registers: its key and value schemas, and the registry's name of its type.
 SCHEMAS: dict[Format, tuple[str, str, str]] = {
-    Format.AVRO: (avro.KEY_SCHEMA, avro.VALUE_SCHEMA, "AVRO"),
+    Format.AVRO: (avro_schema.KEY_SCHEMA, avro_schema.VALUE_SCHEMA, "AVRO"),
     Format.JSON_SCHEMA: (json_schema.KEY_SCHEMA, json_schema.VALUE_SCHEMA, "JSON"),
 }
 

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from bridge_job.config import Format
 from bridge_job.egress.converting import Action, Egress
 from bridge_job.formats import KafkaRecord, native
+from bridge_job.formats.codecs import registered
 from bridge_job.formats.journal import JournalEntry, journal_record
 from bridge_job.message import (
     BodyType,
@@ -20,6 +22,7 @@ from bridge_job.message import (
     PropertyType,
 )
 from testbed.builders import config, route
+from tests.support.registered import IDS, KAFKA, Registered
 
 
 def order(**fields: object) -> JmsMessage:
@@ -126,3 +129,18 @@ def test_route_policy_overrides_bridge_policy() -> None:
         )
     )
     assert handle(egress, order()).action is Action.SKIP
+
+
+@pytest.mark.parametrize("fmt", [Format.AVRO, Format.JSON_SCHEMA], ids=["avro", "jsonSchema"])
+def test_a_registered_format_keys_by_its_key_record_unless_the_route_names_a_key(fmt: Format) -> None:
+    registry = Registered()
+    egress = Egress(config(route("orders", "orders", format=fmt.value), kafka=KAFKA), schemas=registry)
+    outcome = handle(egress, order())
+    assert outcome.action is Action.PUBLISH and outcome.record is not None
+    codec = registered(fmt)
+    assert outcome.record.key == codec.encode(order(), None, IDS[fmt]).key  # {messageID: ID:1}
+    assert codec.decode(outcome.record, None, registry.schema) == order()
+    assert registry.asked == ["orders"]
+    keyed = config(route("orders", "orders", format=fmt.value, key={"property": "customerId"}), kafka=KAFKA)
+    record = handle(Egress(keyed, schemas=registry), order()).record
+    assert record is not None and record.key == b"1234"

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from bridge_job.config import DEFAULT_REPLY_TIMEOUT_SECONDS, JobConfig
+from bridge_job.config import DEFAULT_REPLY_TIMEOUT_SECONDS, Format, JobConfig
 from bridge_job.egress.converting import Action, Egress
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord, jsonmode, native
+from bridge_job.formats.codecs import registered
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.ingress.converting import (
     Ingress,
@@ -33,6 +34,7 @@ from bridge_job.routing.failures import SoftFailureReason
 from bridge_job.routing.pending import PendingRequest, pending_record, tombstone
 from bridge_job.signing import bridge_key
 from testbed.builders import config, route
+from tests.support.registered import IDS, KAFKA, Registered
 
 NOW = 1_700_000_000_000
 TARGET = Destination(DestinationKind.QUEUE, "out")
@@ -372,3 +374,21 @@ def test_a_reply_to_a_jms_requester_may_carry_the_request_message_id_as_correlat
     missing = handle(skip, b"answer", [("jms.JMSReplyTo", b"queue://ID:temp-1")])
     assert missing.action is IngressAction.SKIP and missing.failure is not None
     assert "jms.JMSMessageID" in missing.failure.error
+
+
+@pytest.mark.parametrize("fmt", [Format.AVRO, Format.JSON_SCHEMA], ids=["avro", "jsonSchema"])
+def test_a_registered_record_comes_back_and_one_that_does_not_decode_is_a_soft_failure(fmt: Format) -> None:
+    cfg = config(ingress_route(format=fmt.value, onSoftFailure="skip"), kafka=KAFKA)
+    message = JmsMessage(
+        TARGET, body="hello", message_id="ID:9", properties={"n": Property(PropertyType.INT, 3)}
+    )
+    good = registered(fmt).encode(message, None, IDS[fmt])
+    ingress = Ingress(cfg, Registered())
+    source = KafkaSource("t", 2, 41, NOW - 5)
+    got = sent(ingress.handle(IngressRecord(good, source), NOW))
+    assert got.body == "hello" and got.properties["n"] == Property(PropertyType.INT, 3)
+    outcome = ingress.handle(IngressRecord(KafkaRecord(b'{"plain": "json"}'), source), NOW)
+    assert outcome.action is IngressAction.SKIP and outcome.failure is not None
+    assert outcome.failure.reason is SoftFailureReason.CONVERSION_FAILED
+    wire = "not in the schema registry's wire format (a zero byte, then a 4-byte schema id)"
+    assert outcome.failure.error == f"format {fmt.value}: value: {wire}"

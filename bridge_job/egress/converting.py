@@ -139,7 +139,8 @@ def convert(
     try:
         if fmt.registered:
             assert schemas is not None, "a route of a registered format on a bridge without a registry"
-            record = registered(fmt).encode(message, origin, schemas.ids(route.spec.topic, fmt))
+            ids = schemas.ids(route.spec.topic, fmt, keyed=record_key is None)
+            record = registered(fmt).encode(message, origin, ids)
         else:
             record = codec(fmt).encode(message, origin)
     except FormatError as error:

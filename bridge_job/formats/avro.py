@@ -194,7 +194,7 @@ def encode(message: JmsMessage, origin: str | None, ids: SchemaIds) -> KafkaReco
     return KafkaRecord(
         value=framed(ids.value, value_binary(message)),
         headers=headers,
-        key=framed(ids.key, key_binary(message)),
+        key=None if ids.key is None else framed(ids.key, key_binary(message)),
     )
 
 

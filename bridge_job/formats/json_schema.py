@@ -162,9 +162,9 @@ def value_json(message: JmsMessage) -> str:
 
 def encode(message: JmsMessage, origin: str | None, ids: SchemaIds) -> KafkaRecord:
     value = utf8(value_json(message), "value")
-    key = utf8(ENCODER.encode(key_document(message)), "key")
+    key = None if ids.key is None else framed(ids.key, utf8(ENCODER.encode(key_document(message)), "key"))
     headers = [] if origin is None else [(ORIGIN_HEADER, utf8(origin, "origin"))]
-    return KafkaRecord(value=framed(ids.value, value), headers=headers, key=framed(ids.key, key))
+    return KafkaRecord(value=framed(ids.value, value), headers=headers, key=key)
 
 
 @functools.lru_cache(maxsize=64)

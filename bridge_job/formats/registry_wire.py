@@ -20,10 +20,11 @@ HEADER_SIZE = 5
 
 @dataclass(frozen=True, slots=True)
 class SchemaIds:
-    """The registry's ids of the key and value schemas a topic's records are written with."""
+    """The registry's ids of the value and key schemas a topic's records are written with; no key schema
+    when the route keys its records itself (a header or property as text)."""
 
-    key: int
     value: int
+    key: int | None = None
 
 
 # The schema text the registry holds under an id; raises what the registry door raises.
@@ -33,8 +34,9 @@ SchemaLookup = Callable[[int], str]
 class Schemas(Protocol):
     """The registry as the flows use it (bridge_job/kafka/registry.py): each asked once, then cached."""
 
-    def ids(self, topic: str, fmt: Format) -> SchemaIds:
-        """The ids of the bridge's key and value schemas in `fmt` for records of `topic`."""
+    def ids(self, topic: str, fmt: Format, keyed: bool) -> SchemaIds:
+        """The ids of the bridge's value schema in `fmt` for records of `topic`, and with `keyed` of its key
+        schema (the Key record is the key)."""
         ...
 
     def schema(self, schema_id: int) -> str:

@@ -25,7 +25,8 @@ def subject(strategy: SubjectNameStrategy, topic: str, field: str) -> str:
 
 
 def registrations(config: JobConfig) -> tuple[tuple[str, str, str], ...]:
-    """(subject, schema, type) of every schema the jmsToKafka routes register, each once, in route order."""
+    """(subject, schema, type) of every schema the jmsToKafka routes register, each once, in route order: the
+    value's, and the key's unless the route keys its records itself."""
     spec = config.bridge.kafka.schema_registry
     if spec is None:
         return ()
@@ -33,7 +34,8 @@ def registrations(config: JobConfig) -> tuple[tuple[str, str, str], ...]:
     for route in config.routes_for(Direction.JMS_TO_KAFKA):
         if route.spec.format.registered:
             key_schema, value_schema, schema_type = SCHEMAS[route.spec.format]
-            for field, text in (("key", key_schema), ("value", value_schema)):
+            fields = [("value", value_schema)] + ([("key", key_schema)] if route.spec.key is None else [])
+            for field, text in fields:
                 found.setdefault(
                     (subject(spec.subject_name_strategy, route.spec.topic, field), text), schema_type
                 )

@@ -161,7 +161,7 @@ class SchemaRegistry:
         self.listener = listener
         self.pause = pause
         self._client: SchemaRegistryClient | None = None
-        self._ids: dict[tuple[str, Format], SchemaIds] = {}
+        self._ids: dict[tuple[str, Format, bool], SchemaIds] = {}
         self._schemas: dict[int, str] = {}
         self._lock = threading.Lock()
 
@@ -170,18 +170,21 @@ class SchemaRegistry:
             self._client = SchemaRegistryClient(client_settings(self.spec))
         return self._client
 
-    def ids(self, topic: str, fmt: Format) -> SchemaIds:
+    def ids(self, topic: str, fmt: Format, keyed: bool = True) -> SchemaIds:
+        """The schemas' ids for `topic`: the value's, and with `keyed` the key's (a route that keys its
+        records itself registers no key schema, which could clash with the key schema its topic has)."""
         with self._lock:
-            found = self._ids.get((topic, fmt))
+            found = self._ids.get((topic, fmt, keyed))
             if found is None:
                 key_schema, value_schema, schema_type = SCHEMAS[fmt]
-                key = self._register(
-                    subject(self.spec.subject_name_strategy, topic, "key"), key_schema, schema_type
+                strategy = self.spec.subject_name_strategy
+                value = self._register(subject(strategy, topic, "value"), value_schema, schema_type)
+                key = (
+                    self._register(subject(strategy, topic, "key"), key_schema, schema_type)
+                    if keyed
+                    else None
                 )
-                value = self._register(
-                    subject(self.spec.subject_name_strategy, topic, "value"), value_schema, schema_type
-                )
-                found = self._ids[(topic, fmt)] = SchemaIds(key, value)
+                found = self._ids[(topic, fmt, keyed)] = SchemaIds(value, key)
             return found
 
     def schema(self, schema_id: int) -> str:
@@ -250,7 +253,7 @@ def registry_at_start(config: JobConfig, listener: OutageListener) -> SchemaRegi
     registry = SchemaRegistry(spec, config.bridge.outages.patience_seconds, listener)
     for route in config.routes_for(Direction.JMS_TO_KAFKA):
         if route.spec.format.registered:
-            registry.ids(route.spec.topic, route.spec.format)
+            registry.ids(route.spec.topic, route.spec.format, keyed=route.spec.key is None)
     return registry
 
 

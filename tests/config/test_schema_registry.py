@@ -72,3 +72,19 @@ def test_the_clients_settings_take_the_credentials_from_the_environment_and_the_
         match="JMSBRIDGE_REGISTRY_USERNAME and JMSBRIDGE_REGISTRY_PASSWORD \\(from Secret registry-user\\)",
     ):
         client_settings(spec, {})
+
+
+def test_the_schemas_registered_are_the_values_and_the_keys_of_routes_keyed_by_the_key_record() -> None:
+    from bridge_job.formats.subjects import registrations
+
+    taken = config(
+        route("a", "orders", format="avro"),
+        route("b", "prices", format="jsonSchema", key={"property": "sku"}, order=1),
+        route("c", "plain", order=2),
+        kafka=with_registry(),
+    )
+    assert [(name, kind) for name, _, kind in registrations(taken)] == [
+        ("orders-value", "AVRO"),
+        ("orders-key", "AVRO"),
+        ("prices-value", "JSON"),
+    ]

@@ -210,3 +210,12 @@ def test_over_tls_the_ca_file_is_trusted_and_another_ca_stops_the_bridge_naming_
     with pytest.raises(BridgeStopped, match=f"TLS failed \\(trusting {directory / 'other.crt'}"):
         door(directory / "other.crt").ids("secure", Format.AVRO)
     assert not heard.went.is_set()  # no outage: a refusal, at once
+
+
+def test_a_route_that_keys_its_records_itself_registers_no_key_schema(apicurio: ApicurioRegistry) -> None:
+    """Its topic's key subject may hold a key schema of its own (a string): the bridge leaves it alone."""
+    client = SchemaRegistryClient({"url": apicurio.url})
+    client.register_schema("own-keys-key", Schema('"string"', "AVRO"))
+    ids = SchemaRegistry(spec(apicurio.url), patience_seconds=30).ids("own-keys", Format.AVRO, keyed=False)
+    assert ids.key is None and client.get_latest_version("own-keys-value").schema_id == ids.value
+    assert json.loads(client.get_latest_version("own-keys-key").schema.schema_str or "") == "string"

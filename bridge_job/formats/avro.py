@@ -422,9 +422,10 @@ def _writer(text: str, schema_id: int) -> tuple[Any, bool]:
     """A writer's schema, parsed, and whether it is the bridge's own (its binary is read directly)."""
     try:
         parsed = fastavro.parse_schema(json.loads(text))
-    except (ValueError, TypeError, KeyError, fastavro.schema.SchemaParseException) as error:
+    except Exception as error:  # the registry's content is input too: whatever fastavro makes of it
+        what = f"{type(error).__name__}: {error}"
         raise FormatError(
-            f"value: the writer's schema (registry id {schema_id}) is not Avro: {error}"
+            f"value: the writer's schema (registry id {schema_id}) is not Avro: {what}"
         ) from None
     return parsed, to_parsing_canonical_form(parsed) == _VALUE_CANONICAL
 
@@ -445,6 +446,13 @@ def decode(record: KafkaRecord, destination: Destination | None, schemas: Schema
         ) from None
     except (EOFError, ValueError, struct.error) as error:
         raise FormatError(f"value: not an Avro record of the writer's schema ({error})") from None
+    except Exception as error:  # a writer's schema of another shape: fastavro's reading of it, refused
+        if ours:
+            raise
+        raise FormatError(
+            f"value: not readable with the writer's schema (registry id {schema_id}): "
+            f"{type(error).__name__}: {error}"
+        ) from None
     if not isinstance(document, dict):
         raise FormatError(f"value: the writer's schema (registry id {schema_id}) is not a record")
     return message_of(document, destination)

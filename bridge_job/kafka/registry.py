@@ -15,6 +15,7 @@ confluent-kafka's client asks it. What its answers mean for the bridge:
 
 from __future__ import annotations
 
+import collections
 import enum
 import os
 import ssl
@@ -42,6 +43,7 @@ from bridge_job.formats.registry_wire import SchemaIds
 from bridge_job.formats.subjects import SCHEMAS, subject
 
 ASK_SECONDS = 10.0
+SCHEMAS_KEPT = 256  # writers' schemas a process keeps
 INTERVAL_SECONDS = 5.0
 
 
@@ -162,7 +164,9 @@ class SchemaRegistry:
         self.pause = pause
         self._client: SchemaRegistryClient | None = None
         self._ids: dict[tuple[str, Format, bool], SchemaIds] = {}
-        self._schemas: dict[int, str] = {}
+        # Writers' schemas by id, the most recently used kept; None: the registry has none under the id.
+        # The ids come from records, which anyone who may produce to a topic writes: bounded both ways.
+        self._schemas: collections.OrderedDict[int, str | None] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def client(self) -> SchemaRegistryClient:
@@ -189,20 +193,28 @@ class SchemaRegistry:
 
     def schema(self, schema_id: int) -> str:
         with self._lock:
-            found = self._schemas.get(schema_id)
-            if found is None:
-                try:
-                    answer = self._ask(
-                        lambda: self.client().get_schema(schema_id), f"reading schema {schema_id}"
-                    )
-                except SchemaRegistryError as error:
-                    if error.http_status_code == 404:
-                        raise FormatError(
-                            f"value: schema id {schema_id} is not in the schema registry at {self.spec.url}"
-                        ) from None
-                    raise self._stop(error, f"reading schema {schema_id}") from None
-                found = self._schemas[schema_id] = answer.schema_str or ""
-            return found
+            if schema_id in self._schemas:
+                self._schemas.move_to_end(schema_id)
+                found = self._schemas[schema_id]
+            else:
+                found = self._fetch(schema_id)
+                self._schemas[schema_id] = found
+                if len(self._schemas) > SCHEMAS_KEPT:
+                    self._schemas.popitem(last=False)
+        if found is None:
+            raise FormatError(
+                f"value: schema id {schema_id} is not in the schema registry at {self.spec.url}"
+            )
+        return found
+
+    def _fetch(self, schema_id: int) -> str | None:
+        try:
+            answer = self._ask(lambda: self.client().get_schema(schema_id), f"reading schema {schema_id}")
+        except SchemaRegistryError as error:
+            if error.http_status_code == 404:
+                return None
+            raise self._stop(error, f"reading schema {schema_id}") from None
+        return answer.schema_str or ""
 
     def _register(self, name: str, text: str, schema_type: str) -> int:
         doing = f"registering the {schema_type} schema of subject {name}"

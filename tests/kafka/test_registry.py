@@ -84,11 +84,22 @@ def test_confluents_deserializers_read_the_bridges_records_with_every_field_equa
 def test_a_writers_schema_is_fetched_once_and_an_unknown_id_is_a_soft_failure(
     apicurio: ApicurioRegistry,
 ) -> None:
-    door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
-    ids = door.ids("fetched", Format.AVRO)
-    assert json.loads(door.schema(ids.value))["name"] == "Value"
-    with pytest.raises(FormatError, match="schema id 987654 is not in the schema registry"):
-        avro.decode(KafkaRecord(value=b"\x00" + (987654).to_bytes(4, "big") + b"x"), None, door.schema)
+    """Known and unknown ids alike are asked once: a producer writing ids at random costs the registry one
+    request each, and the process a bounded memory (SCHEMAS_KEPT)."""
+    proxy = FaultProxy("127.0.0.1", apicurio.port)
+    try:
+        door = SchemaRegistry(spec(f"http://{proxy.address}/apis/ccompat/v7"), patience_seconds=1)
+        ids = door.ids("fetched", Format.AVRO)
+        assert json.loads(door.schema(ids.value))["name"] == "Value"
+        unknown = KafkaRecord(value=b"\x00" + (987654).to_bytes(4, "big") + b"x")
+        with pytest.raises(FormatError, match="schema id 987654 is not in the schema registry"):
+            avro.decode(unknown, None, door.schema)
+        proxy.refuse()  # from now on, asking the registry would wait out an outage and then stop
+        assert json.loads(door.schema(ids.value))["name"] == "Value"
+        with pytest.raises(FormatError, match="schema id 987654 is not in the schema registry"):
+            avro.decode(unknown, None, door.schema)
+    finally:
+        proxy.close()
 
 
 def test_a_schema_the_subject_does_not_accept_stops_the_bridge_naming_subject_and_rule(
@@ -139,7 +150,7 @@ def test_an_outage_past_the_patience_stops_with_one_line_naming_the_registry(
         with pytest.raises(BridgeStopped) as stopped:
             door.ids("never", Format.AVRO)
         line = str(stopped.value)
-        subject = "registering the AVRO schema of subject never-key"
+        subject = "registering the AVRO schema of subject never-value"
         assert f"the schema registry at {url} while {subject}: unreachable for " in line
         assert "check spec.kafka.schemaRegistry.url and that the registry is up" in line
     finally:

@@ -567,9 +567,12 @@ async def check_bridge(
         registry = config.bridge.kafka.schema_registry
         if registry is None or not access.registrations or not answer.reachable:
             return answer
-        return dataclasses.replace(
-            answer, registry=probe_registry(access, registry, registry_credentials, files, settings)
-        )
+        try:
+            registered = probe_registry(access, registry, registry_credentials, files, settings)
+        except Exception as error:  # a bug here must not take the caller down; the check reports it
+            log.exception("schema registry probe for bridge %s failed", access.bridge_id)
+            registered = RegistryAnswer(unreachable=f"the probe failed: {type(error).__name__}: {error}")
+        return dataclasses.replace(answer, registry=registered)
 
     work = loop.run_in_executor(executor or _CHECK_THREADS, probe)
     either: set[asyncio.Future[Any]] = {started, work}

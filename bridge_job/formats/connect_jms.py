@@ -272,8 +272,8 @@ def message_of(value: Mapping[str, Any], destination: Destination | None, json: 
         type=_optional(value, "type", str, "a string"),
         priority=checked_priority(_required(value, "priority", int)),
         delivery_mode=checked_delivery_mode(_required(value, "deliveryMode", int)),
-        expiration=_required(value, "expiration", int),
-        timestamp=_required(value, "timestamp", int),
+        expiration=_long(value, "expiration"),
+        timestamp=_long(value, "timestamp"),
         redelivered=_required(value, "redelivered", bool),
         properties=_properties(value.get("properties"), json),
     )
@@ -363,6 +363,14 @@ def _required(document: Mapping[str, Any], name: str, kind: type) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise FormatError(f"{name}: expected {kind.__name__}, got {type(value).__name__}")
     return value
+
+
+def _long(document: Mapping[str, Any], name: str) -> int:
+    """A Java long: JSON's integers have no bound, the JMS client's do."""
+    found: int = _required(document, name, int)
+    if not -(2**63) <= found < 2**63:
+        raise FormatError(f"{name}: {found} is out of range for a long")
+    return found
 
 
 def _optional(document: Mapping[str, Any], name: str, kind: type, what: str) -> Any:

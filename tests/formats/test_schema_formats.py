@@ -261,6 +261,7 @@ def json_record(**changes: Any) -> KafkaRecord:
         ({"properties": {"n": {"propertyType": "decimal"}}}, r"propertyType: 'decimal' is not one of"),
         ({"messageType": "bytes", "bytes": "%%"}, "bytes: not base64"),
         ({"timestamp": "yesterday"}, "timestamp: expected int, got str"),
+        ({"expiration": 2**63}, "expiration: 9223372036854775808 is out of range for a long"),
     ],
 )
 def test_a_json_schema_record_that_does_not_describe_a_message_is_refused_with_where(

@@ -26,7 +26,6 @@ JMS client's JVM starts with the worker's first task and the connection is kept 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass, field
@@ -44,6 +43,7 @@ from bridge_job.ingress.converting import (
     KafkaSource,
 )
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
+from bridge_job.jms.connection import process_client_id
 from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
@@ -125,7 +125,7 @@ def jms_link(config: JobConfig) -> JmsLink:
         jms = config.bridge.jms
         credentials, classpath = jms_credentials(config), jms_classpath(config)
         stores = jms_tls_stores(config)
-        client_id = f"jmsbridge-{config.bridge_id}-ingress-{os.getpid()}"
+        client_id = process_client_id(config.bridge_id, "ingress")
         link = _links[config.bridge_id] = JmsLink(
             lambda: JmsConnection(jms, credentials, classpath, client_id, stores)
         )

@@ -30,6 +30,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
+import secrets
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -57,6 +59,13 @@ log = logging.getLogger(__name__)
 
 # Connections not yet closed, strongly held: one dropped without close() must still be closed at exit.
 _open: set[JmsConnection] = set()
+
+
+def process_client_id(bridge_id: str, role: str) -> str:
+    """A JMS client id of this process's own, for a connection that holds no durable subscription: the
+    pid says which process it is, and a random part keeps it unique across pods (a container's pids
+    repeat from pod to pod, and a provider refuses a second connection with a client id in use)."""
+    return f"jmsbridge-{bridge_id}-{role}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 def _close_open_connections() -> None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import queue
 import threading
 import time
@@ -53,6 +52,7 @@ from bridge_job.config.loading import WatchedConfig
 from bridge_job.faults.outages import Outage
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
+from bridge_job.jms.connection import process_client_id
 from bridge_job.jms.errors import refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
@@ -160,7 +160,7 @@ class NatsService:
         assert config.bridge.nats is not None  # JobConfig requires it for natsToJms routes
         self.bridge_id = config.bridge_id
         patience = config.bridge.outages.patience_seconds
-        name = f"jmsbridge-{self.bridge_id}-nats-{os.getpid()}"
+        name = process_client_id(self.bridge_id, "nats")
         self.nats = NatsLink(config.bridge.nats, name, patience)
         credentials, classpath, jms = jms_credentials(config), jms_classpath(config), config.bridge.jms
         stores = jms_tls_stores(config)

@@ -26,6 +26,7 @@ The chaos test (tests/e2e/test_failover.py) and the benchmark (bench/failover.py
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import signal
@@ -83,7 +84,7 @@ class FailoverPlan:
 @dataclass(frozen=True)
 class Takeover:
     how: str  # "kill" or "freeze"
-    gap_s: float  # last record before -> first record after, by their CreateTime
+    gap_s: float  # the former active's last record -> the new active's first, by their CreateTime
     after_signal_s: float  # the signal -> the new active's first record
 
 
@@ -130,6 +131,12 @@ class Outcome:
             "unplanned_exits": self.unplanned_exits,
             "where_lost": self.where_lost,
         }
+
+
+def micro_time_ms(text: str) -> int:
+    """A Kubernetes MicroTime (the Lease's acquireTime) as epoch milliseconds."""
+    moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int(moment.timestamp() * 1000)
 
 
 def seq(record: LoggedRecord) -> int:
@@ -364,13 +371,17 @@ class Failover:
             self._supervise()
             self.output.catch_up()
             spec = self.lease()
-            holder, written = spec.get("holderIdentity"), self.output.since(mark)
-            if holder is None or spec.get("acquireTime") == tenure or not written:
+            holder, acquired = spec.get("holderIdentity"), spec.get("acquireTime")
+            if holder is None or acquired is None or acquired == tenure:
                 return None
-            return written[0], holder
+            # The new active's first record: one written once it held the lease. Records of the former
+            # active may land after `mark` (sent before the signal, taken by the broker after it).
+            taken_ms = micro_time_ms(acquired)
+            written = [r for r in self.output.since(mark) if r.timestamp_ms >= taken_ms]
+            return (written[0], holder) if written else None
 
         first, holder = self.kube.wait_for(first_record, self.plan.timeout, f"a takeover ({how})")
-        last = self.output.last_before(mark)
+        last = self.output.last_before(first.offset)
         gap = (first.timestamp_ms - last.timestamp_ms) / 1000 if last is not None else float("nan")
         self.outcome.takeovers.append(Takeover(how, gap, first.timestamp_ms / 1000 - signalled))
         if self.active.identity == holder:  # the standby failed, and the killed one came back first

@@ -5,7 +5,6 @@ Confluent-compatible API, with the registry's compatibility rule enforced. The s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,10 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from jmsbridge.registry_server import ApicurioRegistry, java_major, registry_java
 
-pytestmark = pytest.mark.slow  # a JVM of its own, ready in about 5 s
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("schema-registry"),
+]  # the session's registry (a JVM, ready in about 5 s)
 
 ORDER_V1 = """{"type": "record", "name": "Order", "namespace": "test.registry",
   "fields": [{"name": "id", "type": "string"}, {"name": "amount", "type": "long"}]}"""
@@ -26,21 +28,12 @@ ORDER_INCOMPATIBLE = """{"type": "record", "name": "Order", "namespace": "test.r
              {"name": "currency", "type": "string"}]}"""
 
 
-@pytest.fixture(scope="module")
-def registry() -> Iterator[ApicurioRegistry]:
-    server = ApicurioRegistry().start()
-    try:
-        yield server
-    finally:
-        server.cleanup()
-
-
 def test_the_registry_runs_on_a_java_21_or_newer() -> None:
     assert java_major(Path(registry_java()).parents[1]) >= 21
 
 
-def test_a_confluent_client_writes_and_reads_records_in_the_wire_format(registry: ApicurioRegistry) -> None:
-    client = SchemaRegistryClient({"url": registry.url})
+def test_a_confluent_client_writes_and_reads_records_in_the_wire_format(apicurio: ApicurioRegistry) -> None:
+    client = SchemaRegistryClient({"url": apicurio.url})
     context = SerializationContext("orders", MessageField.VALUE)
     data = AvroSerializer(client, ORDER_V1)({"id": "o-1", "amount": 42}, context)
     assert data is not None and data[0] == 0  # the Confluent wire format: magic byte, schema id, payload
@@ -49,8 +42,8 @@ def test_a_confluent_client_writes_and_reads_records_in_the_wire_format(registry
     assert AvroDeserializer(client)(data, context) == {"id": "o-1", "amount": 42}
 
 
-def test_an_incompatible_schema_is_refused_under_the_default_rule(registry: ApicurioRegistry) -> None:
-    client = SchemaRegistryClient({"url": registry.url})
+def test_an_incompatible_schema_is_refused_under_the_default_rule(apicurio: ApicurioRegistry) -> None:
+    client = SchemaRegistryClient({"url": apicurio.url})
     context = SerializationContext("payments", MessageField.VALUE)
     AvroSerializer(client, ORDER_V1)({"id": "p-1", "amount": 1}, context)
     with pytest.raises(SchemaRegistryError) as refused:

@@ -44,7 +44,10 @@ from tests.e2e.test_egress import sample
 from tests.support.every_type import every_type
 from tests.support.fault_proxy import FaultProxy
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.xdist_group("schema-registry"),
+]  # the session's registry, on the worker that has it
 
 FORMATS = ("avro", "jsonSchema")
 

@@ -29,7 +29,8 @@ from tests.formats.test_schema_formats import connector_schema
 from tests.support.every_type import every_type, with_headers
 from tests.support.fault_proxy import FaultProxy
 
-pytestmark = pytest.mark.slow  # a JVM of its own, ready in about 5 s
+# Registries (JVMs) of the session, ready in about 5 s each: one worker starts them for every registry test.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("schema-registry")]
 
 MESSAGES = with_headers(every_type(Destination.parse("queue://orders"), "one"))
 

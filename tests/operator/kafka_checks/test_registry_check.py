@@ -20,7 +20,10 @@ from testbed.brokers import KafkaBroker
 from tests.operator.kafka_checks.bridges import bridge_config
 from tests.support.fault_proxy import FaultProxy
 
-pytestmark = pytest.mark.slow  # registries of their own (a JVM each)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("schema-registry"),
+]  # the session's registries, on the worker that has them
 
 
 def check(

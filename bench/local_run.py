@@ -7,9 +7,10 @@ window); a benchmark says what it sends and watches and how its job's batch line
 report (quantiles, CPU per message, batch lines, the bridge over the baseline) are worked out here.
 
 `local_brokers()` starts ActiveMQ Classic (persistent store) and Apache Kafka on free ports and a work dir
-for the job's files; on the way out it stops both and removes the work dir, unless the run failed (then
-it says where the job's files are kept). `bridge_document()` is the tests' harness document with the
-bridge's own trigger interval (the harness sets 100 ms for the tests) unless the benchmark asks for one.
+for the job's files; on the way out it stops both and removes the work dir, unless the run failed or
+JMSBRIDGE_BENCH_KEEP is set (then it says where the job's files, their logs among them, are kept).
+`bridge_document()` is the tests' harness document with the bridge's own trigger interval (the harness
+sets 100 ms for the tests) unless the benchmark asks for one.
 """
 
 from __future__ import annotations
@@ -72,10 +73,10 @@ def local_brokers(note: Callable[[str], None]) -> Iterator[tuple[ActiveMqBroker,
     finally:
         activemq.cleanup()
         kafka.cleanup()
-        if ok:
+        if ok and not os.environ.get("JMSBRIDGE_BENCH_KEEP"):
             shutil.rmtree(work, ignore_errors=True)
         else:
-            note(f"failed: the job's files are kept in {work}")
+            note(f"{'done' if ok else 'failed'}: the job's files are kept in {work}")
 
 
 def bridge_document(

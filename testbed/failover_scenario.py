@@ -86,6 +86,7 @@ class Takeover:
     how: str  # "kill" or "freeze"
     gap_s: float  # the former active's last record -> the new active's first, by their CreateTime
     after_signal_s: float  # the signal -> the new active's first record
+    lease_after_s: float  # the signal -> the new tenure's acquireTime (the rest is the new active's start)
 
 
 @dataclass
@@ -125,6 +126,7 @@ class Outcome:
             "gap_max_s": round(max(gaps), 2) if gaps else None,
             "gaps_s": [round(g, 2) for g in gaps],
             "kill_to_first_record_s": [round(t.after_signal_s, 2) for t in self.takeovers if t.how == "kill"],
+            "kill_to_lease_s": [round(t.lease_after_s, 2) for t in self.takeovers if t.how == "kill"],
             "freeze_gap_s": next((round(g, 2) for g in self.gaps("freeze")), None),
             "zombie": asdict(self.zombie) if self.zombie is not None else None,
             "epoch_markers": self.epoch_markers,
@@ -367,7 +369,7 @@ class Failover:
         """Until another tenure of the lease began (after `tenure`) and the topic has a record from
         `mark` on; its holder is the active from then on (the standby, unless that one failed)."""
 
-        def first_record() -> tuple[LoggedRecord, str] | None:
+        def first_record() -> tuple[LoggedRecord, str, int] | None:
             self._supervise()
             self.output.catch_up()
             spec = self.lease()
@@ -378,12 +380,13 @@ class Failover:
             # active may land after `mark` (sent before the signal, taken by the broker after it).
             taken_ms = micro_time_ms(acquired)
             written = [r for r in self.output.since(mark) if r.timestamp_ms >= taken_ms]
-            return (written[0], holder) if written else None
+            return (written[0], holder, taken_ms) if written else None
 
-        first, holder = self.kube.wait_for(first_record, self.plan.timeout, f"a takeover ({how})")
+        first, holder, taken_ms = self.kube.wait_for(first_record, self.plan.timeout, f"a takeover ({how})")
         last = self.output.last_before(first.offset)
         gap = (first.timestamp_ms - last.timestamp_ms) / 1000 if last is not None else float("nan")
-        self.outcome.takeovers.append(Takeover(how, gap, first.timestamp_ms / 1000 - signalled))
+        after = first.timestamp_ms / 1000 - signalled
+        self.outcome.takeovers.append(Takeover(how, gap, after, taken_ms / 1000 - signalled))
         if self.active.identity == holder:  # the standby failed, and the killed one came back first
             self.note(f"{how}: the restarted {holder} took over")
         else:

@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 JSON: Final = "application/json"
@@ -153,27 +153,54 @@ class Kube:
         timeout: Timeout = DEFAULT_TIMEOUT,
     ) -> Any:
         """One request; the decoded JSON answer (None when empty), or `ApiError`."""
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
-        try:
-            method, url, headers, payload, form = self._api.param_serialize(
-                method=method,
-                resource_path=path,
-                query_params=list(query.items()) if query else None,
-                header_params={"Accept": JSON, "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = self._api.call_api(
-                method, url, header_params=headers, body=payload, post_params=form, _request_timeout=timeout
-            )
+        with _answerless():
+            response = self._send(method, path, body, query, content_type, timeout)
             data = response.read()
-        except (ApiException, HTTPError, OSError) as error:  # no answer: refused, timed out, TLS...
-            raise ApiError(0, type(error).__name__, str(error)) from None
         if not 200 <= response.status <= 299:
             raise _api_error(response.status, str(response.reason or ""), data)
         return json.loads(data) if data else None
+
+    def watch(
+        self, resource: Resource, namespace: str | None, name: str, seconds: int
+    ) -> Iterator[dict[str, Any]]:
+        """The changes to one object as the API server sends them (`{"type": ..., "object": ...}`), for
+        `seconds` at most; `ApiError` when the watch is refused or breaks off."""
+        query = {"watch": "true", "fieldSelector": f"metadata.name={name}", "timeoutSeconds": str(seconds)}
+        # Reads wait for the next change, which may be the server's closing of the watch after `seconds`.
+        timeout = (DEFAULT_TIMEOUT[0], seconds + DEFAULT_TIMEOUT[0])
+        with _answerless():
+            response = self._send("GET", resource.path(namespace), None, query, JSON, timeout)
+        stream = response.response  # urllib3's, not read ahead: the events come one line each
+        try:
+            if not 200 <= response.status <= 299:
+                raise _api_error(response.status, str(response.reason or ""), stream.read())
+            with _answerless():
+                for line in stream:
+                    if line.strip():
+                        yield json.loads(line)
+        finally:
+            stream.release_conn()
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        query: Mapping[str, str] | None,
+        content_type: str,
+        timeout: Timeout,
+    ) -> Any:
+        method, url, headers, payload, form = self._api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=list(query.items()) if query else None,
+            header_params={"Accept": JSON, "Content-Type": content_type},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        return self._api.call_api(
+            method, url, header_params=headers, body=payload, post_params=form, _request_timeout=timeout
+        )
 
     # -----------------------------------------------------------------------------------------------
 
@@ -239,6 +266,18 @@ class Kube:
 
 _shared: dict[tuple[object, ...], Kube] = {}  # per cluster and credentials, see `Kube.shared`
 _shared_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _answerless() -> Iterator[None]:
+    """No answer (refused, timed out, TLS...) is an `ApiError` with status 0."""
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    try:
+        yield
+    except (ApiException, HTTPError, OSError) as error:
+        raise ApiError(0, type(error).__name__, str(error)) from None
 
 
 def _api_error(status: int, reason: str, data: bytes | None) -> ApiError:

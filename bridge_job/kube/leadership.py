@@ -16,6 +16,8 @@ The protocol, with D = `failover.leaseDurationSeconds`:
   measured on this instance's own clock (as client-go does), so the clocks of different nodes never have
   to agree. A newcomer therefore waits one full D before taking over a lease it has never seen renewed,
   even one held under its own identity (a previous run in a pod of the same name may still be alive).
+  Between looks a watch of the Lease notes each change as it is made (a renewal is then seen when it
+  happens, not up to a look later); a watch refused or broken off leaves the looks to do it.
 - Renew: the holder replaces the Lease (a new `renewTime`) every D/3 from a background thread, with the
   resourceVersion of its own last write: a write by anyone else in between makes it fail with 409. The
   lease is still its own only if it still names this holder *and* the `acquireTime` of this tenure: two
@@ -47,7 +49,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
@@ -93,11 +95,17 @@ class LeaseStore(Protocol):
 
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
+    def changes(self, seconds: int) -> Iterator[dict[str, Any] | None]:
+        """The Lease each time it changes (None: deleted), as it changes, for `seconds` at most."""
+        ...
+
 
 # A standby reads the Lease this often (client-go's RetryPeriod is 2 s): it counts a holder's D from when it
 # first saw the last renewal, so each second between looks is up to a second more of takeover gap. One GET
-# a second per bridge is nothing to an API server.
+# a second per bridge is nothing to an API server. A watch of the Lease (`Leadership._watch`) sees each
+# renewal as it is made; the looks remain, for whatever the watch misses.
 STANDBY_LOOK_SECONDS = 1.0
+WATCH_SECONDS: Final = 300  # how long one watch request lasts before it is made again (client-go: 5-10 min)
 
 
 class KubernetesLeases:
@@ -116,6 +124,15 @@ class KubernetesLeases:
 
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         return self._write("PUT", LEASES.path(self.namespace, self.name), body, timeout)
+
+    def changes(self, seconds: int) -> Iterator[dict[str, Any] | None]:
+        for event in self._kube.watch(LEASES, self.namespace, self.name, seconds):
+            kind, lease = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":  # a Status: the watch ended (410: its resourceVersion is too old)
+                raise ApiError(
+                    int(lease.get("code") or 0), str(lease.get("reason")), str(lease.get("message"))
+                )
+            yield None if kind == "DELETED" else lease
 
     def _write(self, method: str, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
@@ -218,6 +235,14 @@ class Leadership:
     def acquire(self, stopping: threading.Event | None = None) -> bool:
         """Block until this instance holds the lease (True) or `stopping` is set (False)."""
         stopping = stopping or threading.Event()
+        watched = threading.Event()  # set: the watch ends
+        threading.Thread(target=self._watch, args=(watched,), name="lease-watch", daemon=True).start()
+        try:
+            return self._stand_by(stopping)
+        finally:
+            watched.set()
+
+    def _stand_by(self, stopping: threading.Event) -> bool:
         announced: str | None = None
         while not stopping.is_set() and not self.lost.is_set():
             try:
@@ -244,6 +269,39 @@ class Leadership:
             stopping.wait(self.seconds_to_next_look())
         return False
 
+    def _watch(self, ended: threading.Event) -> None:
+        """While standing by: note each change of the Lease when it is made, so that a holder's D counts
+        from its renewal and not from the next look (up to a second later). Only a head start: a watch
+        refused (a Role without `watch`) leaves the looks alone; one broken off is made again."""
+        while not ended.is_set():
+            try:
+                for lease in self.store.changes(WATCH_SECONDS):
+                    if ended.is_set():
+                        return
+                    if lease is not None:
+                        self._saw(lease, self._clock())
+            except ApiError as error:
+                if error.permanent or error.not_found:
+                    self._unwatched(error)
+                    return
+                log.debug("watching lease %s: %s", self.lease, error)
+            except Exception as error:  # a head start only: the looks go on
+                self._unwatched(error)
+                return
+            ended.wait(self.look_period)  # ended or broken off: watched again after a look's time
+
+    def _unwatched(self, error: Exception) -> None:
+        log.info("not watching lease %s (%s): looking every %gs", self.lease, error, self.look_period)
+
+    def _saw(self, lease: dict[str, Any], seen: float) -> dict[str, Any]:
+        """Note `lease` as seen at `seen` unless its record was seen before; its spec."""
+        spec: dict[str, Any] = lease.get("spec") or {}
+        record = json.dumps(spec, sort_keys=True)
+        with self._lock:
+            if self._observed is None or self._observed[0] != record:
+                self._observed = (record, seen)
+        return spec
+
     def seconds_to_next_look(self) -> float:
         """The look period, or less when the lease last seen expires sooner: the takeover then comes when
         it expires, not up to a look period later."""
@@ -268,18 +326,17 @@ class Leadership:
                 "spec": self._acquired_spec({}, transitions=0),
             }
             return self._take(self.store.create, self._labelled(body), "created")
-        spec = current.get("spec") or {}
+        spec = self._saw(current, seen)
         holder = spec.get("holderIdentity") or None
-        record = json.dumps(spec, sort_keys=True)
-        if self._observed is None or self._observed[0] != record:
-            self._observed = (record, seen)
         self.holder = holder
         self.transitions = int(spec.get("leaseTransitions") or 0)
         self._expires = None
         if holder is not None:
             duration = float(spec.get("leaseDurationSeconds") or self.duration_seconds)
-            if seen < self._observed[1] + duration:
-                self._expires = self._observed[1] + duration
+            with self._lock:
+                first_seen = self._observed[1] if self._observed is not None else seen
+            if seen < first_seen + duration:
+                self._expires = first_seen + duration
                 return False
             log.info("lease %s of %s not renewed for %gs: taking over", self.lease, holder, duration)
         # The Lease as the operator made it (never held: no acquireTime) starts the first tenure, as a

@@ -68,7 +68,7 @@ def role_rules(config: JobConfig) -> list[dict[str, Any]]:
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
             "resourceNames": [lease_name(config.bridge_id)],
-            "verbs": ["get", "update"],
+            "verbs": ["get", "watch", "update"],  # watch: a standby sees each renewal as it is made
         },
         {
             "apiGroups": [""],

@@ -8,6 +8,7 @@ never by the test's own slowness.
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import subprocess
@@ -186,6 +187,41 @@ def test_crashed_leader_is_replaced_after_the_duration(kube_api: KubeApi, start:
         b.stop()
 
 
+def test_a_standby_counts_the_duration_from_the_last_renewal_however_seldom_it_looks(
+    kube_api: KubeApi, as_bridge_job: Path
+) -> None:
+    """The standby watches the Lease (the bridge's Role grants watch on it): each renewal is seen as it is
+    made, so the takeover comes D after the holder's last renewal, not D after the look that first saw it.
+    Here the standby looks only when the claim it saw expires: looking alone, it would first see a's last
+    renewal at its second look, D after its first, and take over at least D + 1 s after that renewal."""
+    duration = 3  # renewals every second
+    holder = Leadership(KubernetesLeases(NAMESPACE, LEASE), identity("a"), duration)
+    standby = Leadership(KubernetesLeases(NAMESPACE, LEASE), identity("b"), duration)
+    standby.look_period = 60.0
+    assert holder.acquire()
+    taken: list[float] = []
+
+    def stand_by() -> None:
+        if standby.acquire():
+            taken.append(time.time())
+
+    thread = threading.Thread(target=stand_by, daemon=True)
+    try:
+        thread.start()
+        kube_api.wait_for(lambda: standby.holder == holder.identity, timeout=10, what="b's first look")
+        first = lease_spec(kube_api)["renewTime"]
+        renewed = lambda: (spec := lease_spec(kube_api))["renewTime"] != first and spec  # noqa: E731
+        second = kube_api.wait_for(renewed, timeout=10, what="a renewal")["renewTime"]
+        kube_api.wait_for(lambda: lease_spec(kube_api)["renewTime"] != second, timeout=10, what="another")
+        holder.stop(release=False)  # a crash, before b's second look
+        last = datetime.datetime.fromisoformat(lease_spec(kube_api)["renewTime"]).timestamp()
+        thread.join(timeout=3 * duration)
+        assert taken, "b did not take over"
+        assert duration - 0.1 <= taken[0] - last < duration + 0.75
+    finally:
+        standby.stop()
+
+
 def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Start) -> None:
     clock = Clock()  # it never moves here: nothing can expire
     a = start("a", clock)
@@ -254,6 +290,9 @@ class Intercepted:
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         self.before(write=True)
         return self.store.replace(body, timeout)
+
+    def changes(self, seconds: int) -> Iterator[dict[str, Any] | None]:
+        return iter(())  # these instances look, as ones refused the watch do (the watch: its own tests)
 
 
 class Unreachable(Intercepted):
@@ -415,6 +454,9 @@ class Forbidden:
     def replace(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         raise self.error
 
+    def changes(self, seconds: int) -> Iterator[dict[str, Any] | None]:
+        raise self.error
+
 
 def test_missing_rbac_is_a_hard_failure() -> None:
     with pytest.raises(BridgeStopped, match=r"needs get and update on it .* the Lease must exist"):
@@ -468,7 +510,7 @@ def test_the_rendered_service_account_may_hold_the_lease() -> None:
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
             "resourceNames": [lease_name(job.bridge_id)],
-            "verbs": ["get", "update"],
+            "verbs": ["get", "watch", "update"],
         }
     ]
 

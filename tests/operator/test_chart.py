@@ -429,7 +429,11 @@ def test_replicas_elect_a_leader_over_a_lease_in_the_release_namespace() -> None
     )
     assert role["metadata"]["namespace"] == "ops"
     assert role["rules"] == [
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["get", "watch", "create", "update"],
+        }
     ]
     binding = next(
         d

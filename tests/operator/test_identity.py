@@ -32,7 +32,7 @@ def test_every_rule_of_the_bridge_s_role_names_its_objects() -> None:
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
             "resourceNames": ["pay-jms-bridge"],  # the bridge id's, not the name's
-            "verbs": ["get", "update"],  # no create: the operator makes the Lease
+            "verbs": ["get", "watch", "update"],  # no create: the operator makes the Lease
         },
         {
             "apiGroups": [""],

@@ -32,6 +32,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from typing import Final
 
 KEY_ENV: Final = "JMSBRIDGE_BRIDGE_KEY"
@@ -96,16 +97,19 @@ class Forgeries:
     """Marks seen that the bridge did not make (`what`): one warning per LOG_EVERY_SECONDS at most, with
     how many were seen since the last one."""
 
-    def __init__(self, what: str, every: float = LOG_EVERY_SECONDS) -> None:
+    def __init__(
+        self, what: str, every: float = LOG_EVERY_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.what = what
         self.every = every
+        self._clock = clock
         self.seen_total = 0
         self._unlogged = 0
         self._logged_at: float | None = None
         self._lock = threading.Lock()
 
     def seen(self, why: str) -> None:
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             self.seen_total += 1
             self._unlogged += 1

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 import yaml
@@ -27,19 +27,25 @@ from testbed.jms import receive
 # (`--dist loadgroup`), so that two of them never load the two cores beside each other.
 ONE_AT_A_TIME = pytest.mark.xdist_group("one-at-a-time")
 
+T = TypeVar("T")
+
 
 def deliveries(in_the_suite: str) -> list[str]:
     """The delivery modes a heavy scenario runs in: one in the suite (its budget, issue 18), both with
     JMSBRIDGE_ALL_MODES=1 in the environment."""
-    if os.environ.get("JMSBRIDGE_ALL_MODES") == "1":
-        return ["atLeastOnce", "exactlyOnce"]
-    return [in_the_suite]
+    return variants(["atLeastOnce", "exactlyOnce"], [in_the_suite])
+
+
+def variants(every: Iterable[T], in_the_suite: Iterable[T]) -> list[T]:
+    """A heavy scenario's variants: those `in_the_suite` (its budget), `every` one with
+    JMSBRIDGE_ALL_MODES=1 in the environment."""
+    return list(every if os.environ.get("JMSBRIDGE_ALL_MODES") == "1" else in_the_suite)
 
 
 def standby_kinds() -> list[str]:
     """The standby kinds a failover scenario runs with: warm in the suite, cold too with
     JMSBRIDGE_ALL_MODES=1 (a cold standby starts its job only when it takes over: a minute more)."""
-    return ["warm", "cold"] if os.environ.get("JMSBRIDGE_ALL_MODES") == "1" else ["warm"]
+    return variants(["warm", "cold"], ["warm"])
 
 
 def bridge_document(

@@ -43,9 +43,8 @@ def test_a_mac_signs_its_parts_and_where_one_ends() -> None:
 
 def test_forgeries_are_logged_once_per_period_with_how_many(caplog: pytest.LogCaptureFixture) -> None:
     now = [100.0]
-    forgeries = Forgeries("forged marks", every=60)
-    with pytest.MonkeyPatch.context() as patch, caplog.at_level(logging.WARNING, "jmsbridge.signing"):
-        patch.setattr("bridge_job.signing.time.monotonic", lambda: now[0])
+    forgeries = Forgeries("forged marks", every=60, clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING, "jmsbridge.signing"):
         for _ in range(1000):
             forgeries.seen("a flood")
         now[0] += 61

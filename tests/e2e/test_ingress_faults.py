@@ -25,7 +25,7 @@ from bridge_job.message import JmsMessage
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
 from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
-from testbed.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, write_yaml
+from testbed.harness import ONE_AT_A_TIME, bridge_document, to_jms_route, variants, write_yaml
 from tests.support.providers import JmsProvider
 
 pytestmark = pytest.mark.e2e
@@ -163,8 +163,12 @@ def own_broker(request: pytest.FixtureRequest) -> Iterator[ActiveMqBroker | Arte
 
 
 # ActiveMQ Classic through its failover transport and a plain tcp URL, and Artemis (its javax client,
-# plain tcp, a login required): the ingress sends ride through the broker's restart on both brokers.
-@pytest.mark.parametrize("url", ["failover", "tcp", "artemis"])
+# plain tcp, a login required): the ingress sends ride through the broker's restart on both brokers. The
+# suite leaves Classic's plain tcp to JMSBRIDGE_ALL_MODES=1: the bridge's own reconnection is Artemis's
+# case here, and a Classic tcp connection lost is met in test_faults.py (the patience run out).
+@pytest.mark.parametrize(
+    "url", variants(["failover", "tcp", "artemis"], in_the_suite=["failover", "artemis"])
+)
 def test_activemq_restarted_mid_stream(
     own_broker: ActiveMqBroker | ArtemisBroker, kafka: KafkaBroker, tmp_path: Path, url: str
 ) -> None:

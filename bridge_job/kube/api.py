@@ -178,7 +178,8 @@ class Kube:
                 for line in stream:
                     if line.strip():
                         yield json.loads(line)
-        finally:
+        finally:  # a watch left before its end has unread events: its connection is not reused
+            stream.close()
             stream.release_conn()
 
     def _send(

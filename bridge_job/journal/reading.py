@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from confluent_kafka import Message
+
 from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import JournalEntry
@@ -58,18 +60,27 @@ def find_earlier(
     """Which of `ids` the partition holds before offset `before`, looking back no further than records
     written at `not_before_ms`. Reads backwards in growing chunks and stops once every id is found: the
     original of a redelivered message is usually only a batch or two back. `timeout` for the question of
-    where the partition begins, `stall_seconds` for each read."""
+    where the partition begins, `stall_seconds` for each read.
+
+    After a crash none of them is usually there (the former active never journalled what it had taken),
+    and the whole window is read: only each record's key (the message id) and time are taken from it."""
     wanted = set(ids)
     found: set[str] = set()
     low, _ = watermarks(consumer, topic, partition, timeout)
     end, chunk = before, LOOKBACK_CHUNK
     while wanted and end > low:
         start = max(low, end - chunk)
-        entries = read_range(consumer, topic, partition, start, end, stall_seconds)
-        hits = {e.message_id for e in entries if e.message_id in wanted and e.timestamp_ms >= not_before_ms}
+        keys = kafka_reading.read_messages(consumer, topic, partition, start, end, _key_at, stall_seconds)
+        hits = {key for key, written_ms in keys if key in wanted and written_ms >= not_before_ms}
         found |= hits
         wanted -= hits
-        if entries and entries[0].timestamp_ms < not_before_ms:
+        if keys and keys[0][1] < not_before_ms:
             break
         end, chunk = start, min(chunk * 2, LOOKBACK_MAX_CHUNK)
     return found
+
+
+def _key_at(message: Message, offset: int, timestamp_ms: int) -> tuple[str | None, int]:
+    """A record's message id (JournalEntry.message_id) and time."""
+    key = message.key()
+    return None if key is None else bytes(key).decode("utf-8", "replace"), timestamp_ms

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from bridge_job.config import KafkaSpec
 from bridge_job.faults.stops import BridgeStopped
@@ -171,6 +171,25 @@ def read_range(
     """`make(record, offset, timestamp_ms)` for every record of `topic`/`partition` from `start` up to
     `end` (exclusive). Offsets that stay unreadable for `stall_seconds` (Kafka unreachable, a transaction
     left open) stop the bridge."""
+
+    def made(message: Message, offset: int, timestamp_ms: int) -> T:
+        record = KafkaRecord(message.value(), message.headers() or [], message.key())  # type: ignore[arg-type]
+        return make(record, offset, timestamp_ms)
+
+    return read_messages(consumer, topic, partition, start, end, made, stall_seconds)
+
+
+def read_messages(
+    consumer: Consumer,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    make: Callable[[Message, int, int], T],
+    stall_seconds: float = READ_STALL_SECONDS,
+) -> list[T]:
+    """`read_range` for whoever takes only part of each record: `make(message, offset, timestamp_ms)`
+    with the client's message, whose value and headers become Python objects only when asked for."""
     found: list[T] = []
     if end <= start:
         return found
@@ -209,8 +228,7 @@ def read_range(
                     position = end
                     break
                 position = offset + 1
-                record = KafkaRecord(message.value(), message.headers() or [], message.key())  # type: ignore[arg-type]
-                found.append(make(record, offset, message.timestamp()[1]))
+                found.append(make(message, offset, message.timestamp()[1]))
     finally:
         consumer.unassign()
     return found

@@ -17,6 +17,7 @@ from bridge_job.config import journal_reader_group
 from bridge_job.egress import task as egress_task
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats.journal import Epoch, journal_record
+from bridge_job.journal.reading import LOOKBACK_CHUNK
 from bridge_job.journal.writer import JournalWriter
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import close_producers
@@ -63,6 +64,21 @@ def test_a_redelivery_whose_original_is_in_an_earlier_range_is_dropped(
     summary = egress_task.run(path, job.journal_topic, 0, 3, 5)
     assert (summary.records, summary.duplicates, summary.published) == (2, 1, 1)
     assert [r.key for r in read_topics(kafka, [topic], 4, settle=0.5)] == [b"0", b"1", b"2", b"3"]
+
+
+def test_the_look_back_finds_an_original_chunks_back_and_keeps_a_message_never_journalled(
+    kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """After a crash: one redelivered message was journalled long before (three look-back chunks back),
+    the other never was (the former active took it and died): the first is dropped, the second written."""
+    job, path, topic = journalled_bridge(kafka, tmp_path)
+    earlier = 3 * LOOKBACK_CHUNK
+    journal(kafka, job, *(order(seq) for seq in range(earlier)))
+    journal(kafka, job, order(0, redelivered=True), order(earlier, redelivered=True), order(earlier + 1))
+    summary = egress_task.run(path, job.journal_topic, 0, earlier, earlier + 3)
+    assert (summary.records, summary.duplicates, summary.published) == (3, 1, 2)
+    written = [r.key for r in read_topics(kafka, [topic], 2, settle=0.5)]
+    assert written == [str(earlier).encode(), str(earlier + 1).encode()]
 
 
 def test_an_original_older_than_the_dedup_window_does_not_count(kafka: KafkaBroker, tmp_path: Path) -> None:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from confluent_kafka import Message
-
 from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import JournalEntry
 from bridge_job.kafka import reading as kafka_reading
-from bridge_job.kafka.reading import Consumer, close_consumers, watermarks
+from bridge_job.kafka.reading import Consumer, Message, close_consumers, watermarks
 
 __all__ = ["close_consumers", "consumer_settings", "find_earlier", "journal_consumer", "read_range"]
 

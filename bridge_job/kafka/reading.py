@@ -22,6 +22,7 @@ from bridge_job.kafka.clients import client_config
 # The client types the rest of the job holds (never builds: the functions here do).
 __all__ = [
     "Consumer",
+    "Message",
     "TopicPartition",
     "close_consumers",
     "committed_offset",
@@ -31,6 +32,7 @@ __all__ = [
     "first_record",
     "lag_of",
     "new_consumer",
+    "read_messages",
     "read_range",
     "watermarks",
 ]

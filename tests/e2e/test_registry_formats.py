@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroDeserializer
-from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from bridge_job.formats import connect_jms
@@ -43,6 +41,7 @@ from testbed.harness import (
 from tests.e2e.test_egress import sample
 from tests.support.every_type import every_type
 from tests.support.fault_proxy import FaultProxy
+from tests.support.registered import confluent_client, confluent_deserializer
 
 pytestmark = [
     pytest.mark.e2e,
@@ -60,9 +59,7 @@ def proxy(apicurio: ApicurioRegistry) -> Iterator[FaultProxy]:
 
 
 def deserializer(fmt: str, client: SchemaRegistryClient) -> Any:
-    if fmt == "avro":
-        return AvroDeserializer(client)
-    return JSONDeserializer(None, schema_registry_client=client)
+    return confluent_deserializer(fmt, client)
 
 
 def same_message(got: JmsMessage, sent: JmsMessage) -> bool:
@@ -125,7 +122,7 @@ def test_every_message_type_goes_out_readable_by_confluents_deserializers_and_co
         )
     files = [write_yaml(tmp_path / "bridge.yaml", document), write_yaml(tmp_path / "routes.yaml", *routes)]
     job = BridgeJob(files, tmp_path, metrics_port=free_port()).start()
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     try:
         job.wait_running()
         for fmt in FORMATS:
@@ -197,7 +194,7 @@ def test_a_schema_the_subject_refuses_stops_the_job_before_it_takes_a_message(
     n = uuid.uuid4().hex[:8]
     bridge, topic, queue = f"refused-{n}", f"legacy-{n}", f"legacy.{n}.in"
     kafka.create_topics(topic)
-    SchemaRegistryClient({"url": apicurio.url}).register_schema(f"{topic}-value", Schema('"string"', "AVRO"))
+    confluent_client(apicurio.url).register_schema(f"{topic}-value", Schema('"string"', "AVRO"))
     document = bridge_document(bridge, activemq, kafka, [{"queue": queue}])
     document["spec"]["kafka"]["schemaRegistry"] = {"url": apicurio.url}
     files = [

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroDeserializer
-from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from bridge_job.config import Format, SchemaRegistrySpec
@@ -28,6 +26,7 @@ from jmsbridge.registry_server import ApicurioRegistry, TlsFiles
 from tests.formats.test_schema_formats import connector_schema
 from tests.support.every_type import every_type, with_headers
 from tests.support.fault_proxy import FaultProxy
+from tests.support.registered import confluent_client, confluent_deserializer
 
 # Registries (JVMs) of the session, ready in about 5 s each: one worker starts them for every registry test.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("schema-registry")]
@@ -60,17 +59,10 @@ def test_confluents_deserializers_read_the_bridges_records_with_every_field_equa
     door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
     ids = door.ids(topic, fmt)
     assert door.ids(topic, fmt) is ids  # asked once
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     assert client.get_latest_version(f"{topic}-value").schema_id == ids.value
     assert client.get_latest_version(f"{topic}-key").schema_id == ids.key
-    if fmt is Format.AVRO:
-        values: Any = AvroDeserializer(client)
-        keys: Any = AvroDeserializer(client)
-    else:
-        values, keys = (
-            JSONDeserializer(None, schema_registry_client=client),
-            JSONDeserializer(None, schema_registry_client=client),
-        )
+    values, keys = confluent_deserializer(fmt, client), confluent_deserializer(fmt, client)
     codec = registered(fmt)
     for message in MESSAGES:
         record = codec.encode(message, "bridge-a", ids)
@@ -108,7 +100,7 @@ def test_a_schema_the_subject_does_not_accept_stops_the_bridge_naming_subject_an
 ) -> None:
     """The subject already holds plain strings; BACKWARD (the registry's rule here, Confluent's default)
     refuses a record schema that cannot read them."""
-    SchemaRegistryClient({"url": apicurio.url}).register_schema("legacy-value", Schema('"string"', "AVRO"))
+    confluent_client(apicurio.url).register_schema("legacy-value", Schema('"string"', "AVRO"))
     door = SchemaRegistry(spec(apicurio.url), patience_seconds=30)
     with pytest.raises(BridgeStopped) as stopped:
         door.ids("legacy", Format.AVRO)
@@ -163,7 +155,7 @@ def test_the_bridges_schema_is_a_compatible_next_version_of_the_connectors_own(
 ) -> None:
     """A topic Confluent's JMS connector wrote to: its subject holds the connector's Value schema, and the
     bridge's registers as the next version under BACKWARD (it only adds optional fields)."""
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     connector_id = client.register_schema(
         "from-connector-value", Schema(json.dumps(connector_schema()), "AVRO")
     )
@@ -226,7 +218,7 @@ def test_over_tls_the_ca_file_is_trusted_and_another_ca_stops_the_bridge_naming_
 
 def test_a_route_that_keys_its_records_itself_registers_no_key_schema(apicurio: ApicurioRegistry) -> None:
     """Its topic's key subject may hold a key schema of its own (a string): the bridge leaves it alone."""
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     client.register_schema("own-keys-key", Schema('"string"', "AVRO"))
     ids = SchemaRegistry(spec(apicurio.url), patience_seconds=30).ids("own-keys", Format.AVRO, keyed=False)
     assert ids.key is None and client.get_latest_version("own-keys-value").schema_id == ids.value

@@ -4,6 +4,8 @@ tests/kafka/test_registry.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from bridge_job.config import Format
 from bridge_job.formats import avro, json_schema
 from bridge_job.formats.registry_wire import SchemaIds
@@ -24,3 +26,25 @@ class Registered:
 
     def schema(self, schema_id: int) -> str:
         return TEXTS[schema_id]
+
+
+def confluent_client(url: str) -> Any:
+    """Confluent's registry client, as a consumer of the bridge's records has it; a request that gets no
+    answer fails after 10 s instead of waiting for ever."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    return SchemaRegistryClient({"url": url, "timeout": 10})
+
+
+def confluent_deserializer(fmt: Format | str, client: Any) -> Any:
+    """Confluent's deserializer of `fmt` with the subjects named by topic (`TopicNameStrategy`, the bridge's
+    default). Left to itself, confluent-kafka 2.16 first asks the registry for the topic's "associations",
+    an API of Confluent's own registry: Apicurio has sometimes left that request unanswered."""
+    from confluent_kafka.schema_registry import topic_subject_name_strategy
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+
+    conf = {"subject.name.strategy": topic_subject_name_strategy}
+    if str(getattr(fmt, "value", fmt)) == "avro":
+        return AvroDeserializer(client, conf=conf)
+    return JSONDeserializer(None, schema_registry_client=client, conf=conf)

@@ -117,6 +117,11 @@ class Epoch:
         return KafkaRecord(value=json.dumps(value).encode(), headers=[(EPOCH_HEADER, self.holder.encode())])
 
 
+def message_id_of(key: bytes | None) -> str | None:
+    """The JMS message id a journal record's key holds (None: an epoch marker)."""
+    return None if key is None else bytes(key).decode("utf-8", "replace")
+
+
 @dataclass(slots=True)
 class JournalEntry:
     """A journal record at its place in the journal, read lazily: nothing is parsed until asked for."""
@@ -174,7 +179,7 @@ class JournalEntry:
 
     @property
     def message_id(self) -> str | None:
-        return None if self.record.key is None else self.record.key.decode("utf-8", "replace")
+        return message_id_of(self.record.key)
 
     @property
     def is_marker(self) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Collection
 
 from bridge_job.config import JobConfig, journal_reader_group
 from bridge_job.formats import KafkaRecord
-from bridge_job.formats.journal import JournalEntry
+from bridge_job.formats.journal import JournalEntry, message_id_of
 from bridge_job.kafka import reading as kafka_reading
 from bridge_job.kafka.reading import Consumer, Message, close_consumers, watermarks
 
@@ -79,6 +79,5 @@ def find_earlier(
 
 
 def _key_at(message: Message, offset: int, timestamp_ms: int) -> tuple[str | None, int]:
-    """A record's message id (JournalEntry.message_id) and time."""
-    key = message.key()
-    return None if key is None else bytes(key).decode("utf-8", "replace"), timestamp_ms
+    """A record's message id and time."""
+    return message_id_of(message.key()), timestamp_ms

@@ -6,8 +6,9 @@ therefore starts its queries while it stands by, and each source's planning wait
 `streamReader` (`wait_at`), which Spark calls before it reads the query's checkpoint: nothing is planned,
 checkpointed or run, and the checkpoint the active instance writes is read as it stands when the gate
 opens. (Later would be too late: Spark runs a batch left uncommitted without asking the source.) The
-driver opens the gate once it holds the lease and has fenced the journal, or shuts it when it stops as
-the standby; a shut gate fails the planning, and the query ends.
+driver opens the gate once it holds the lease (the former active stopped writing the checkpoint by then)
+and then takes the journal, or shuts it when it stops as the standby; a shut gate fails the planning, and
+the query ends.
 
 The gate is a file in the driver's work directory: planning processes are the driver JVM's children, on
 its machine. One whose parent is gone (the driver was killed) stops waiting.

@@ -174,8 +174,10 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             else:
                 check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
                 supervision.replace_ended()  # a held query that ended never ran: started again
-            ingest.start(job_epoch(leadership, options.instance))
+            # The held queries resume while the ingest takes the journal and connects: neither waits for
+            # the other (the egress skips the epoch marker, and reads whatever the ingest commits).
             starts.gate.open()
+            ingest.start(job_epoch(leadership, options.instance))
             supervision.start_queries()
             metrics.running()
             if leadership is not None:

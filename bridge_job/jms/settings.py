@@ -16,6 +16,7 @@ from bridge_job.config import (
     JobConfig,
     SecretKeyRef,
 )
+from bridge_job.faults.credentials import login_from_environment
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.jms.errors import JmsLoginRefused, JmsRefused, JmsTlsRefused
 from bridge_job.jms.tls import Store
@@ -26,13 +27,8 @@ DEFAULT_CLASSPATH = ("/opt/jmsbridge/jms-lib/*.jar",)
 def jms_credentials(config: JobConfig) -> tuple[str, str] | None:
     if config.bridge.jms.credentials_secret_ref is None:
         return None
-    username, password = os.environ.get(ENV_JMS_USERNAME), os.environ.get(ENV_JMS_PASSWORD)
-    if username is None or password is None:
-        raise BridgeStopped(
-            f"JMS credentials need the environment variables {ENV_JMS_USERNAME} and {ENV_JMS_PASSWORD} "
-            f"(from Secret {config.bridge.jms.credentials_secret_ref.name})"
-        )
-    return username, password
+    secret = config.bridge.jms.credentials_secret_ref.name
+    return login_from_environment("the JMS login", ENV_JMS_USERNAME, ENV_JMS_PASSWORD, secret)
 
 
 def jms_classpath(config: JobConfig) -> Sequence[str]:

@@ -18,7 +18,6 @@ per cause through per `LOG_INTERVAL_SECONDS` and says how many it held back.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -28,6 +27,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 
 from bridge_job.config import ENV_KAFKA_PASSWORD, ENV_KAFKA_USERNAME, KafkaSpec
+from bridge_job.faults.credentials import login_from_environment
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.kafka import refusals
 
@@ -82,14 +82,9 @@ def environment_credentials(
     """The job's SASL credentials, from the variables the operator fills from the Secret (None: no SASL)."""
     if kafka.sasl is None:
         return None
-    env = os.environ if environ is None else environ
-    username, password = env.get(ENV_KAFKA_USERNAME), env.get(ENV_KAFKA_PASSWORD)
-    if not username or password is None:
-        raise BridgeStopped(
-            f"Kafka SASL needs the environment variables {ENV_KAFKA_USERNAME} and {ENV_KAFKA_PASSWORD} "
-            f"(from Secret {kafka.sasl.credentials_secret_ref.name})"
-        )
-    return KafkaCredentials(username, password)
+    secret = kafka.sasl.credentials_secret_ref.name
+    login = login_from_environment("Kafka SASL", ENV_KAFKA_USERNAME, ENV_KAFKA_PASSWORD, secret, environ)
+    return KafkaCredentials(*login)
 
 
 def client_config(kafka: KafkaSpec, environ: Mapping[str, str] | None = None) -> KafkaConfig:

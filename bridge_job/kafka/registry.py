@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import enum
-import os
 import ssl
 import threading
 import time
@@ -36,6 +35,7 @@ from bridge_job.config import (
     JobConfig,
     SchemaRegistrySpec,
 )
+from bridge_job.faults.credentials import login_from_environment
 from bridge_job.faults.outages import Outage, OutageListener, patiently
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import FormatError
@@ -52,14 +52,11 @@ def client_settings(spec: SchemaRegistrySpec, environ: Mapping[str, str] | None 
     from the Secret), the TLS files. No retries of its own: the bridge's patience decides."""
     settings: dict[str, Any] = {"url": spec.url, "timeout": ASK_SECONDS, "max.retries": 0}
     if spec.credentials_secret_ref is not None:
-        env = os.environ if environ is None else environ
-        username, password = env.get(ENV_REGISTRY_USERNAME), env.get(ENV_REGISTRY_PASSWORD)
-        if not username or password is None:
-            raise BridgeStopped(
-                f"the schema registry needs the environment variables {ENV_REGISTRY_USERNAME} and "
-                f"{ENV_REGISTRY_PASSWORD} (from Secret {spec.credentials_secret_ref.name})"
-            )
-        settings["basic.auth.user.info"] = f"{username}:{password}"
+        secret = spec.credentials_secret_ref.name
+        login = login_from_environment(
+            "the schema registry", ENV_REGISTRY_USERNAME, ENV_REGISTRY_PASSWORD, secret, environ
+        )
+        settings["basic.auth.user.info"] = ":".join(login)
     if spec.tls is not None:
         files = {
             "ssl.ca.location": spec.tls.ca_file,

@@ -36,6 +36,7 @@ from bridge_job.config import (
     NatsSpec,
     NatsTlsSpec,
 )
+from bridge_job.faults.credentials import login_from_environment
 from bridge_job.faults.outages import PATIENCE_SETTING, Outage, patiently
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.nats.message import NatsMessage, NatsPublish
@@ -85,12 +86,10 @@ def nats_credentials(spec: NatsSpec) -> dict[str, Any]:
     """The connect options holding the bridge's NATS credentials, from the environment the operator
     fills from the Secrets (never from the spec)."""
     if spec.credentials_secret_ref is not None:
-        username, password = os.environ.get(ENV_NATS_USERNAME), os.environ.get(ENV_NATS_PASSWORD)
-        if username is None or password is None:
-            raise BridgeStopped(
-                f"NATS credentials need the environment variables {ENV_NATS_USERNAME} and "
-                f"{ENV_NATS_PASSWORD} (from Secret {spec.credentials_secret_ref.name})"
-            )
+        secret = spec.credentials_secret_ref.name
+        username, password = login_from_environment(
+            "the NATS login", ENV_NATS_USERNAME, ENV_NATS_PASSWORD, secret
+        )
         return {"user": username, "password": password}
     if spec.token_secret_ref is not None:
         token = os.environ.get(ENV_NATS_TOKEN)

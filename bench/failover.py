@@ -31,8 +31,9 @@ journal producer are ready while it waits):
 - `unplanned_exits`: instances that stopped on their own (their `jmsbridge stopped:` line); the scenario
   starts them again as Kubernetes would, so a takeover may include such a restart.
 
-With the default lease duration D = 10 s the standby takes over between D and D + 1 s after the active's
-last renewal (it looks every second, and when the claim expires); the gap adds the new active's start
+With the default lease duration D = 10 s the standby takes over D after the active's last renewal (it
+watches the Lease), so 2D/3 to D after a kill, which the scenario makes at a random point of the renewal
+period as a crash would come (`kill_to_lease_s`); the gap adds the new active's start
 (a warm standby's queries wait at a gate and start planning then; a cold standby also starts the JVM,
 Spark session, queries and broker clients). See docs/failover.md.
 """

@@ -174,14 +174,15 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             else:
                 check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
                 supervision.replace_ended()  # a held query that ended never ran: started again
+            if leadership is not None:  # before the gate opens: from then on the egress writes
+                leadership.on_lost(lambda reason: halt(ingest, queries))
             # The held queries resume while the ingest takes the journal and connects: neither waits for
             # the other (the egress skips the epoch marker, and reads whatever the ingest commits).
             starts.gate.open()
             ingest.start(job_epoch(leadership, options.instance))
+            still_active()  # the lease lost while the ingest connected (JMS may take minutes): start nothing
             supervision.start_queries()
             metrics.running()
-            if leadership is not None:
-                leadership.on_lost(lambda reason: halt(ingest, queries))
             log.info(
                 "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; "
                 "%d natsToJms routes",

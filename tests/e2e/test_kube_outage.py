@@ -8,6 +8,9 @@ standby); the standby cannot take a Lease it cannot write, so it never moves a r
 API answers again the standby takes the Lease and what was sent during the outage arrives, once
 (`exactlyOnce`).
 
+The same partition while a new active still waits for its JMS broker (its queries already resumed):
+it gives its role up as soon as its Lease is gone, not after its JMS patience.
+
 What this does not show yet (docs/outages.md): an active that keeps its role across the outage without a
 restart.
 """
@@ -24,7 +27,7 @@ import pytest
 
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST
 from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
-from jmsbridge.local import BridgeJob
+from jmsbridge.local import BridgeJob, free_port
 from testbed.apiserver.chart import job_kubeconfig
 from testbed.apiserver.client import KubeApi
 from testbed.brokers import ActiveMqBroker, KafkaBroker
@@ -99,3 +102,36 @@ def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_los
     keys = [r.key for r in records]
     assert sorted(int(key or b"-1") for key in set(keys)) == list(range(100)), "every message arrives"
     assert len(keys) == 100, f"{len(keys) - 100} duplicates despite exactlyOnce"
+
+
+def test_a_lease_lost_while_the_active_waits_for_jms_at_its_start_stops_it_at_once(
+    kube_api: KubeApi, as_bridge_job: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """The job opens its queries' gate before its ingest connects to JMS, which may take the whole
+    patience: a lease lost meanwhile must stop the queries and the job then, not once JMS answers."""
+    n = uuid.uuid4().hex[:8]
+    name, topic = f"start-{n}", f"start-{n}"
+    kafka.create_topics(topic)
+    bridge = bridge_document(name, activemq, kafka, [{"queue": f"start.{n}"}])
+    nobody = f"tcp://127.0.0.1:{free_port()}"  # no JMS broker listens: the ingest waits out an outage
+    bridge["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"] = nobody
+    bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": LEASE_SECONDS}
+    bridge["spec"]["outages"] = {"patienceSeconds": 600}
+    route = route_document("all", name, topic)
+    for document in (bridge, route):
+        document["metadata"]["namespace"] = NAMESPACE
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    api = urlparse(kube_api.url)
+    proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
+    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}", bridge=name)
+    env = {"HOSTNAME": "pod-a", "KUBECONFIG": str(proxied)}
+    job = BridgeJob(files, tmp_path, instance="a", master="local[1]", env=env)
+    try:
+        job.start().wait_log("active: holding lease", 180)
+        job.wait_log("(attempt 1, failing for", 120)  # its ingest waits for JMS, its queries run
+        proxy.blackhole()
+        assert job.wait_exit(60) == EXIT_LEADERSHIP_LOST, job.log()[-3000:]
+    finally:
+        proxy.close()
+        job.kill()
+    assert "lost the lease" in job.log()

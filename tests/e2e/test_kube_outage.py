@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -49,6 +50,20 @@ RUNNING = " running: "
 STANDING_BY = "standby: waiting for lease"
 
 
+def _through_a_proxy(
+    kube_api: KubeApi, bridge: dict[str, Any], route: dict[str, Any], tmp_path: Path
+) -> tuple[list[Path], FaultProxy, Path]:
+    """The bridge's files in `NAMESPACE`, a fault proxy before the API server, and the kubeconfig of the
+    bridge's pods through it."""
+    for document in (bridge, route):
+        document["metadata"]["namespace"] = NAMESPACE
+    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
+    api = urlparse(kube_api.url)
+    proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
+    name = bridge["metadata"]["name"]
+    return files, proxy, job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}", bridge=name)
+
+
 def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_loses_nothing(
     kube_api: KubeApi, as_bridge_job: Path, activemq: ActiveMqBroker, kafka: KafkaBroker, tmp_path: Path
 ) -> None:
@@ -58,12 +73,7 @@ def test_the_api_unreachable_for_longer_than_the_lease_leaves_one_writer_and_los
     bridge = bridge_document(name, activemq, kafka, [{"queue": source}], delivery="exactlyOnce")
     bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": LEASE_SECONDS}
     route = route_document("all", name, topic, key={"property": "seq"})
-    for document in (bridge, route):
-        document["metadata"]["namespace"] = NAMESPACE
-    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
-    api = urlparse(kube_api.url)
-    proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
-    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}", bridge=name)
+    files, proxy, proxied = _through_a_proxy(kube_api, bridge, route, tmp_path)
     destination = Destination(DestinationKind.QUEUE, source)
 
     def messages(first: int, count: int) -> list[JmsMessage]:
@@ -117,13 +127,7 @@ def test_a_lease_lost_while_the_active_waits_for_jms_at_its_start_stops_it_at_on
     bridge["spec"]["jms"]["connectionFactory"]["properties"]["brokerURL"] = nobody
     bridge["spec"]["failover"] = {"standby": True, "leaseDurationSeconds": LEASE_SECONDS}
     bridge["spec"]["outages"] = {"patienceSeconds": 600}
-    route = route_document("all", name, topic)
-    for document in (bridge, route):
-        document["metadata"]["namespace"] = NAMESPACE
-    files = [write_yaml(tmp_path / "bridge.yaml", bridge), write_yaml(tmp_path / "routes.yaml", route)]
-    api = urlparse(kube_api.url)
-    proxy = FaultProxy(api.hostname or "127.0.0.1", api.port or 80)
-    proxied = job_kubeconfig(kube_api, NAMESPACE, server=f"https://{proxy.address}", bridge=name)
+    files, proxy, proxied = _through_a_proxy(kube_api, bridge, route_document("all", name, topic), tmp_path)
     env = {"HOSTNAME": "pod-a", "KUBECONFIG": str(proxied)}
     job = BridgeJob(files, tmp_path, instance="a", master="local[1]", env=env)
     try:

@@ -3,14 +3,15 @@
 cluster's admin: arrange objects, read them back, wait for conditions.
 
 One control plane serves every test of a pytest worker; `reset()` puts it back as a test found it (every
-object in the namespaces emptied, the finalizers of objects whose operator is gone taken off first, and
-the cluster-wide objects a test made deleted), so that each test sees an empty cluster with our CRDs and
-the spark-operator's installed. Namespaces stay, empty, from one test to the next.
+collection written to since the last reset, as the audit log tells, emptied, the finalizers of objects
+whose operator is gone taken off first, and the cluster-wide objects a test made deleted), so that each
+test sees an empty cluster with our CRDs and the spark-operator's installed. Namespaces stay, empty, from
+one test to the next.
 """
 
 from __future__ import annotations
 
-import builtins
+import dataclasses
 import functools
 import pathlib
 import time
@@ -36,6 +37,8 @@ CLUSTER_KINDS = (
 # CRDs kept from one test to the next (installing the spark-operator's costs the server a second):
 # `install_crds` replaces them when their files change.
 KEPT_CRD_GROUPS = ("jmsbridge.dev", "sparkoperator.k8s.io")
+WRITES = frozenset({"create", "update", "patch"})  # the verbs that can make an object
+SERVER_USER = "system:apiserver"
 # What a test may leave in `default` besides what the cluster keeps there itself.
 DEFAULT_KEPT = {
     "serviceaccounts": {"default"},
@@ -46,11 +49,16 @@ DEFAULT_KEPT = {
 KubeApiError = ApiError
 
 
+def yaml_documents(text: str) -> list[Any]:
+    """The documents of a YAML stream, with libyaml's parser when PyYAML has it (ten times quicker than
+    the pure-Python one: the spark-operator CRD is 800 kB of YAML, a chart with its CRDs 100 kB)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [doc for doc in yaml.load_all(text, Loader=loader) if doc]
+
+
 @functools.lru_cache(maxsize=16)
 def _load_yaml_documents(path: pathlib.Path, mtime_ns: int) -> tuple[Any, ...]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the spark-operator CRD is 800 kB of YAML
-    with path.open(encoding="utf-8") as f:
-        return tuple(doc for doc in yaml.load_all(f, Loader=loader) if doc)
+    return tuple(yaml_documents(path.read_text(encoding="utf-8")))
 
 
 class KubeApi:
@@ -67,8 +75,8 @@ class KubeApi:
         self._kinds: dict[str, dict[str, dict[str, Any]]] = {}  # api_version -> kind -> discovery entry
         self._baseline = {plural: self._names(api_version, plural) for api_version, plural in CLUSTER_KINDS}
         self._audit_read = control_plane.audit_offset()  # where the events read so far end
+        self._reset_read = self._audit_read  # where the events the last `reset` read end
         self._audit: list[dict[str, Any]] = []
-        self._namespaced: tuple[frozenset[str], builtins.list[tuple[str, str]]] | None = None
 
     # --- what was asked: the API server's audit log since the test began ---
 
@@ -313,84 +321,79 @@ class KubeApi:
     # --- between tests ---
 
     def reset(self) -> None:
-        """Delete what tests made, and return when it is gone: every object in every namespace but the
-        system ones and what the cluster keeps in `default` (the finalizers of objects whose operator is
-        gone taken off first), the namespaces' labels, and the cluster-wide objects that were not there at
-        the start. The namespaces themselves stay, emptied: the namespace controller takes 5 s to delete
-        one, a test's worth of objects go in a few hundred milliseconds."""
-        namespaces = [
-            ns for ns in self.list("v1", "Namespace") if ns["metadata"]["name"] not in SYSTEM_NAMESPACES
-        ]
-        names = [ns["metadata"]["name"] for ns in namespaces]
-        # One list of the CRDs (the spark-operator's alone is 800 kB) serves every step below.
-        crds = self.request("GET", f"/apis/{CRDS}")["items"]
-        crd_names = frozenset(crd["metadata"]["name"] for crd in crds)
-        custom = _custom_kinds(crds)
-        for namespace in [*names, "default"]:
-            self._drop_finalizers(namespace, custom)
-        kinds = self._namespaced_kinds(crd_names)
-        remaining = [path for ns in [*names, "default"] for path in self._delete_everything(ns, kinds)]
-        for ns in namespaces:
-            extra = {
-                k: None for k in ns["metadata"].get("labels") or {} if k != "kubernetes.io/metadata.name"
-            }
-            if extra or ns["metadata"].get("annotations"):
-                patch = {"metadata": {"labels": extra, "annotations": None}}
-                self.request(
-                    "PATCH", f"/api/v1/namespaces/{ns['metadata']['name']}", patch, content_type=MERGE_PATCH
-                )
+        """Delete what was made since the last reset, and return when it is gone: every object of each
+        namespaced collection something was written to (the finalizers of objects whose operator is gone
+        taken off first; what the cluster keeps in `default`, and a namespace's own `default`
+        ServiceAccount, stay), the labels and annotations of namespaces written to, and the cluster-wide
+        objects that were not there at the start. The namespaces themselves stay, emptied: the namespace
+        controller takes 5 s to delete one, a test's worth of objects go in a few hundred milliseconds.
+
+        What was written comes from the audit log, which the server writes before it answers, whoever
+        wrote (a test, an operator, the controller manager): listing every kind in every namespace instead
+        cost 300 requests a reset once a worker's tests had made a few namespaces."""
+        events, self._reset_read = self.control_plane.audit_events(self._reset_read)
+        written = _writes(events)
+        remaining = [path for path in map(self._empty, sorted(written.collections)) if path]
+        for name in sorted(written.namespaces - SYSTEM_NAMESPACES):
+            self._unlabel(name)
         for api_version, plural in CLUSTER_KINDS:
-            present = crd_names if f"{api_version}/{plural}" == CRDS else self._names(api_version, plural)
-            for name in present - self._baseline[plural]:
+            if (api_version, plural) not in written.cluster_kinds:
+                continue
+            for name in self._names(api_version, plural) - self._baseline[plural]:
                 if plural == "customresourcedefinitions" and name.endswith(KEPT_CRD_GROUPS):
                     continue
                 self._delete(f"/apis/{api_version}/{plural}/{name}")
+            if plural == "customresourcedefinitions":
+                self._kinds.clear()  # the kinds served may have changed
         self.wait_for(
             lambda: not [path for path in remaining if self._left(path)],
             timeout=60,
             what=f"the tests' objects deleted: {remaining}",
         )
-        self._kinds.clear()
 
-    def _namespaced_kinds(self, crds: frozenset[str]) -> builtins.list[tuple[str, str]]:
-        """(API path prefix, plural) of every namespaced kind that can be listed and deleted: discovered
-        again only when the CRDs (`crds`, their names) changed (otherwise 25 discovery requests a test)."""
-        if self._namespaced is None or self._namespaced[0] != crds:
-            self._namespaced = (crds, self._discover_namespaced_kinds())
-        return self._namespaced[1]
+    def _empty(self, collection: str) -> str | None:
+        """Take the finalizers off the objects of a namespaced collection and delete them all but what it
+        keeps; what to list to see them gone, None if there was nothing to delete."""
+        namespace, plural = collection.split("/")[-2:]
+        if namespace == "default":
+            kept = DEFAULT_KEPT.get(plural, set())
+        else:  # a namespace's own account, which the ServiceAccount controller would make again
+            kept = {"default"} if plural == "serviceaccounts" else set()
+        try:
+            items = self.request("GET", collection)["items"]
+        except KubeApiError as e:
+            if e.status == 404:  # a kind whose CRD a test installed and deleted again
+                return None
+            raise
+        for item in items:
+            if item["metadata"].get("finalizers"):
+                self._delete_finalizers(f"{collection}/{item['metadata']['name']}")
+        if not {item["metadata"]["name"] for item in items} - kept:
+            return None
+        query = ",".join(f"metadata.name!={name}" for name in sorted(kept))
+        collection += f"?fieldSelector={query}" if query else ""
+        self.request("DELETE", collection)
+        return collection
 
-    def _discover_namespaced_kinds(self) -> builtins.list[tuple[str, str]]:
-        groups = ["/api/v1"] + [
-            f"/apis/{group['preferredVersion']['groupVersion']}"
-            for group in self.request("GET", "/apis")["groups"]
-        ]
-        return [
-            (prefix, resource["name"])
-            for prefix in groups
-            for resource in self.request("GET", prefix)["resources"]
-            if resource["namespaced"]
-            and "/" not in resource["name"]
-            and {"list", "deletecollection"} <= set(resource.get("verbs", []))
-        ]
+    def _delete_finalizers(self, path: str) -> None:
+        try:
+            self.request("PATCH", path, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+        except KubeApiError as e:
+            if e.status != 404:
+                raise
 
-    def _delete_everything(self, namespace: str, kinds: Iterable[tuple[str, str]]) -> builtins.list[str]:
-        """Delete every object in `namespace` (but what the cluster keeps in `default`); the collections
-        that had any, to wait on."""
-        deleted = []
-        for prefix, plural in kinds:
-            collection = f"{prefix}/namespaces/{namespace}/{plural}"
-            if namespace == "default":
-                kept = DEFAULT_KEPT.get(plural, set())
-            else:  # a namespace's own account, which the ServiceAccount controller would make again
-                kept = {"default"} if plural == "serviceaccounts" else set()
-            items = [i["metadata"]["name"] for i in self.request("GET", collection)["items"]]
-            if not set(items) - kept:
-                continue
-            query = ",".join(f"metadata.name!={name}" for name in sorted(kept))
-            collection += f"?fieldSelector={query}" if query else ""
-            self.request("DELETE", collection)
-            deleted.append(collection)
-        return deleted
+    def _unlabel(self, namespace: str) -> None:
+        """Take off the labels and annotations a test put on a namespace."""
+        try:
+            ns = self.request("GET", f"/api/v1/namespaces/{namespace}")
+        except KubeApiError as e:
+            if e.status == 404:
+                return
+            raise
+        extra = {k: None for k in ns["metadata"].get("labels") or {} if k != "kubernetes.io/metadata.name"}
+        if extra or ns["metadata"].get("annotations"):
+            patch = {"metadata": {"labels": extra, "annotations": None}}
+            self.request("PATCH", f"/api/v1/namespaces/{namespace}", patch, content_type=MERGE_PATCH)
 
     def _left(self, collection: str) -> bool:
         return bool(self.request("GET", collection)["items"])
@@ -406,19 +409,6 @@ class KubeApi:
         return {
             item["metadata"]["name"] for item in self.request("GET", f"/apis/{api_version}/{plural}")["items"]
         }
-
-    def _drop_finalizers(self, namespace: str, custom: Iterable[tuple[str, str]]) -> None:
-        for api_version, plural in custom:
-            collection = f"/apis/{api_version}/namespaces/{namespace}/{plural}"
-            for item in self.request("GET", collection)["items"]:
-                if item["metadata"].get("finalizers"):
-                    patch = {"metadata": {"finalizers": None}}
-                    path = f"{collection}/{item['metadata']['name']}"
-                    try:
-                        self.request("PATCH", path, patch, content_type=MERGE_PATCH)
-                    except KubeApiError as e:
-                        if e.status != 404:
-                            raise
 
     # --- kinds and paths ---
 
@@ -463,15 +453,34 @@ class KubeApi:
         return "/".join(parts)
 
 
-def _custom_kinds(crds: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(apiVersion, plural) of every namespaced custom resource kind these CRDs serve."""
-    return [
-        (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["plural"])
-        for crd in crds
-        if crd["spec"]["scope"] == "Namespaced"
-        for version in crd["spec"]["versions"]
-        if version.get("storage")
-    ]
+@dataclasses.dataclass
+class _Writes:
+    """What an audit log's write requests (create, update, patch) touched."""
+
+    collections: set[str] = dataclasses.field(default_factory=set)  # namespaced, as API paths
+    namespaces: set[str] = dataclasses.field(default_factory=set)
+    cluster_kinds: set[tuple[str, str]] = dataclasses.field(default_factory=set)  # (apiVersion, plural)
+
+
+def _writes(events: Iterable[Mapping[str, Any]]) -> _Writes:
+    """The collections, namespaces and cluster-wide kinds written to in these audit events, but in the
+    system namespaces and by the API server itself (its `kubernetes` Service and endpoints: the cluster's)."""
+    written = _Writes()
+    for event in events:
+        ref = event.get("objectRef") or {}
+        if event["verb"] not in WRITES or "resource" not in ref or event["user"]["username"] == SERVER_USER:
+            continue
+        group, version, plural = ref.get("apiGroup"), ref.get("apiVersion", "v1"), ref["resource"]
+        api_version = f"{group}/{version}" if group else version
+        namespace = ref.get("namespace")
+        if plural == "namespaces":
+            written.namespaces.add(ref.get("name") or namespace or "")
+        elif not namespace:
+            written.cluster_kinds.add((api_version, plural))
+        elif namespace == "default" or namespace not in SYSTEM_NAMESPACES:
+            prefix = f"/apis/{api_version}" if group else f"/api/{version}"
+            written.collections.add(f"{prefix}/namespaces/{namespace}/{plural}")
+    return written
 
 
 def _counted(event: Mapping[str, Any]) -> bool:

@@ -38,6 +38,9 @@ STARTUP_TIMEOUT = 60.0
 SHUTDOWN_TIMEOUT = 60.0
 HUNG_TIMEOUT = 5.0  # kopf's
 LATE_RUNNERS = "runner of "  # kopf's name of the task running a timer or daemon
+# kopf's discovery of the API's resources, which its resource observer starts and does not stop: read-only
+# requests that, once the operator's HTTP session is closed, retry and wait for a new login that never comes.
+DISCOVERY = frozenset({"_read_old_api", "_read_new_apis"})
 
 _logger = logging.getLogger("kopf._core.reactor.running")
 
@@ -117,12 +120,14 @@ async def _operate(
 async def _run_tasks(
     root_tasks: Collection[asyncio.Task[Any]], ignored: Collection[asyncio.Task[Any]]
 ) -> None:
-    """As `kopf.run_tasks`, but without waiting 5 s for a timer that was spawned too late to be stopped.
+    """As `kopf.run_tasks`, but without waiting 5 s for a timer that was spawned too late to be stopped,
+    or for kopf's own discovery of resources.
 
     A watch-event still being processed while the operator stops can spawn a timer (`bridge_resync`)
     after kopf's daemon killer stopped the others: nothing stops that one, and kopf waits 5 s for its
-    "hung" tasks before it cancels them. Such timers and daemons (kopf's `runner of ...` tasks) are
-    cancelled at once here; other tasks left over (handlers) still get kopf's 5 s.
+    "hung" tasks before it cancels them. Such timers and daemons (kopf's `runner of ...` tasks), and the
+    discovery requests of an operator stopped soon after its start (`DISCOVERY`), are cancelled at once
+    here; other tasks left over (handlers) still get kopf's 5 s.
     """
     try:
         root_done, root_pending = await aiotasks.wait(root_tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -132,12 +137,17 @@ async def _run_tasks(
         await aiotasks.stop(hung, title="Hung", logger=_logger, cancelled=True, interval=1)
         raise
     root_cancelled, _ = await aiotasks.stop(root_pending, title="Root", logger=_logger)
-    late = {t for t in await aiotasks.all_tasks(ignored=ignored) if t.get_name().startswith(LATE_RUNNERS)}
+    late = {t for t in await aiotasks.all_tasks(ignored=ignored) if _late(t)}
     late_cancelled, _ = await aiotasks.stop(late, title="Late timer", logger=_logger, quiet=True, interval=1)
     hung = await aiotasks.all_tasks(ignored=ignored)
     hung_done, hung_pending = await aiotasks.wait(hung, timeout=HUNG_TIMEOUT)
     hung_cancelled, _ = await aiotasks.stop(hung_pending, title="Hung", logger=_logger, interval=1)
     await aiotasks.reraise(root_done | root_cancelled | hung_done | hung_cancelled | late_cancelled)
+
+
+def _late(task: asyncio.Task[Any]) -> bool:
+    coroutine = task.get_coro()
+    return task.get_name().startswith(LATE_RUNNERS) or getattr(coroutine, "__qualname__", "") in DISCOVERY
 
 
 @contextlib.contextmanager

@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
 
-    kafka = KafkaBroker()
+    kafka = KafkaBroker(optimized=True)
     try:
         kafka.start()
         job = config(name=f"bench-{uuid.uuid4().hex[:8]}", bootstrap=kafka.bootstrap)

@@ -62,7 +62,7 @@ def notes(bench: str) -> Callable[[str], None]:
 @contextmanager
 def local_brokers(note: Callable[[str], None]) -> Iterator[tuple[ActiveMqBroker, KafkaBroker, Path]]:
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
-    activemq, kafka = ActiveMqBroker(), KafkaBroker()
+    activemq, kafka = ActiveMqBroker(), KafkaBroker(optimized=True)
     ok = False
     try:
         activemq.start()

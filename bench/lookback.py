@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
-    kafka = KafkaBroker()
+    kafka = KafkaBroker(optimized=True)
     times: dict[str, list[float]] = {"job": [], "baseline": []}
     try:
         kafka.start()

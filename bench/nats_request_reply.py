@@ -121,7 +121,7 @@ def local_brokers() -> Iterator[tuple[NatsServer, ActiveMqBroker, KafkaBroker, P
     """nats-server, ActiveMQ and Apache Kafka on free ports and a work dir, all stopped on the way out; the
     work dir (the job's files and log) is kept when the run failed."""
     work = Path(tempfile.mkdtemp(prefix="jmsbridge-bench-"))
-    nats_server, activemq, kafka = NatsServer(), ActiveMqBroker(), KafkaBroker()
+    nats_server, activemq, kafka = NatsServer(), ActiveMqBroker(), KafkaBroker(optimized=True)
     ok = False
     try:
         nats_server.start()

@@ -6,19 +6,19 @@ audit log, which the `operator` fixture fails the test on."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import subprocess
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import yaml
 from jmsbridge_operator import naming
 from jmsbridge_operator.identity import identity
 
 from bridge_job.config import JmsBridge, job_config
 from bridge_job.kube.api import Kube
-from testbed.apiserver.client import KubeApi
+from testbed.apiserver.client import KubeApi, yaml_documents
 from testbed.apiserver.tools import helm
 
 CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "jms-bridge-operator"
@@ -29,13 +29,20 @@ ALL_NAMESPACES = ("allNamespaces=true", "bridgeJob.namespaces={apps}")
 
 
 def render(namespace: str, *values: str) -> list[dict[str, Any]]:
-    """The chart's documents for a release in `namespace` with `--set` values."""
+    """The chart's documents for a release in `namespace` with `--set` values (fresh objects each call)."""
+    return yaml_documents(_template(namespace, values))
+
+
+@functools.lru_cache(maxsize=32)
+def _template(namespace: str, values: tuple[str, ...]) -> str:
+    """`helm template`, once per process for the same values: the chart does not change while tests run,
+    and the operator tests install its RBAC about seventy times."""
     args = [helm(), "template", RELEASE, str(CHART_DIR), "--namespace", namespace]
     for value in values:
         args += ["--set", value]
     result = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
+    return result.stdout
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,8 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 
+from testbed.apiserver.client import yaml_documents
 from testbed.apiserver.spark_crd import UPSTREAM
 from testbed.resources import CHECKPOINT_CLAIM, GROUP_VERSION, NAMESPACE
 
@@ -38,8 +38,7 @@ def require_reference(path: Path = SPARK_CRD) -> Path:
 
 
 def load_yaml(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [d for d in yaml.load_all(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+    return yaml_documents(path.read_text(encoding="utf-8"))
 
 
 def example(file: str, kind: str, name: str | None = None) -> dict[str, Any]:

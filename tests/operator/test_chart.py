@@ -15,6 +15,7 @@ from jmsbridge_operator.naming import child_labels
 from jmsbridge_operator.render import COMPONENT_JOB
 
 from jmsbridge.cli import parser
+from testbed.apiserver.client import yaml_documents
 from tests.operator.helpers import CHART_DIR, CRD_DIR, EXAMPLES, REPO, load_yaml, strict
 
 DOCS = REPO / "docs" / "operator.md"
@@ -51,7 +52,7 @@ def template(*values: str) -> list[dict[str, Any]]:
     """The rendered documents."""
     result = helm_template(*values)
     assert result.returncode == 0, result.stderr
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
+    return yaml_documents(result.stdout)
 
 
 def refused(*values: str) -> str:

@@ -1,8 +1,14 @@
-"""`KubeApi.reset` against the real API server: what a test made is gone for the next one, whoever made it."""
+"""The tests' helpers over the real API server: `reset` leaves nothing a test made for the next one, whoever
+made it; `install_crds` puts back CRDs someone changed."""
 
 from __future__ import annotations
 
+import json
+
+from jmsbridge_operator import crdgen
+
 from testbed.apiserver.client import KubeApi
+from tests.apiserver.fixtures import CRD_FILES
 
 
 def _config_map(name: str, namespace: str, **metadata: object) -> dict[str, object]:
@@ -59,3 +65,17 @@ def test_a_reset_deletes_what_was_made_after_the_one_before_it_read_the_log(cont
     kube.create(_config_map("late", "reset-b"))
     kube.reset()
     assert kube.list("v1", "ConfigMap", "reset-b") == []
+
+
+def test_crds_someone_changed_are_installed_again(control_plane: KubeApi) -> None:
+    """`install_crds` asks nothing when the CRDs are as it left them; one that was replaced since is
+    put back."""
+    kube = control_plane
+    kube.install_crds(*CRD_FILES)
+    name = "jmsbridges.jmsbridge.dev"
+    stored = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+    assert stored is not None and "x-kubernetes-validations" in json.dumps(stored["spec"])
+    kube.replace(crdgen.without(stored, "x-kubernetes-validations"))
+    kube.install_crds(*CRD_FILES)
+    again = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+    assert again is not None and "x-kubernetes-validations" in json.dumps(again["spec"])

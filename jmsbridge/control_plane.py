@@ -14,14 +14,14 @@ starts: the tests play the spark-operator by writing SparkApplication status.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
 import ssl
 import sys
 import tempfile
-import urllib.error
-import urllib.request
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -104,6 +104,7 @@ class ControlPlane:
         self._apiserver = _Server("kube-apiserver", self.workdir)
         self._controllers = _Server("kube-controller-manager", self.workdir)
         self._ssl = ssl.create_default_context(cafile=None)
+        self._connections = threading.local()  # each thread's connection to the API server (`request`)
 
     # --- lifecycle ---
 
@@ -121,6 +122,7 @@ class ControlPlane:
         pki = self.workdir / "pki"
         _make_certificates(pki)
         self._ssl = ssl.create_default_context(cafile=str(self.ca_file))
+        self._connections = threading.local()  # a new server: none of the old connections
         (self.workdir / "audit-policy.yaml").write_text(AUDIT_POLICY, encoding="utf-8")
         (self.workdir / "tokens.csv").write_text(
             f'{self.admin_token},{ADMIN_USER},{ADMIN_USER},"system:masters"\n', encoding="utf-8"
@@ -272,18 +274,46 @@ class ControlPlane:
             "Accept": "application/json",
             "User-Agent": "jmsbridge-tests/1",
         }
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        opener = urllib.request.build_opener(
-            urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=self._ssl)
-        )
-        try:
-            with opener.open(request, timeout=60) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as e:
-            raise ApiError.from_response(method, path, e.code, e.read()) from None
+        status, payload = self._exchange(method, path, data, headers)
+        if status >= 400:
+            raise ApiError.from_response(method, path, status, payload)
         if raw:
             return payload.decode()
         return json.loads(payload or b"null")
+
+    def _exchange(
+        self, method: str, path: str, data: bytes | None, headers: dict[str, str]
+    ) -> tuple[int, bytes]:
+        """One request over this thread's kept-alive connection: a TLS handshake per request was the
+        tests' largest cost in Python (about 25 CPU-s of a quick lane), and the server's. A connection the
+        server closed while it was idle is opened again, once; a failure is an OSError."""
+        reused = getattr(self._connections, "https", None) is not None
+        try:
+            return self._send(method, path, data, headers)
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            if not reused:
+                raise
+            return self._send(method, path, data, headers)
+
+    def _send(self, method: str, path: str, data: bytes | None, headers: dict[str, str]) -> tuple[int, bytes]:
+        connection: http.client.HTTPSConnection | None = getattr(self._connections, "https", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=60, context=self._ssl)
+        self._connections.https = None  # in use: a failure below leaves none kept
+        try:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            result = response.status, response.read()
+        except http.client.HTTPException as e:
+            connection.close()
+            if isinstance(e, OSError):  # RemoteDisconnected
+                raise
+            raise ConnectionError(f"{method} {path}: {e!r}") from e
+        except BaseException:
+            connection.close()
+            raise
+        self._connections.https = connection
+        return result
 
 
 class ApiError(Exception):

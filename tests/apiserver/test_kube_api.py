@@ -1,9 +1,11 @@
 """The tests' helpers over the real API server: `reset` leaves nothing a test made for the next one, whoever
-made it; `install_crds` puts back CRDs someone changed."""
+made it; `install_crds` puts back CRDs someone changed; a kept-alive connection that was closed is opened
+again."""
 
 from __future__ import annotations
 
 import json
+import socket
 
 from jmsbridge_operator import crdgen
 
@@ -79,3 +81,12 @@ def test_crds_someone_changed_are_installed_again(control_plane: KubeApi) -> Non
     kube.install_crds(*CRD_FILES)
     again = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
     assert again is not None and "x-kubernetes-validations" in json.dumps(again["spec"])
+
+
+def test_a_kept_connection_that_was_closed_is_opened_again(control_plane: KubeApi) -> None:
+    plane = control_plane.control_plane
+    assert plane.request("GET", "/version")["major"] == "1"
+    kept = plane._connections.https
+    kept.sock.shutdown(socket.SHUT_RDWR)  # as the server closes an idle connection
+    assert plane.request("GET", "/version")["major"] == "1"
+    assert plane._connections.https is not kept

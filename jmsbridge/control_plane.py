@@ -191,7 +191,9 @@ class ControlPlane:
             stop_group(server.process, 20)
 
     def cleanup(self) -> None:
-        self.stop()
+        """Kill etcd, the API server and the controllers and delete their files (see `_Process.cleanup`)."""
+        for server in (self._controllers, self._apiserver, self._etcd):
+            server.kill()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> ControlPlane:

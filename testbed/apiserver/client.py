@@ -38,6 +38,7 @@ CLUSTER_KINDS = (
 # `install_crds` replaces them when their files change.
 KEPT_CRD_GROUPS = ("jmsbridge.dev", "sparkoperator.k8s.io")
 WRITES = frozenset({"create", "update", "patch"})  # the verbs that can make an object
+READS = frozenset({"get", "list", "watch"})
 SERVER_USER = "system:apiserver"
 # What a test may leave in `default` besides what the cluster keeps there itself.
 DEFAULT_KEPT = {
@@ -76,10 +77,9 @@ class KubeApi:
         self._baseline = {plural: self._names(api_version, plural) for api_version, plural in CLUSTER_KINDS}
         self._audit_read = control_plane.audit_offset()  # where the events read so far end
         self._reset_read = self._audit_read  # where the events the last `reset` read end
-        self._crds_installed: tuple[
-            tuple[pathlib.Path, int], ...
-        ] = ()  # the files `install_crds` last installed
-        self._crds_read = self._audit_read  # where the events it last read end
+        # The files `install_crds` last installed (path, mtime), and where the events it last read end.
+        self._crds_installed: tuple[tuple[pathlib.Path, int], ...] = ()
+        self._crds_read = self._audit_read
         self._audit: list[dict[str, Any]] = []
 
     # --- what was asked: the API server's audit log since the test began ---
@@ -396,12 +396,9 @@ class KubeApi:
 
     def _unlabel(self, namespace: str) -> None:
         """Take off the labels and annotations a test put on a namespace."""
-        try:
-            ns = self.request("GET", f"/api/v1/namespaces/{namespace}")
-        except KubeApiError as e:
-            if e.status == 404:
-                return
-            raise
+        ns = self.get("v1", "Namespace", namespace)
+        if ns is None:
+            return
         extra = {k: None for k in ns["metadata"].get("labels") or {} if k != "kubernetes.io/metadata.name"}
         if extra or ns["metadata"].get("annotations"):
             patch = {"metadata": {"labels": extra, "annotations": None}}
@@ -497,11 +494,7 @@ def _writes(events: Iterable[Mapping[str, Any]]) -> _Writes:
 
 def _changes_crds(event: Mapping[str, Any]) -> bool:
     ref = event.get("objectRef") or {}
-    return ref.get("resource") == "customresourcedefinitions" and event["verb"] not in (
-        "get",
-        "list",
-        "watch",
-    )
+    return ref.get("resource") == "customresourcedefinitions" and event["verb"] not in READS
 
 
 def _counted(event: Mapping[str, Any]) -> bool:

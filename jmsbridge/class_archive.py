@@ -8,7 +8,8 @@ a local session's start with one small query took 3.8 CPU-s instead of 7.4, and 
 `scripts/setup.sh` makes the archive once (`python -m jmsbridge.class_archive`); `BridgeJob` passes it to
 the job's JVM when it is there. An archive belongs to one JVM build and one Spark classpath, so its name
 carries both; a JVM that cannot map it loads its classes the usual way (`-Xshare:auto`, Java's default),
-which costs time and nothing else.
+which costs time and nothing else. The test Kafka broker maps an archive of its own the same way
+(`jmsbridge.kafka_server`), made with the functions below.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from jmsbridge.cache import cache_dir
@@ -38,6 +40,17 @@ def _java() -> Path | None:
     return Path(found).resolve() if found and Path(found).exists() else None
 
 
+def keyed(directory: Path, prefix: str, java: Path, jars: Iterable[Path]) -> Path:
+    """Where the archive of `java` for the classes of `jars` is (or would be): `<prefix>-<key>.jsa`.
+
+    The JVM maps an archive only for the JVM build that wrote it and for jars of the same paths, sizes and
+    modification times: a venv made again (a fresh checkout beside an old cache) needs its own.
+    """
+    files = [java, *(java.parent.parent / "lib" / "server").glob("*"), *jars]
+    key = hashlib.sha256("\n".join(f"{f} {f.stat().st_size} {f.stat().st_mtime_ns}" for f in files).encode())
+    return directory / f"{prefix}-{key.hexdigest()[:16]}.jsa"
+
+
 def archive_path() -> Path | None:
     """Where this JVM's archive for this PySpark's jars is (or would be); None without a JVM."""
     import pyspark
@@ -45,17 +58,12 @@ def archive_path() -> Path | None:
     java = _java()
     if java is None:
         return None
-    jars = Path(pyspark.__file__).parent / "jars"
-    # The JVM maps an archive only for the JVM build that wrote it and for jars of the same paths, sizes
-    # and modification times: a venv made again (a fresh checkout beside an old cache) needs its own.
-    files = [java, *(java.parent.parent / "lib" / "server").glob("*"), *sorted(jars.glob("*.jar"))]
-    key = hashlib.sha256("\n".join(f"{f} {f.stat().st_size} {f.stat().st_mtime_ns}" for f in files).encode())
-    return _CACHE / f"pyspark-{pyspark.__version__}-{key.hexdigest()[:16]}.jsa"
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+    return keyed(_CACHE, f"pyspark-{pyspark.__version__}", java, jars)
 
 
-def jvm_options() -> str:
-    """The driver JVM's option that maps the archive; empty when there is none."""
-    path = archive_path()
+def mapping_option(path: Path | None) -> str:
+    """The JVM option that maps the archive at `path`; empty when there is none."""
     if path is None or not path.is_file():
         return ""
     with contextlib.suppress(OSError):  # another user's cache: theirs to prune
@@ -63,35 +71,52 @@ def jvm_options() -> str:
     return f"-XX:SharedArchiveFile={path}"
 
 
-def ensure() -> Path | None:
-    """The archive, made first when missing: a local session runs one query and dumps what it loaded.
+def jvm_options() -> str:
+    """The driver JVM's option that maps the archive; empty when there is none."""
+    return mapping_option(archive_path())
+
+
+def made(path: Path, dump: Callable[[Path], None]) -> Path:
+    """The archive at `path`, made first when missing by `dump(partial)`, which runs a JVM that writes
+    the classes it loaded to `partial` when it exits (`-XX:ArchiveClassesAtExit`).
 
     A lock keeps two processes (test workers) from dumping at once; the JVM writes to a temporary name,
     renamed when complete, so a half-written archive is never mapped.
     """
-    path = archive_path()
-    if path is None:
-        return None
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.is_file():
             partial = path.with_suffix(".partial")
             partial.unlink(missing_ok=True)
-            argv = [sys.executable, "-m", "jmsbridge.class_archive", "--dump", str(partial)]
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-            if done.returncode != 0:
-                raise RuntimeError(f"making {path} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+            dump(partial)
+            if not partial.is_file():
+                raise RuntimeError(f"making {path}: the JVM wrote no archive")
             partial.rename(path)
             prune(path)
     return path
 
 
+def ensure() -> Path | None:
+    """Spark's archive, made first when missing: a local session runs one query and dumps what it loaded."""
+    path = archive_path()
+    return None if path is None else made(path, _dump_in_a_process)
+
+
+def _dump_in_a_process(partial: Path) -> None:
+    argv = [sys.executable, "-m", "jmsbridge.class_archive", "--dump", str(partial)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"making {partial} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+
+
 def prune(kept: Path, now: float | None = None) -> list[Path]:
-    """Remove the archives besides `kept` that no run mapped for UNUSED_DAYS; the ones removed."""
+    """Remove the archives of the same kind beside `kept` (the same name before its key) that no run mapped
+    for UNUSED_DAYS; the ones removed."""
     cutoff = (time.time() if now is None else now) - UNUSED_DAYS * 86400
     removed = []
-    for old in kept.parent.glob("pyspark-*.jsa"):
+    kind = kept.name.split("-", 1)[0]  # "pyspark" of pyspark-4.2.0-<key>.jsa
+    for old in kept.parent.glob(f"{kind}-*.jsa"):
         if old != kept and old.stat().st_mtime < cutoff:
             old.unlink(missing_ok=True)
             old.with_suffix(".lock").unlink(missing_ok=True)

@@ -25,12 +25,12 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jmsbridge import certificates
+from jmsbridge import certificates, class_archive
 from jmsbridge.cache import cache_dir
 from jmsbridge.local import _Process, free_port, port_open, wait_until
 
@@ -45,6 +45,48 @@ def kafka_lib() -> Path:
     if not lib.is_dir():
         raise RuntimeError(f"Apache Kafka is not installed in {lib}: {INSTALL_HINT}")
     return lib
+
+
+def class_archive_path() -> Path | None:
+    """Where the class-data archive of the `java` on PATH for Kafka's jars is (or would be): a broker's
+    JVM maps it to start in 2.0 CPU-s instead of 3.2 (jmsbridge/class_archive.py). None without a JVM."""
+    java = shutil.which("java")
+    if java is None:
+        return None
+    return class_archive.keyed(
+        kafka_lib().parent, "classes", Path(java).resolve(), sorted(kafka_lib().glob("*.jar"))
+    )
+
+
+def ensure_class_archive() -> Path | None:
+    """The archive, made first when missing: a broker started with none serves a few requests and is
+    stopped, and its JVM writes the classes it loaded when it exits."""
+    path = class_archive_path()
+    return None if path is None else class_archive.made(path, _dump_classes)
+
+
+def _dump_classes(partial: Path) -> None:
+    # -Xlog:cds=error: the dump lists every class it skips (signed jars, old class files) as a warning.
+    broker = KafkaBroker(classes=[f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds=error"])
+    try:
+        broker.start()
+        broker.create_topics("classes")
+        _write_a_transaction(broker.bootstrap, "classes")
+        broker.stop()  # the JVM writes the archive as it exits
+    finally:
+        broker.cleanup()
+
+
+def _write_a_transaction(bootstrap: str, topic: str) -> None:
+    """One record in a transaction: the requests a bridge's journal makes (its producer is gone on return,
+    before the broker stops)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"record")
+    producer.commit_transaction(30)
 
 
 def _cluster_id() -> str:
@@ -88,13 +130,19 @@ class KafkaBroker(_Process):
     name = "kafka"
 
     def __init__(
-        self, port: int | None = None, plain_users: dict[str, str] | None = None, *, optimized: bool = False
+        self,
+        port: int | None = None,
+        plain_users: dict[str, str] | None = None,
+        *,
+        optimized: bool = False,
+        classes: Sequence[str] | None = None,
     ) -> None:
         """`optimized`: the JVM compiles hot code fully (C2), as a cluster's broker does: for the benchmarks.
         Otherwise it stops at C1, which takes half the CPU to start a broker (3.1 CPU-s instead of 5.9 to
         serve) and is quick enough for the tests and the demo."""
         super().__init__()
         self.optimized = optimized
+        self.classes = classes  # the JVM's class-data option (`_java`)
         self.port = port or free_port()
         self.sasl_port, self.sasl_ssl_port, self.ssl_port = free_port(), free_port(), free_port()
         self.controller_port = free_port()
@@ -168,10 +216,16 @@ class KafkaBroker(_Process):
             properties[f"{prefix}.scram-sha-512.sasl.jaas.config"] = _jaas("scram.ScramLoginModule", {})
         return properties
 
-    def _java(self, main: str, *args: str, optimized: bool = False) -> list[str]:
+    def _java(
+        self, main: str, *args: str, optimized: bool = False, classes: Sequence[str] | None = None
+    ) -> list[str]:
+        """A JVM running `main` from Kafka's jars; `classes`: its class-data option (by default the one
+        that maps the archive setup made, when there is one)."""
         jit = [] if optimized else ["-XX:TieredStopAtLevel=1"]
+        if classes is None:
+            classes = [option] if (option := class_archive.mapping_option(class_archive_path())) else []
         return [
-            "java", *jit, "-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+            "java", *jit, *classes, "-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
             "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
             "-cp", f"{kafka_lib()}/*", main, *args,
         ]  # fmt: skip
@@ -224,7 +278,12 @@ class KafkaBroker(_Process):
         if not self._formatted:
             self._format()
         offset = len(self.log())
-        server = self._java("kafka.Kafka", str(self.workdir / "server.properties"), optimized=self.optimized)
+        server = self._java(
+            "kafka.Kafka",
+            str(self.workdir / "server.properties"),
+            optimized=self.optimized,
+            classes=self.classes,
+        )
         self._spawn(server, append=True)
         wait_until(
             lambda: self._check_alive() and STARTED in self.log()[offset:] and port_open(self.port),
@@ -351,3 +410,7 @@ class KafkaBroker(_Process):
         """A client certificate and key signed by this broker's CA: principal `User:CN=<common_name>` on
         the SSL listener."""
         return certificates.issue(self.tls_dir, f"client-{common_name}", common_name, alt_names=())
+
+
+if __name__ == "__main__":  # scripts/setup.sh: the class-data archive of the brokers' JVM
+    print(ensure_class_archive() or "kafka_server: no java found, no class-data archive made")

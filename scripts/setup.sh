@@ -59,6 +59,14 @@ if ! "$VENV/bin/python" -m jmsbridge.class_archive >/dev/null; then
 fi
 PYTHON="$VENV/bin/python" scripts/install-helm.sh
 scripts/install-kafka.sh
+# The test brokers' JVM maps an archive of Kafka's classes the same way (jmsbridge/kafka_server.py): made
+# once, in about 15 s; without it a broker starts as before. librdkafka's notes go to a log, shown on failure.
+kafka_log="$(mktemp)"
+if ! "$VENV/bin/python" -m jmsbridge.kafka_server >/dev/null 2>"$kafka_log"; then
+    tail -n 30 "$kafka_log" >&2
+    echo "setup: no class-data archive for Kafka's JVM (see above); brokers start without it" >&2
+fi
+rm -f "$kafka_log"
 if [ "${1:-}" != "--no-control-plane" ]; then
     scripts/install-artemis.sh
     scripts/install-apicurio.sh

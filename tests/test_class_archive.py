@@ -1,4 +1,5 @@
-"""Spark's JVM in local runs maps the class-data archive that setup made (jmsbridge/class_archive.py)."""
+"""Spark's JVM in local runs, and the test Kafka brokers' JVM, map the class-data archives that setup made
+(jmsbridge/class_archive.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jmsbridge import class_archive
+from jmsbridge.kafka_server import KafkaBroker, class_archive_path, ensure_class_archive
 
 SESSION = """
 import sys
@@ -75,3 +77,23 @@ def test_spark_s_jvm_loads_its_classes_from_the_archive(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", SESSION, options], check=True, capture_output=True, timeout=300)
     context = [line for line in loaded.read_text().splitlines() if " org.apache.spark.SparkContext " in line]
     assert context and "shared objects file (top)" in context[0], context
+
+
+@pytest.mark.slow  # a broker of its own, and making the archive first where setup did not (15 s)
+def test_kafka_s_jvm_loads_its_classes_from_the_archive(tmp_path: Path) -> None:
+    archive = ensure_class_archive()
+    assert archive is not None
+    loaded = tmp_path / "classes.log"
+    broker = KafkaBroker(
+        classes=[class_archive.mapping_option(archive), f"-Xlog:class+load=info:file={loaded}"]
+    )
+    try:
+        broker.start()
+    finally:
+        broker.cleanup()
+    main = [line for line in loaded.read_text().splitlines() if " kafka.Kafka " in line]
+    assert main and "shared objects file (top)" in main[0], main
+    # Every other broker maps it by default: a broker's JVM as `start` runs it.
+    assert class_archive_path() == archive and f"-XX:SharedArchiveFile={archive}" in broker._java(
+        "kafka.Kafka"
+    )

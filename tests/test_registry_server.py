@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from jmsbridge.registry_server import ApicurioRegistry, java_major, registry_java
+from tests.support.registered import confluent_client, confluent_deserializer
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,17 +33,17 @@ def test_the_registry_runs_on_a_java_21_or_newer() -> None:
 
 
 def test_a_confluent_client_writes_and_reads_records_in_the_wire_format(apicurio: ApicurioRegistry) -> None:
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     context = SerializationContext("orders", MessageField.VALUE)
     data = AvroSerializer(client, ORDER_V1)({"id": "o-1", "amount": 42}, context)
     assert data is not None and data[0] == 0  # the Confluent wire format: magic byte, schema id, payload
     schema_id = int.from_bytes(data[1:5], "big")
     assert client.get_latest_version("orders-value").schema_id == schema_id  # registered under <topic>-value
-    assert AvroDeserializer(client)(data, context) == {"id": "o-1", "amount": 42}
+    assert confluent_deserializer("avro", client)(data, context) == {"id": "o-1", "amount": 42}
 
 
 def test_an_incompatible_schema_is_refused_under_the_default_rule(apicurio: ApicurioRegistry) -> None:
-    client = SchemaRegistryClient({"url": apicurio.url})
+    client = confluent_client(apicurio.url)
     context = SerializationContext("payments", MessageField.VALUE)
     AvroSerializer(client, ORDER_V1)({"id": "p-1", "amount": 1}, context)
     with pytest.raises(SchemaRegistryError) as refused:

@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema
 from jmsbridge_operator.kafka_checks.evaluation import CheckResult, CheckSettings, CheckState
 from jmsbridge_operator.kafka_checks.probe import check_bridge
 
@@ -19,6 +19,7 @@ from jmsbridge.registry_server import ApicurioRegistry
 from testbed.brokers import KafkaBroker
 from tests.operator.kafka_checks.bridges import bridge_config
 from tests.support.fault_proxy import FaultProxy
+from tests.support.registered import confluent_client
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,7 +56,7 @@ def test_the_schemas_are_registered_before_the_bridge_starts(
     result = check(config)
     assert result.ready, result.condition
     assert f"registered 2 schemas at {apicurio.url}" in result.condition.message
-    subjects = set(SchemaRegistryClient({"url": apicurio.url}).get_subjects())
+    subjects = set(confluent_client(apicurio.url).get_subjects())
     assert {f"{topic}-key", f"{topic}-value"} <= subjects
     assert check(config).ready  # the same schemas again: the registry answers their ids
 
@@ -64,7 +65,7 @@ def test_a_subject_that_refuses_the_schema_stalls_the_bridge_naming_it(
     kafka: KafkaBroker, apicurio: ApicurioRegistry
 ) -> None:
     config, topic = avro_bridge(kafka, apicurio.url)
-    SchemaRegistryClient({"url": apicurio.url}).register_schema(f"{topic}-value", Schema('"string"', "AVRO"))
+    confluent_client(apicurio.url).register_schema(f"{topic}-value", Schema('"string"', "AVRO"))
     result = check(config)
     assert result.stalled
     assert result.condition.reason == "SchemaIncompatible"

@@ -1,7 +1,7 @@
 """`jmsbridge operator | render | validate | crds`: the control plane from the command line.
 
-- `operator` runs the kopf operator (the same as `kopf run -m jmsbridge_operator`), with the operator's own
-  settings as options; it finds the cluster like kubectl does (in-cluster, else `$KUBECONFIG`).
+- `operator` runs the kopf operator (the same as `kopf run -m jmsbridge_operator.main`), with the
+  operator's own settings as options; it finds the cluster like kubectl does (in-cluster, else `$KUBECONFIG`).
 - `render -f ...` prints, offline, as a YAML stream, exactly the objects the operator would create for the
   bridges and routes in the files (the operator's own planning and rendering functions); when anything is
   wrong it prints the problems instead, renders nothing and exits 1. `-o json`: one `List`, as kubectl.
@@ -38,7 +38,7 @@ def register(commands: Any) -> None:
     operator = commands.add_parser(
         "operator",
         help="run the Kubernetes operator",
-        description="Run the JmsBridge operator (the same as `kopf run -m jmsbridge_operator`).",
+        description="Run the JmsBridge operator (the same as `kopf run -m jmsbridge_operator.main`).",
     )
     scope = operator.add_mutually_exclusive_group()
     scope.add_argument(
@@ -203,7 +203,8 @@ def operator_environment(args: argparse.Namespace) -> dict[str, str]:
 
 def run_operator(args: argparse.Namespace) -> int:
     os.environ.update(operator_environment(args))
-    # Importing the package registers the handlers, with the options just set.
+    # Importing `main` registers the handlers, with the options just set.
+    import jmsbridge_operator.main  # noqa: F401
     from jmsbridge_operator.election import Election, ElectionError, run_elected
 
     try:

@@ -1,7 +1,7 @@
-"""The JmsBridge operator (kopf). `kopf run -m jmsbridge_operator` or `jmsbridge operator` starts it.
+"""The JmsBridge operator (kopf). `kopf run -m jmsbridge_operator.main` or `jmsbridge operator` starts it.
 
-Importing the package registers the handlers (`main.py`, the one place with `@kopf.on...`). The pure parts
-(`render`, `planning`, `status`, `acceptance`, `crdgen`) do not depend on kopf or on a cluster.
+Importing `jmsbridge_operator.main` registers the handlers (the one place with `@kopf.on...`); importing
+the package does not, so that the commands that use only the pure parts (`jmsbridge validate`, `render`:
+`render`, `planning`, `status`, `acceptance`, `crdgen`, which depend on neither kopf nor a cluster) start
+without kopf (0.75 CPU-s instead of 1.35).
 """
-
-from jmsbridge_operator import main as main

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+import jmsbridge_operator.main  # noqa: F401  (below)
 import pytest
 from jmsbridge_operator import crdgen
 
@@ -20,7 +21,10 @@ from testbed.resources import GROUP_VERSION, NAMESPACE
 from tests.apiserver.operator_runner import run_operator
 from tests.operator.helpers import CRD_DIR, load_yaml
 
-OPERATOR_MODULE = "jmsbridge_operator"
+# Importing it registers the handlers, with the options of the environment then (`main.OPTIONS`): imported
+# above, as each test process starts, so that no test's environment decides them for the tests after it
+# (`jmsbridge operator`, which test_cli.py runs with kopf.run stubbed, sets its options first).
+OPERATOR_MODULE = "jmsbridge_operator.main"
 KAFKA_CHECKS_ENV = "JMSBRIDGE_KAFKA_CHECKS"
 
 

@@ -781,7 +781,7 @@ def test_no_short_timers_only_quiet_loops() -> None:
 
 
 def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:
-    """`kopf run -m jmsbridge_operator` (what the Helm chart's `jmsbridge operator` also does) works."""
+    """`kopf run -m jmsbridge_operator.main` (what the Helm chart's `jmsbridge operator` also does) works."""
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "PYTHONPATH": f"{REPO}:{REPO / 'operator'}"}
     env.pop("KUBERNETES_SERVICE_HOST", None)
     env[KAFKA_CHECKS_ENV] = "false"  # `kafka:9092` does not exist here
@@ -791,7 +791,7 @@ def test_kopf_run_starts_the_operator(cluster: KubeApi, tmp_path: Any) -> None:
         "kopf",
         "run",
         "-m",
-        "jmsbridge_operator",
+        "jmsbridge_operator.main",
         "--all-namespaces",
         "--standalone",
     ]

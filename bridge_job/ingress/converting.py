@@ -10,7 +10,8 @@ message to the route's destination (or the one a record header names, for replie
   from, and `JmsBridgeOriginMac`, the MAC that vouches for the origin, the topic and the body
   (routing/loops.py): a JMS producer that sets the first two cannot make the egress drop its message;
 - `_AMQ_DUPL_ID`: `<bridge>:<topic>:<partition>:<offset>`, the same for every send of one record, so a
-  replayed batch is recognisable (ActiveMQ Artemis drops such duplicates itself).
+  replayed batch is recognisable (ActiveMQ Artemis drops such duplicates itself; a transaction holding
+  one it refuses whole, and ingress/task.py then sends its messages one transaction each).
 
 A `native` record without `jmsbridge.messageType` (from a plain Kafka producer) becomes a TextMessage
 when its value is UTF-8 and a BytesMessage otherwise.

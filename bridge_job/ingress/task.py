@@ -44,7 +44,7 @@ from bridge_job.ingress.converting import (
 )
 from bridge_job.jms import JmsConnection, JmsError, JmsProducer
 from bridge_job.jms.connection import process_client_id
-from bridge_job.jms.errors import refusal_of_one_message
+from bridge_job.jms.errors import duplicate_rejected, refusal_of_one_message
 from bridge_job.jms.link import JMS_HINT, JmsLink
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores
 from bridge_job.kafka.clients import producer_config
@@ -227,9 +227,11 @@ def _send_chunk(
     counts = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
     dead_letters: list[Addressed] = []
     pending: list[Addressed] = []
+    sent: list[JmsMessage] = []
     for record, message, request in chunk:
         try:
             message_id = producer.send(message)
+            sent.append(message)
             counts.sent += 1
             if request is not None:
                 pending.append((ingress.config.pending_topic, pending_record(message_id, request)))
@@ -247,7 +249,7 @@ def _send_chunk(
         bridge = ingress.config.bridge
         settings, servers = producer_config(bridge.kafka), bridge.kafka.bootstrap_servers
         write_at_least_once(settings, dead_letters + pending, servers, bridge.outages.patience_seconds)
-    producer.commit()
+    _commit(producer, sent)
     committed_ms = int(time.time() * 1000)
     summary.sent += counts.sent
     summary.dead_lettered += counts.dead_lettered
@@ -257,6 +259,36 @@ def _send_chunk(
         summary.latency_ms += took
         summary.max_latency_ms = max(summary.max_latency_ms, took)
         latency.count_latency(summary.latency_buckets, took)
+
+
+def _commit(producer: JmsProducer, sent: Sequence[JmsMessage]) -> None:
+    """Commit what was sent. ActiveMQ Artemis refuses a whole transaction that holds a message whose
+    duplicate id (`_AMQ_DUPL_ID`, the record's) it has seen: what an earlier commit delivered though its
+    answer was lost (a broker restart), or a range sent again after a crash, which may end further on.
+    Sending the chunk again as it was would be refused for ever; one transaction per message instead
+    lets the provider drop what it has and take the rest."""
+    try:
+        producer.commit()
+        return
+    except JmsError as error:
+        if not duplicate_rejected(error):
+            raise
+    producer.rollback()
+    delivered_before = 0
+    for message in sent:
+        producer.send(message)
+        try:
+            producer.commit()
+        except JmsError as error:
+            if not duplicate_rejected(error):
+                raise
+            producer.rollback()
+            delivered_before += 1
+    log.info(
+        "%d of %d messages were delivered before (their duplicate ids refused); sent the rest",
+        delivered_before,
+        len(sent),
+    )
 
 
 def run(config_path: str, topic: str, partition: int, start: int, end: int) -> IngressSummary:

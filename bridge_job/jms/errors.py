@@ -115,6 +115,19 @@ REFUSED = (
 )
 
 
+# ActiveMQ Artemis's answer to a transaction that sent a message whose duplicate id (`_AMQ_DUPL_ID`) it
+# has seen: the whole transaction is rolled back (outside a transaction it drops only that message). By
+# name in the chain or in its text: a client of another protocol may not have the class.
+DUPLICATE_REJECTED = "ActiveMQDuplicateIdException"
+
+
+def duplicate_rejected(error: JmsError) -> bool:
+    """Whether `error` (a failed commit) is the provider refusing the transaction for a duplicate id."""
+    cause = error.__cause__
+    chain = _chain(cause) if cause is not None else []
+    return any(DUPLICATE_REJECTED in f"{t.getClass().getName()} {t}" for t in chain)
+
+
 def refusal_of_one_message(error: JmsError, what: str) -> str:
     """Why the provider refused to send one message (`error`'s text), for the route's soft-failure policy;
     BridgeStopped naming `what` was sent when the bridge's user may not send there; `error` itself when

@@ -21,7 +21,7 @@ from confluent_kafka import Producer
 
 from bridge_job.config import JmsSource
 from bridge_job.jms import JmsError, detach_thread
-from bridge_job.message import JmsMessage
+from bridge_job.message import Destination, DestinationKind, JmsMessage, Property
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.local import BridgeJob, JmsBroker, jms_connection
 from testbed.brokers import ActiveMqBroker, KafkaBroker, free_port, wait_until
@@ -204,6 +204,39 @@ def test_activemq_restarted_mid_stream(
         reader.stop()
     lost, _ = report(f"ingress, ActiveMQ restarted ({url})", total, reader)
     assert not lost, f"{len(lost)} records never reached {queue}, e.g. {sorted(lost)[:10]}"
+
+
+def test_records_artemis_has_seen_are_dropped_and_the_rest_delivered(
+    artemis: ArtemisBroker, kafka: KafkaBroker, tmp_path: Path
+) -> None:
+    """What a commit whose answer was lost delivered (a broker restarted under it), or a range sent again
+    after a crash: the first records reach the queue before the bridge sends them, with the duplicate ids
+    the bridge gives them. Artemis refuses a whole transaction holding one of them; the bridge must not
+    send that chunk again for ever (it did, until its patience ran out), but deliver the others once."""
+    total, seen = 600, 150
+    provider = JmsProvider("artemis", artemis)
+    files, topic, queue, bridge = ingress_files(tmp_path, artemis, kafka, jms=provider.jms())
+    produce(kafka, topic, total)
+    destination = Destination(DestinationKind.QUEUE, queue)
+
+    def earlier(seq: int) -> JmsMessage:
+        duplicate_id = Property.string(f"{bridge}:{topic}:0:{seq}")
+        return JmsMessage(destination, body=f"{seq:08d}", properties={"_AMQ_DUPL_ID": duplicate_id})
+
+    with jms_connection(artemis) as connection, connection.producer() as producer:
+        for seq in range(seen):
+            producer.send(earlier(seq))
+        producer.send(earlier(0))  # dropped by Artemis: the ids are what its duplicate detection sees
+    job = BridgeJob(files, tmp_path, env=provider.job_env()).start()
+    reader = QueueReader(artemis, queue).start()
+    try:
+        wait_until(all_received(reader, total), 180, f"all {total} records on {queue}")
+        assert "jmsbridge stopped:" not in job.log()
+    finally:
+        job.stop()
+        reader.stop()
+    assert reader.seqs() == Counter(range(total)), "a record lost or delivered twice"
+    assert "were delivered before (their duplicate ids refused)" in job.log()
 
 
 def test_kafka_restarted_mid_stream(activemq: ActiveMqBroker, own_kafka: KafkaBroker, tmp_path: Path) -> None:

@@ -227,11 +227,11 @@ def _send_chunk(
     counts = IngressSummary(summary.topic, summary.partition, summary.start, summary.end)
     dead_letters: list[Addressed] = []
     pending: list[Addressed] = []
-    sent: list[JmsMessage] = []
+    sent: list[tuple[JmsMessage, PendingRequest | None]] = []
     for record, message, request in chunk:
         try:
             message_id = producer.send(message)
-            sent.append(message)
+            sent.append((message, request))
             counts.sent += 1
             if request is not None:
                 pending.append((ingress.config.pending_topic, pending_record(message_id, request)))
@@ -245,11 +245,8 @@ def _send_chunk(
                 counts,
                 dead_letters,
             )
-    if dead_letters or pending:
-        bridge = ingress.config.bridge
-        settings, servers = producer_config(bridge.kafka), bridge.kafka.bootstrap_servers
-        write_at_least_once(settings, dead_letters + pending, servers, bridge.outages.patience_seconds)
-    _commit(producer, sent)
+    _acknowledged(ingress, dead_letters + pending)
+    _commit(ingress, producer, sent)
     committed_ms = int(time.time() * 1000)
     summary.sent += counts.sent
     summary.dead_lettered += counts.dead_lettered
@@ -261,7 +258,17 @@ def _send_chunk(
         latency.count_latency(summary.latency_buckets, took)
 
 
-def _commit(producer: JmsProducer, sent: Sequence[JmsMessage]) -> None:
+def _acknowledged(ingress: Ingress, entries: list[Addressed]) -> None:
+    """Write `entries` (dead letters, pending entries) and return once Kafka acknowledged them."""
+    if entries:
+        bridge = ingress.config.bridge
+        settings, servers = producer_config(bridge.kafka), bridge.kafka.bootstrap_servers
+        write_at_least_once(settings, entries, servers, bridge.outages.patience_seconds)
+
+
+def _commit(
+    ingress: Ingress, producer: JmsProducer, sent: Sequence[tuple[JmsMessage, PendingRequest | None]]
+) -> None:
     """Commit what was sent. ActiveMQ Artemis refuses a whole transaction that holds a message whose
     duplicate id (`_AMQ_DUPL_ID`, the record's) it has seen: what an earlier commit delivered though its
     answer was lost (a broker restart), or a range sent again after a crash, which may end further on.
@@ -275,8 +282,10 @@ def _commit(producer: JmsProducer, sent: Sequence[JmsMessage]) -> None:
             raise
     producer.rollback()
     delivered_before = 0
-    for message in sent:
-        producer.send(message)
+    for message, request in sent:
+        message_id = producer.send(message)
+        if request is not None:  # the answer will name this send's id: its entry first, as above
+            _acknowledged(ingress, [(ingress.config.pending_topic, pending_record(message_id, request))])
         try:
             producer.commit()
         except JmsError as error:

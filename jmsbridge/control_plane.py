@@ -14,6 +14,7 @@ starts: the tests play the spark-operator by writing SparkApplication status.
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import os
@@ -87,12 +88,18 @@ class _Server(_Process):
 
 
 class ControlPlane:
-    """etcd, kube-apiserver and kube-controller-manager on free loopback ports, in one work directory."""
+    """etcd, kube-apiserver and kube-controller-manager on free loopback ports, in one work directory.
 
-    def __init__(self, *, prepare: Callable[[ControlPlane], None] | None = None) -> None:
+    `prepare` runs once the API server answers, before the controllers start; `seed`: an etcd data
+    directory to start from (a copy of it, `etcd_seed`)."""
+
+    def __init__(
+        self, *, prepare: Callable[[ControlPlane], None] | None = None, seed: Path | None = None
+    ) -> None:
         # Called once the API server answers, before the controllers start: CRDs installed here are
         # known to the garbage collector from its start (it looks for new kinds only every 30 s).
         self._prepare = prepare
+        self._seed = seed
         self.workdir = Path(tempfile.mkdtemp(prefix="jmsbridge-control-plane-"))
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
@@ -127,6 +134,8 @@ class ControlPlane:
         (self.workdir / "tokens.csv").write_text(
             f'{self.admin_token},{ADMIN_USER},{ADMIN_USER},"system:masters"\n', encoding="utf-8"
         )
+        if self._seed is not None:
+            shutil.copytree(self._seed, self.workdir / "etcd")
         client_port, peer_port = free_port(), free_port()
         etcd_url = f"http://127.0.0.1:{client_port}"
         self._etcd._spawn([
@@ -316,6 +325,41 @@ class ControlPlane:
             raise
         self._connections.https = connection
         return result
+
+
+def etcd_seed(name: str, prepare: Callable[[ControlPlane], None]) -> Path:
+    """An etcd data directory of a control plane `prepare` ran on, made once per `name` (which must say
+    what `prepare` writes, e.g. a digest of the CRDs it installs) and per build of the binaries, and kept
+    beside them. A plane started from it (`ControlPlane(seed=...)`) skips that work: installing our CRDs
+    and the spark-operator's took 2.2 of the API server's 4.4 CPU-s to start. What is stored there names
+    no port, key or certificate of the plane that made it (the API server writes its own address again
+    when it starts); the newest few are kept."""
+    seeds = BIN_DIR.resolve() / "etcd-seeds"
+    seed = seeds / name
+    seeds.mkdir(exist_ok=True)
+    with open(seeds / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process (test worker) makes it, the others wait for it
+        if seed.is_dir():
+            os.utime(seed)  # used now: not pruned
+            return seed
+        plane = ControlPlane(prepare=prepare).start()
+        try:
+            plane.stop()  # etcd closes its database
+            making = Path(tempfile.mkdtemp(prefix=".making-", dir=seeds))
+            shutil.copytree(plane.workdir / "etcd", making / "etcd")
+            (making / "etcd").rename(seed)
+            shutil.rmtree(making)
+        finally:
+            plane.cleanup()
+        kept = sorted(
+            (p for p in seeds.iterdir() if not p.name.startswith(".")), key=lambda p: p.stat().st_mtime
+        )
+        for old in kept[:-_SEEDS_KEPT]:
+            shutil.rmtree(old, ignore_errors=True)
+    return seed
+
+
+_SEEDS_KEPT = 4  # other checkouts (worktrees) may want other CRDs meanwhile
 
 
 class ApiError(Exception):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from jmsbridge.control_plane import INSTALL_HINT, ControlPlane, binaries_installed
+from jmsbridge.control_plane import INSTALL_HINT, ControlPlane, binaries_installed, etcd_seed
 from testbed.apiserver.chart import job_kubeconfig, job_service_account
 from testbed.apiserver.client import KubeApi
 from testbed.apiserver.spark_crd import installed_file
@@ -16,14 +17,20 @@ CRD_FILES = (*sorted((Path(__file__).resolve().parents[2] / "crds").glob("*.yaml
 BRIDGE_NAMESPACE = "apps"  # where the tests' bridges run (testbed.resources.NAMESPACE)
 
 
+def _install_crds(plane: ControlPlane) -> None:
+    KubeApi(plane).install_crds(*CRD_FILES)
+
+
 @pytest.fixture(scope="session")
 def control_plane() -> Iterator[KubeApi]:
-    """etcd, kube-apiserver and kube-controller-manager for this worker's tests (about 5 s to start), with
+    """etcd, kube-apiserver and kube-controller-manager for this worker's tests (about 3 s to start), with
     our CRDs and the spark-operator's installed before the garbage collector starts (it would notice
-    kinds installed later only in its next discovery, up to 30 s on)."""
+    kinds installed later only in its next discovery, up to 30 s on): stored already in the etcd it starts
+    from (`etcd_seed`, made again when a CRD file changes), then checked."""
     if not binaries_installed():
         pytest.fail(f"no Kubernetes control plane to test against: {INSTALL_HINT}", pytrace=False)
-    with ControlPlane(prepare=lambda plane: KubeApi(plane).install_crds(*CRD_FILES)) as plane:
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in CRD_FILES)).hexdigest()[:16]
+    with ControlPlane(prepare=_install_crds, seed=etcd_seed(f"crds-{digest}", _install_crds)) as plane:
         yield KubeApi(plane)
 
 

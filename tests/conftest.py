@@ -11,10 +11,12 @@ import pytest
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.registry_server import ApicurioRegistry
 from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer
+from tests.support import examples
 from tests.support.jms_tls import TlsMaterial, tls_material
 from tests.support.providers import PROVIDERS, JmsProvider
 
 pytest_plugins = ["tests.apiserver.fixtures", "tests.operator.fixtures"]
+assert examples.QUICK_PROFILE  # registered here, before hypothesis loads the profile a command line names
 os.environ.setdefault("JMSBRIDGE_BRIDGE_KEY", os.urandom(24).hex())  # one key for every job the tests start
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from bridge_job.formats import FormatError, KafkaRecord, basic
 from bridge_job.message import BodyType, JmsMessage, Property
 from tests.formats.strategies import QUEUE, messages
+from tests.support.examples import examples
 
 
 def test_golden() -> None:
@@ -25,14 +26,14 @@ def test_no_text() -> None:
     assert basic.decode(KafkaRecord(value=None), QUEUE) == JmsMessage(QUEUE)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages(body_types=(BodyType.TEXT,)))
 def test_round_trip_keeps_the_text_only(message: JmsMessage) -> None:
     decoded = basic.decode(basic.encode(message), message.destination)
     assert decoded == JmsMessage(message.destination, body=message.body)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.text(min_size=1, max_size=10).map(lambda t: t * 50_000) | st.just(""))
 def test_large_and_empty_text(text: str) -> None:
     assert basic.decode(basic.encode(JmsMessage(QUEUE, body=text)), QUEUE).body == text

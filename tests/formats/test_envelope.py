@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bridge_job.formats import FormatError, KafkaRecord, envelope, envelope_wire
 from bridge_job.message import BodyType, DeliveryMode, JmsMessage, Property, PropertyType
 from tests.formats.strategies import QUEUE, canonical, messages, property_values
+from tests.support.examples import examples
 
 TEXT_HEADERS = [("jmsbridge.messageType", b"TextMessage")]
 
@@ -218,7 +219,7 @@ def normalised(message: JmsMessage) -> JmsMessage:
     return message
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(messages(body_types=(BodyType.TEXT, BodyType.BYTES), min_string=1, max_properties=12))
 def test_round_trip(message: JmsMessage) -> None:
     decoded = envelope.decode(envelope.encode(message, "b"), None)
@@ -228,7 +229,7 @@ def test_round_trip(message: JmsMessage) -> None:
 _typed = st.one_of(*(property_values(t, min_string=1) for t in PropertyType))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.lists(_typed, min_size=126, max_size=126))
 def test_header_limit(values: list[Property]) -> None:
     """mode + priority + properties: 125 properties fit, 126 do not."""

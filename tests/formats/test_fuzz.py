@@ -29,8 +29,11 @@ from bridge_job.formats import (
 from bridge_job.formats.registry_wire import SchemaIds, framed
 from bridge_job.message import CARRIED_BODIES, BodyType, JmsMessage
 from tests.formats.strategies import QUEUE, messages
+from tests.support.examples import examples
 
-fuzz = settings(max_examples=400, deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow])
+fuzz = settings(
+    max_examples=examples(400), deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def reads_or_refuses(decode: Callable[[KafkaRecord, Any], JmsMessage], record: KafkaRecord) -> None:

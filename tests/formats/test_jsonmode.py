@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from bridge_job.formats import FormatError, KafkaRecord, jsonmode
 from bridge_job.message import BodyType, DeliveryMode, Destination, JmsMessage, Property, PropertyType
 from tests.formats.strategies import QUEUE, canonical, messages
+from tests.support.examples import examples
 
 
 def read(value: str | bytes) -> JmsMessage:
@@ -94,7 +95,7 @@ def test_types_written_by_others_are_converted() -> None:
     assert math.isnan(float(message.properties["n"].value))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(messages())
 def test_round_trip(message: JmsMessage) -> None:
     decoded = jsonmode.decode(jsonmode.encode(message, "b"), None)

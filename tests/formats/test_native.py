@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from bridge_job.formats import FormatError, KafkaRecord, native
 from bridge_job.message import BodyType, Destination, JmsMessage, Property, PropertyType
 from tests.formats.strategies import QUEUE, canonical, messages
+from tests.support.examples import examples
 
 GOLDEN_MESSAGE = JmsMessage(
     QUEUE,
@@ -61,7 +62,7 @@ def test_plain_kafka_record() -> None:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(messages())
 def test_round_trip(message: JmsMessage) -> None:
     decoded = native.decode(native.encode(message, "b"), None)

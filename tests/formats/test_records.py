@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from bridge_job.formats import FormatError, KafkaRecord
 from bridge_job.formats.records import record_document, record_of
+from tests.support.examples import examples
 
 _bytes = st.none() | st.binary(max_size=20) | st.text(max_size=20).map(str.encode)
 
@@ -21,7 +22,7 @@ def test_document() -> None:
     }
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_bytes, st.lists(st.tuples(st.text(max_size=10), st.binary(max_size=10))), _bytes)
 def test_round_trip(value: bytes | None, headers: list[tuple[str, bytes]], key: bytes | None) -> None:
     record = KafkaRecord(value=value, headers=headers, key=key)

@@ -31,6 +31,7 @@ from bridge_job.message import (
     PropertyType,
 )
 from tests.formats.strategies import QUEUE, canonical, messages
+from tests.support.examples import examples
 
 IDS = SchemaIds(key=7, value=8)
 ORDER = JmsMessage(
@@ -55,14 +56,14 @@ def schemas_of(text: str) -> Any:
     return lambda schema_id: text
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_every_carried_message_comes_back_equal_from_avro(message: JmsMessage) -> None:
     record = avro.encode(message, "bridge-a", IDS)
     assert canonical(avro.decode(record, None, schemas_of(avro.VALUE_SCHEMA))) == canonical(message)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_every_carried_message_comes_back_equal_from_json_schema(message: JmsMessage) -> None:
     record = json_schema.encode(message, "bridge-a", IDS)
@@ -71,7 +72,7 @@ def test_every_carried_message_comes_back_equal_from_json_schema(message: JmsMes
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_the_bridges_avro_binary_is_fastavros_to_the_byte(message: JmsMessage) -> None:
     """The hand-written writer and fastavro's, given the same record, write the same bytes."""
@@ -81,7 +82,7 @@ def test_the_bridges_avro_binary_is_fastavros_to_the_byte(message: JmsMessage) -
     assert avro.value_binary(message) == out.getvalue()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_the_json_text_written_from_templates_is_the_document(message: JmsMessage) -> None:
     written = json.loads(json_schema.value_json(message), parse_constant=str)
@@ -91,7 +92,7 @@ def test_the_json_text_written_from_templates_is_the_document(message: JmsMessag
     assert list(written) == list(document)  # fields in order
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(messages(body_types=CARRIED_BODIES))
 def test_every_json_schema_record_is_valid_under_its_schema(message: JmsMessage) -> None:
     value = json_schema.encode(message, None, IDS).value

@@ -18,6 +18,7 @@ from bridge_job.routing.failures import SoftFailure
 from bridge_job.routing.routes import RouteTable
 from testbed.builders import config, route
 from tests.formats.strategies import messages
+from tests.support.examples import examples
 
 carried = messages(body_types=(BodyType.TEXT, BodyType.BYTES))
 
@@ -30,7 +31,7 @@ def entry_of(message: JmsMessage) -> JournalEntry:
         raise
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(carried)
 def test_native_pass_through_equals_a_full_re_encode(message: JmsMessage) -> None:
     entry = entry_of(message)
@@ -40,7 +41,7 @@ def test_native_pass_through_equals_a_full_re_encode(message: JmsMessage) -> Non
     assert record.key == str(message.priority).encode()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(carried, st.data())
 def test_keys_and_header_matches_read_like_the_decoded_message(
     message: JmsMessage, data: st.DataObject

@@ -15,10 +15,12 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from bridge_job.config import KafkaSpec
 from bridge_job.faults.stops import BridgeStopped
+from bridge_job.kafka import refusals
 from bridge_job.kafka.clients import admin_client
 
 LEADERS_SECONDS = 30.0  # how long a topic just created may take to have a leader for every partition
 NULL_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # what a broker without topic IDs answers
+FIRST_SLICE_SECONDS = 0.5  # `TopicAdmin.listing` asks this long first, then twice as long each time
 
 
 def existing_partitions(client: Any, timeout: float = 30.0) -> dict[str, list[int]]:
@@ -68,13 +70,30 @@ class TopicAdmin:
         self._listing: Any = None
 
     def listing(self, timeout: float = 30.0, again: bool = False) -> Any:
-        """The cluster's metadata (topics and brokers), asked once unless `again`."""
-        if self._listing is None or again:
+        """The cluster's metadata (topics and brokers), asked once unless `again`.
+
+        Asked in slices that double, within `timeout`: librdkafka hands a refused login or TLS handshake
+        only to `poll`, while the request waits out its timeout as it would with the broker down. Between
+        slices the refusal is heard (`refusals`) and the slice's error goes to the caller, which stops
+        the bridge at once (kafka.waiting). A slow broker costs a request asked again, never an answer:
+        each slice is longer than the last and the last takes what is left."""
+        if self._listing is not None and not again:
+            return self._listing
+        deadline = time.monotonic() + timeout
+        piece = FIRST_SLICE_SECONDS
+        while True:
+            left = deadline - time.monotonic()
+            ask = left if left < 2 * piece else piece
             try:
-                self._listing = self._admin.list_topics(timeout=timeout)
+                self._listing = self._admin.list_topics(timeout=max(ask, 0.0))
+                return self._listing
+            except KafkaException:
+                self._admin.poll(0)
+                if ask >= left or refusals.seen() is not None:
+                    raise
             finally:
                 self._admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
-        return self._listing
+            piece *= 2
 
     def missing(self, topics: Iterable[str]) -> list[str]:
         """Which of `topics` the cluster does not have."""

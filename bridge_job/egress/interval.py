@@ -25,7 +25,7 @@ from bridge_job.jms.errors import JmsError
 from bridge_job.jms.jvm import start_jvm
 from bridge_job.jms.settings import jms_classpath, jms_tls_stores
 from bridge_job.jms.tls import jvm_options
-from bridge_job.journal.reading import journal_consumer
+from bridge_job.journal.reading import consumer_settings
 from bridge_job.kafka.following import follow
 from bridge_job.spark.live import reporting
 
@@ -56,7 +56,7 @@ def run(
     if not at_least_once:
         egress_task.fence_former_writer(config, partition)  # before reading where the group got to
     with reporting(live, "egress", summary.started_ms, lambda: {str(partition): asdict(summary)}):
-        followed = follow(journal_consumer(config), topic, partition, start, seconds, current, move, group)
+        followed = follow(consumer_settings(config), topic, partition, start, seconds, current, move, group)
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)
     return summary

@@ -17,7 +17,6 @@ from bridge_job.config import JobConfig, ingress_group
 from bridge_job.ingress import task as ingress_task
 from bridge_job.ingress.task import IngressSummary
 from bridge_job.kafka.following import follow
-from bridge_job.kafka.reading import consumer_for
 from bridge_job.spark.live import reporting
 
 
@@ -41,12 +40,12 @@ def run(
     def topics_changed() -> bool:  # the next interval reads the topics as they are now
         return current().source_topics() != topics
 
-    consumer = consumer_for(ingress_task.consumer_settings(config))
+    settings = ingress_task.consumer_settings(config)
     name = f"{topic}:{partition}"
     with reporting(live, "ingress", summary.started_ms, lambda: {name: asdict(summary)}):
         group = ingress_group(config.bridge_id)
         followed = follow(
-            consumer, topic, partition, start, seconds, current, move, group, done=topics_changed
+            settings, topic, partition, start, seconds, current, move, group, done=topics_changed
         )
     summary.start, summary.end = followed.began, followed.reached
     summary.ended_ms = int(time.time() * 1000)

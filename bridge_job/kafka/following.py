@@ -4,8 +4,8 @@ Begin where the task's consumer group committed (unless Spark planned further), 
 up: ask the partition's end, hand what is there to `move` as one range, and commit the group's offset
 past it when the range's progress is not committed with its records already. Records that left the
 partition before they were moved end the interval instead: the next planning applies `spark.onDataLoss`.
-A caught-up follower waits a few milliseconds before asking again (`Idle`). Kafka not answering is
-waited out for the bridge's patience, as everywhere (kafka/waiting.py).
+A caught-up follower waits on the broker for the partition's next record (`wait_for_more`). Kafka not
+answering is waited out for the bridge's patience, as everywhere (kafka/waiting.py).
 """
 
 from __future__ import annotations
@@ -18,14 +18,24 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from bridge_job.config import JobConfig
 from bridge_job.kafka.group_offsets import commit_offsets
+from bridge_job.kafka.reading import Settings, consumer_for
 from bridge_job.kafka.waiting import patiently
 
-# A caught-up task asks Kafka for the partition's end this often: it starts at IDLE_FIRST_SECONDS after
-# records and doubles up to IDLE_MAX_SECONDS. A consumer left assigned would keep a fetch open against a
-# broker that answers empty fetches at once (some Kafka-protocol brokers do); a watermark request every
-# 100 ms costs about nothing, against any Kafka (bench/idle.py).
-IDLE_FIRST_SECONDS = 0.002
-IDLE_MAX_SECONDS = 0.1
+# A caught-up task waits on the broker: a consumer of its own (`waiting_settings`), assigned where the task
+# got to, whose fetch the broker holds until a committed record comes or WAIT_SECONDS pass (Kafka's
+# `fetch.wait.max.ms`). A record is moved within a round trip of its commit, where asking for the
+# partition's end after a pause of up to 100 ms (the follower before) let it wait for that pause; idle,
+# a task asks twice a second. The task's own consumer fetches briefly (kafka/reading.py) and so cannot
+# hold such a fetch; the waiter is another client, with a connection of its own.
+WAIT_SECONDS = 0.5
+
+
+def waiting_settings(settings: Settings) -> dict[str, str | int | float | bool]:
+    """The settings of the waiting consumer of the task whose consumer has `settings`. What it fetches is
+    thrown away: the task reads the range with its own consumer. (A smaller prefetch queue,
+    `queued.min.messages` 1, made the client put off its next fetch by `fetch.queue.backoff.ms`, a second,
+    once a record was queued.)"""
+    return dict(settings) | {"fetch.wait.max.ms": int(WAIT_SECONDS * 1000)}
 
 
 def begin_at(start: int, committed: int, high: int) -> int:
@@ -34,20 +44,22 @@ def begin_at(start: int, committed: int, high: int) -> int:
     return max(start, committed) if committed <= high else start
 
 
-class Idle:
-    """A caught-up task's waits: short right after records, longer the longer nothing comes."""
-
-    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        self._sleep = sleep
-        self._next = IDLE_FIRST_SECONDS
-
-    def busy(self) -> None:
-        self._next = IDLE_FIRST_SECONDS
-
-    def wait(self, deadline: float) -> None:
-        """Wait before asking again, never past `deadline` (time.monotonic)."""
-        self._sleep(max(min(self._next, deadline - time.monotonic()), 0.0))
-        self._next = min(self._next * 2, IDLE_MAX_SECONDS)
+def wait_for_more(waiter: Consumer, topic: str, partition: int, position: int, deadline: float) -> None:
+    """Until `waiter` has a committed record of `topic`/`partition` at `position` or after, WAIT_SECONDS
+    passed, or `deadline` (time.monotonic) came. What it fetched is left to the caller's next read."""
+    until = min(time.monotonic() + WAIT_SECONDS, deadline)
+    waiter.assign([TopicPartition(topic, partition, position)])
+    try:
+        came = waiter.consume(num_messages=1, timeout=max(until - time.monotonic(), 0.0))
+        if came and came[0].error() is None:
+            return
+    except KafkaException:
+        pass
+    finally:
+        waiter.unassign()
+    # An error (the position beyond the partition's end, Kafka away): the task's next request says what
+    # is wrong and waits it out; until then no loop of requests.
+    time.sleep(max(until - time.monotonic(), 0.0))
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,7 @@ class Followed:
 
 
 def follow(
-    consumer: Consumer,
+    settings: Settings,
     topic: str,
     partition: int,
     start: int,
@@ -67,12 +79,14 @@ def follow(
     group: str | None,
     done: Callable[[], bool] = lambda: False,
 ) -> Followed:
-    """Move `topic`/`partition`'s records as they come for `seconds`, until `done()`: ranges of at most
+    """Move `topic`/`partition`'s records as they come for `seconds`, until `done()`, with this process's
+    consumer of `settings` (and its waiting one): ranges of at most
     `spark.maxRecordsPerBatch` of the config as it is `current()`ly, Kafka waited out for its patience.
     `move(start, end)` says where the partition stands after it: `end`, unless another writer took the
     partition over (then where that one got to). `group` is committed past each range (None: the range's
     progress is committed with its records)."""
     deadline = time.monotonic() + seconds
+    consumer, waiter = consumer_for(settings), consumer_for(waiting_settings(settings))
     name = f"{topic}/{partition}"
     where = TopicPartition(topic, partition)
     bridge = current().bridge  # Kafka's address and the patience are the job's, fixed when it starts
@@ -97,15 +111,13 @@ def follow(
 
     done_before = patiently(committed, kafka, patience, f"asking how far {name} was moved")
     position = began = begin_at(start, done_before, ends()[1])
-    idle = Idle()
     while time.monotonic() < deadline and not done():
         low, high = ends()
         if position < low:
             break  # records gone before they were moved: the next planning stops or counts (onDataLoss)
         if high <= position:
-            idle.wait(deadline)
+            wait_for_more(waiter, topic, partition, position, deadline)
             continue
-        idle.busy()
         upto = min(high, position + current().bridge.spark.max_records_per_batch)
         reached = move(position, upto)
         if group is not None:

@@ -3,7 +3,7 @@ task begins, and how a caught-up task waits (spark/intervals.py, kafka/following
 
 from __future__ import annotations
 
-from bridge_job.kafka.following import Idle, begin_at
+from bridge_job.kafka.following import begin_at
 from bridge_job.spark import intervals
 from bridge_job.spark.intervals import (
     INTERVAL_KEY,
@@ -34,14 +34,3 @@ def test_a_task_begins_at_what_was_committed_unless_it_belongs_to_another_topic(
     assert begin_at(start=10, committed=15, high=20) == 15
     assert begin_at(start=10, committed=5, high=20) == 10
     assert begin_at(start=10, committed=25, high=20) == 10  # beyond the end: not this topic's
-
-
-def test_a_caught_up_task_waits_longer_the_longer_nothing_comes_and_never_past_its_deadline() -> None:
-    waits: list[float] = []
-    idle = Idle(sleep=waits.append)
-    for _ in range(8):
-        idle.wait(deadline=float("inf"))
-    assert waits == [0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.1, 0.1]
-    idle.busy()
-    idle.wait(deadline=0.0)  # long past
-    assert waits[-1] == 0.0

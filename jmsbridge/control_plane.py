@@ -331,9 +331,10 @@ def etcd_seed(name: str, prepare: Callable[[ControlPlane], None]) -> Path:
     """An etcd data directory of a control plane `prepare` ran on, made once per `name` (which must say
     what `prepare` writes, e.g. a digest of the CRDs it installs) and per build of the binaries, and kept
     beside them. A plane started from it (`ControlPlane(seed=...)`) skips that work: installing our CRDs
-    and the spark-operator's took 2.2 of the API server's 4.4 CPU-s to start. What is stored there names
-    no port, key or certificate of the plane that made it (the API server writes its own address again
-    when it starts); the newest few are kept."""
+    and the spark-operator's took 2.2 of the API server's 4.4 CPU-s to start. Of the plane that made it,
+    the seed keeps no key or certificate, and only ports nothing uses again: the API server writes its
+    own address when it starts, and a one-member etcd never dials the peer address it recorded. The
+    newest few are kept."""
     seeds = BIN_DIR.resolve() / "etcd-seeds"
     seed = seeds / name
     seeds.mkdir(exist_ok=True)

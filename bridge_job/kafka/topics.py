@@ -86,14 +86,19 @@ class TopicAdmin:
             ask = left if left < 2 * piece else piece
             try:
                 self._listing = self._admin.list_topics(timeout=max(ask, 0.0))
-                return self._listing
             except KafkaException:
-                self._admin.poll(0)
-                if ask >= left or refusals.seen() is not None:
+                if self._refused() or ask >= left:  # polled either way: the caller reads the refusal
                     raise
-            finally:
-                self._admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
-            piece *= 2
+                piece *= 2
+                continue
+            self._admin.poll(0)  # hand what librdkafka logged meanwhile to Python logging
+            return self._listing
+
+    def _refused(self) -> bool:
+        """Whether a client of this process heard the bridge's login or TLS refused, once this one's
+        events (what librdkafka logged meanwhile) went to Python."""
+        self._admin.poll(0)
+        return refusals.seen() is not None
 
     def missing(self, topics: Iterable[str]) -> list[str]:
         """Which of `topics` the cluster does not have."""

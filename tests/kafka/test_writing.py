@@ -14,6 +14,7 @@ from bridge_job.egress import task as egress_task
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.journal.reading import journal_consumer
+from bridge_job.kafka import writing
 from bridge_job.kafka.clients import producer_config
 from bridge_job.kafka.reading import close_consumers
 from bridge_job.kafka.writing import Deliveries, Superseded, close_producers, write_transaction
@@ -119,10 +120,12 @@ def test_a_record_purged_from_a_failed_transaction_is_the_transactions_failure_n
 
 @pytest.mark.parametrize("delivery", ["atLeastOnce", "exactlyOnce"])
 def test_a_destination_topic_deleted_under_the_bridge_stops_it_naming_the_topic(
-    kafka: KafkaBroker, tmp_path: Path, delivery: str
+    kafka: KafkaBroker, tmp_path: Path, delivery: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The client retries a write to a deleted topic as one yet to be made, until the record's timeout (the
-    transaction's two minutes, or the patience); the task stops at once instead, saying what to do."""
+    transaction's two minutes, or the patience); the task stops at once instead, saying what to do. (It
+    asks after a write slow for 5 s, then again 5 s later; 1 s here.)"""
+    monkeypatch.setattr(writing, "SLOW_WRITE_SECONDS", 1.0)
     job, path, topic = journalled_bridge(kafka, tmp_path, delivery=delivery)
     journal(kafka, job, *(order(seq) for seq in range(4)))
     egress_task.run(path, job.journal_topic, 0, 0, 2)

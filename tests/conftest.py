@@ -11,7 +11,7 @@ import pytest
 from jmsbridge.artemis_server import ArtemisBroker
 from jmsbridge.registry_server import ApicurioRegistry
 from testbed.brokers import ActiveMqBroker, KafkaBroker, NatsServer
-from tests.support import examples
+from tests.support import examples, shared_servers
 from tests.support.jms_tls import TlsMaterial, tls_material
 from tests.support.providers import PROVIDERS, JmsProvider
 
@@ -20,11 +20,18 @@ assert examples.QUICK_PROFILE  # registered here, before hypothesis loads the pr
 os.environ.setdefault("JMSBRIDGE_BRIDGE_KEY", os.urandom(24).hex())  # one key for every job the tests start
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    shared_servers.add_option(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    shared_servers.begin(config)
+
+
 @pytest.fixture(scope="session")
-def kafka() -> Iterator[KafkaBroker]:
-    broker = KafkaBroker().start()
-    yield broker
-    broker.cleanup()
+def kafka(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
+    """Apache Kafka for this worker's tests, or for every worker's with `--share-brokers`."""
+    yield from shared_servers.session_server(request.config, "kafka", lambda: KafkaBroker().start())
 
 
 @pytest.fixture
@@ -36,10 +43,9 @@ def own_kafka() -> Iterator[KafkaBroker]:
 
 
 @pytest.fixture(scope="session")
-def activemq() -> Iterator[ActiveMqBroker]:
-    broker = ActiveMqBroker().start()
-    yield broker
-    broker.cleanup()
+def activemq(request: pytest.FixtureRequest) -> Iterator[ActiveMqBroker]:
+    """ActiveMQ Classic for this worker's tests, or for every worker's with `--share-brokers`."""
+    yield from shared_servers.session_server(request.config, "activemq", lambda: ActiveMqBroker().start())
 
 
 @pytest.fixture(scope="session")
@@ -135,6 +141,7 @@ _exit_status: list[int] = []
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _exit_status.append(int(exitstatus))
+    shared_servers.end(session.config)
 
 
 @pytest.hookimpl(trylast=True)

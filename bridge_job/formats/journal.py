@@ -210,4 +210,9 @@ class JournalEntry:
 
 
 def journal_partition(message: JmsMessage, partitions: int) -> int:
-    return zlib.crc32(message.destination.uri().encode()) % partitions
+    return destination_partition(message.destination, partitions)
+
+
+def destination_partition(destination: Destination, partitions: int) -> int:
+    """The journal partition of a destination's messages (and the ingest partition of a queue source)."""
+    return zlib.crc32(destination.uri().encode()) % partitions

@@ -1,10 +1,12 @@
 """Journal ingest: JMS -> journal topic, in the driver, one transacted JMS session per source.
 
-For each received batch: write every message to the journal in one Kafka transaction
-(journal/writer.py: transactional, fenced per bridge), and only once it committed, commit the JMS
-session. A crash or a Kafka error before the commit rolls the batch back on the broker, which redelivers
-it: the journal may get a message twice (the Spark query drops such duplicates by JMSMessageID), never
-lose one.
+The sources are spread over ingest partitions (ingest/assignment.py: one per journal partition that has
+sources), each with a JMS connection and a transactional journal producer of its own, so that sources of
+different partitions journal side by side. For each received batch: write every message to the journal in
+one Kafka transaction of its partition's producer (journal/writer.py: transactional, fenced per partition),
+and only once it committed, commit the JMS session. A crash or a Kafka error before the commit rolls the
+batch back on the broker, which redelivers it: the journal may get a message twice (the Spark query drops
+such duplicates by JMSMessageID), never lose one.
 
 Kafka being unreachable is transient (roll back, back off, try again); a missing journal topic or a
 refused write is a hard failure that stops the bridge, and finding the journal taken over by another
@@ -12,7 +14,8 @@ instance (`JournalFenced`) stops this one as losing the lease does.
 
 A standby warms its clients up before it holds the lease (`warm_up`): the JMS client's JVM, a probe
 connection to the broker (closed again: the active holds the bridge's JMS client id), and the journal
-producer's connections. `start` then takes the journal's transactional id and starts consuming.
+producers' connections. `start` then takes the journal's transactional ids (fencing the ones no partition
+of it writes with, `fence_idle_writers`) and starts consuming.
 
 A message that cannot become a journal record (ingest/poison.py: invalid text, an unmappable property,
 too large) is a soft failure under `routing.onSoftFailure`: `fail` stops the bridge and names the message;
@@ -38,11 +41,12 @@ from bridge_job.faults.outages import Outage
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import Epoch, journal_partition
+from bridge_job.ingest.assignment import ingest_partitions
 from bridge_job.ingest.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
 from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
-from bridge_job.journal.writer import JournalWriter, KafkaUnreachable, Written
+from bridge_job.journal.writer import JournalWriter, KafkaUnreachable, Written, fence_idle_writers
 from bridge_job.kafka.limits import TopicLimits
 from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
@@ -65,30 +69,110 @@ def ingest_client_id(config: JobConfig, instance: str) -> str:
 
 
 class Ingest:
-    """Threads that move JMS messages into the journal until stopped or failed."""
+    """The bridge's ingest partitions (`IngestPartition`), which start, fail and stop together."""
 
     def __init__(
         self,
         config: JobConfig,
-        writer: JournalWriter,
+        partitions: int,
         on_batch: Callable[[Journalled], None] = lambda batch: None,  # journalled and committed
         health: ConnectionHealth | None = None,
         instance: str = "a",
         kafka_health: ConnectionHealth | None = None,
+        still_active: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`partitions`: the journal topic's, one ingest partition each; `still_active` raises
+        (LeadershipLost) when this instance no longer holds the lease."""
+        self.config = config
+        self.partitions = partitions
+        self.still_active = still_active
+        self.kafka_health = kafka_health
+        self.stop_event = threading.Event()
+        assigned = ingest_partitions(config.bridge.jms.sources, partitions)
+        self.busy = set(assigned)  # the partitions with sources, each with a producer of its own
+        client_id = ingest_client_id(config, instance)
+        holder = next((p for p, sources in assigned.items() if any(s.topic for s in sources)), min(assigned))
+        self.parts = [
+            IngestPartition(
+                config,
+                sources,
+                JournalWriter(config, partitions, still_active, p),
+                client_id if p == holder else f"{client_id}-ingest-{p}",  # one connection per client id
+                self.stop_event,
+                on_batch,
+                health,
+                kafka_health,
+            )
+            for p, sources in assigned.items()
+        ]
+
+    @property
+    def failure(self) -> BaseException | None:
+        """What stopped the first partition that failed, if any: every other stops with it."""
+        return next((part.failure for part in self.parts if part.failure is not None), None)
+
+    def warm_up(self, instance: str) -> Ingest:
+        """What a standby does before it holds the lease: nothing consumed, nothing written."""
+        for index, part in enumerate(self.parts):
+            part.warm_up(instance if index == 0 else None)  # one probe connection says enough
+        return self
+
+    def start(self, epoch: Epoch) -> Ingest:
+        """Fence the journal ids no partition writes with, then start each partition for `epoch`."""
+        kafka = self.config.bridge.kafka
+        patience = self.config.bridge.outages.patience_seconds
+        doing = "fencing the journal's idle transactional ids"
+        outage = kafka_outage(kafka, patience, doing, listener=self.kafka_health)
+        while True:  # before any partition writes: a former writer must not write beside it
+            try:
+                fence_idle_writers(self.config, self.partitions, self.busy, self.still_active)
+                break
+            except KafkaUnreachable as error:
+                stop_if_refused(kafka)
+                outage.failed(error, "retrying")  # BridgeStopped past the patience
+                if self.stop_event.wait(outage.backoff()):
+                    return self
+        outage.clear()
+        for part in self.parts:
+            if self.stop_event.is_set():
+                break
+            part.start(epoch)
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        for part in self.parts:
+            part.stop()
+
+
+class IngestPartition:
+    """Threads that move the messages of some JMS sources into the journal until stopped or failed."""
+
+    def __init__(
+        self,
+        config: JobConfig,
+        sources: list[JmsSource],
+        writer: JournalWriter,
+        client_id: str,
+        stop_event: threading.Event,
+        on_batch: Callable[[Journalled], None] = lambda batch: None,  # journalled and committed
+        health: ConnectionHealth | None = None,
+        kafka_health: ConnectionHealth | None = None,
     ) -> None:
         self.config = config
+        self.sources = sources
         self.writer = writer
         self.health = health
         self.kafka_health = kafka_health
         self.patience = config.bridge.outages.patience_seconds
         self.on_batch = on_batch
         self.partitions = writer.partitions
-        self.stop_event = threading.Event()
+        self.stop_event = stop_event
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
         self.link: JmsLink | None = None
         self.limits = TopicLimits(config.bridge.kafka)
-        self.client_id = ingest_client_id(config, instance)
+        self.client_id = client_id
         self._credentials = jms_credentials(config)
         self._stores = jms_tls_stores(config)
 
@@ -100,19 +184,20 @@ class Ingest:
         jms = self.config.bridge.jms
         return JmsConnection(jms, self._credentials, jms_classpath(self.config), client_id, self._stores)
 
-    def warm_up(self, instance: str) -> Ingest:
-        """What a standby does before it holds the lease: nothing consumed, nothing written."""
+    def warm_up(self, instance: str | None) -> None:
+        """What a standby does before it holds the lease: nothing consumed, nothing written; a probe
+        connection to the broker when given the `instance`."""
         self.limits.limit(self.config.journal_topic)
         self.writer.warm_up()
+        if instance is None:
+            return
         try:
             self._open(f"{self.client_id}-standby-{instance}").close()
         except JmsError as error:  # the active may be failing too: the takeover will say, not the standby
             log.warning("standby: cannot reach the JMS broker yet: %s", error)
-        return self
 
-    def start(self, epoch: Epoch) -> Ingest:
-        """Take the journal for `epoch` (fencing any former writer) and start consuming."""
-        jms = self.config.bridge.jms
+    def start(self, epoch: Epoch) -> None:
+        """Take the partition's journal id for `epoch` (fencing any former writer) and start consuming."""
         self.link = JmsLink(lambda: self._open(self.client_id))
         self.limits.limit(self.config.journal_topic)  # learned before the first message
         try:
@@ -129,17 +214,16 @@ class Ingest:
             except JmsError as error:
                 outage.failed(error)
                 if self.stop_event.wait(outage.backoff()):
-                    return self
+                    return
         outage.clear()
         if self.health is not None:
             self.health.back("JMS")  # connected: also clears what an earlier run of this instance left
-        for source in jms.sources:
+        for source in self.sources:
             thread = threading.Thread(
                 target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True
             )
             thread.start()
             self.threads.append(thread)
-        return self
 
     def stop(self) -> None:
         self.stop_event.set()

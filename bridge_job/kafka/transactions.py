@@ -80,9 +80,17 @@ class TransactionalBatches:
     def open(self) -> None:
         """Take the transactional id (fencing every earlier writer) and write the opening records.
         KafkaUnreachable when Kafka cannot be reached; the next `write` tries again."""
+        self._guarded(self._open)
+
+    def take(self) -> None:
+        """Take the transactional id, fencing every earlier producer of it, and write nothing (an id this
+        instance does not write with). KafkaUnreachable when Kafka cannot be reached."""
+        self._guarded(self._take)
+
+    def _guarded(self, step: Callable[[], None]) -> None:
         with self._lock:
             try:
-                self._open()
+                step()
             except KafkaException as failed:
                 self._raise_if_hard(_error_of(failed))
                 raise
@@ -110,9 +118,12 @@ class TransactionalBatches:
             with contextlib.suppress(KafkaException):
                 self.producer.flush(5)
 
-    def _open(self) -> None:
+    def _take(self) -> None:
         self.still_active()
         self.producer.init_transactions(CALL_TIMEOUT_SECONDS)
+
+    def _open(self) -> None:
+        self._take()
         self._ready = True
         opening = self.opening_records()
         self._commit(opening)

@@ -104,7 +104,6 @@ def _run_in(options: JobOptions, work_dir: Path) -> int:
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     from bridge_job.ingest.journalling import Ingest
-    from bridge_job.journal.writer import JournalWriter
     from bridge_job.kafka.probe import KafkaProbe
     from bridge_job.kafka.registry import RegistryProbe, registry_at_start
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported
@@ -136,8 +135,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     metrics.follow_role(options.instance, leadership)
     still_active = leadership.check if leadership is not None else lambda: None
     health = ConnectionHealth(report, patience, "jms", metrics.connection("jms"))
-    writer = JournalWriter(config, partitions, still_active)
-    ingest = Ingest(config, writer, metrics.record_ingest, health, options.instance, kafka_health)
+    ingest = Ingest(
+        config, partitions, metrics.record_ingest, health, options.instance, kafka_health, still_active
+    )
 
     def check_checkpoint(may_reset: bool) -> None:
         prepare = functools.partial(prepare_checkpoint, config, checkpoint, report, may_reset=may_reset)

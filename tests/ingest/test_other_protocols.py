@@ -18,7 +18,6 @@ from bridge_job.ingest.journalling import Ingest
 from bridge_job.ingress.converting import IngressRecord, KafkaSource, to_jms
 from bridge_job.jms import start_jvm
 from bridge_job.journal.topic import ensure_journal_topic
-from bridge_job.journal.writer import JournalWriter
 from bridge_job.routing.failures import SoftFailure
 from testbed.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath
 from testbed.harness import bridge_document, read_topics, to_jms_route
@@ -54,7 +53,7 @@ def test_a_stomp_header_goes_to_kafka_as_it_is_and_back_to_jms_is_refused_by_nam
     assert stomp_activemq.stomp_port is not None
     stomp_send(stomp_activemq.stomp_port, queue, "from stomp", {"x-trace-id": "t-1", "region": "emea"})
 
-    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)), lambda batch: None)
+    ingest = Ingest(config, ensure_journal_topic(config), lambda batch: None)
     ingest.start(Epoch("test/pod", "test"))
     try:
         journal = read_topics(kafka, [config.journal_topic], 2, settle=0.5)  # the epoch marker, then it

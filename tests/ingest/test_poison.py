@@ -9,7 +9,6 @@ still there under `fail`) and the stop message.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ from bridge_job.formats.journal import EPOCH_HEADER, Epoch
 from bridge_job.ingest.journalling import Ingest
 from bridge_job.jms import JmsConnection, start_jvm
 from bridge_job.journal.topic import ensure_journal_topic
-from bridge_job.journal.writer import JournalWriter
 from bridge_job.supervision.telemetry import Metrics
 from testbed.brokers import ActiveMqBroker, KafkaBroker, activemq_classpath, wait_until
 from testbed.harness import Received, bridge_document, read_topics
@@ -43,17 +41,9 @@ def poison_config(activemq: ActiveMqBroker, kafka: KafkaBroker, policy: str) -> 
     return job_config(JmsBridge.model_validate(document), []), queue, dead_letters
 
 
-@pytest.fixture
-def running() -> Iterator[list[Ingest]]:
-    started: list[Ingest] = []
-    yield started
-    for ingest in started:
-        ingest.stop()
-
-
 def start(config: JobConfig, running: list[Ingest], metrics: Metrics | None = None) -> Ingest:
     on_batch = metrics.record_ingest if metrics is not None else lambda batch: None
-    ingest = Ingest(config, JournalWriter(config, ensure_journal_topic(config)), on_batch)
+    ingest = Ingest(config, ensure_journal_topic(config), on_batch)
     running.append(ingest)
     return ingest.start(Epoch("test/pod", "test"))
 

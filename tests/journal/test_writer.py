@@ -14,7 +14,13 @@ from confluent_kafka import KafkaError, KafkaException
 
 from bridge_job.faults.stops import LeadershipLost
 from bridge_job.formats.journal import EPOCH_HEADER, Epoch, JournalEntry, journal_record
-from bridge_job.journal.writer import JournalFenced, JournalWriter, Written, hard_failure
+from bridge_job.journal.writer import (
+    JournalFenced,
+    JournalWriter,
+    Written,
+    hard_failure,
+    journal_transactional_id,
+)
 from bridge_job.message import JmsMessage
 from testbed.brokers import KafkaBroker
 from testbed.builders import config
@@ -111,9 +117,9 @@ def test_a_marker_goes_to_every_partition_and_egress_sees_no_message_in_it(
 def test_a_refused_transactional_id_is_a_hard_failure_that_says_what_to_grant() -> None:
     """No broker here enforces ACLs: the broker's answer is the error librdkafka raises for it."""
     refused = KafkaError(KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    stopped = hard_failure(refused, config(name="orders"))
+    stopped = hard_failure(refused, config(name="orders"), journal_transactional_id("orders", 2))
     assert stopped is not None and stopped.reason == (
-        "not authorized to use the transactional id orders.jms-bridge.journal (the journal is written in "
+        "not authorized to use the transactional id orders.jms-bridge.journal-2 (the journal is written in "
         "transactions): grant WRITE and DESCRIBE on transactional ids with the prefix orders.jms-bridge. to "
         "the bridge's principal"
     )
@@ -124,5 +130,5 @@ def test_the_journal_producer_is_transactional_without_re_bootstrapping() -> Non
     that re-bootstraps never sends the offsets of its next transaction, and the call hangs."""
     settings = JournalWriter(config(name="orders"), partitions=1).settings
     assert settings["metadata.recovery.strategy"] == "none"
-    assert settings["transactional.id"] == "orders.jms-bridge.journal"
+    assert settings["transactional.id"] == "orders.jms-bridge.journal-0"
     assert settings["transaction.timeout.ms"] == "60000"

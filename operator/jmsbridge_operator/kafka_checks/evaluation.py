@@ -31,9 +31,10 @@ Names the bridge uses on the cluster (the job must use the same ones; see docs/k
 
 - consumer groups start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal-reader` (the
   journal reader, always) and `<bridgeId>.jms-bridge.ingress` (with kafkaToJms routes);
-- transactional ids start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal` (the ingest's
-  journal producer, always) and `<bridgeId>.jms-bridge.egress-<partition>` (delivery exactlyOnce); the
-  suffix `preflight` is reserved for the operator's probe.
+- transactional ids start with `<bridgeId>.jms-bridge.`: `<bridgeId>.jms-bridge.journal-<partition>` (the
+  ingest's journal producers, always; `<bridgeId>.jms-bridge.journal`, of builds before, is fenced) and
+  `<bridgeId>.jms-bridge.egress-<partition>` (delivery exactlyOnce); the suffix `preflight` is reserved
+  for the operator's probe.
 
 A bridge id cannot contain a dot, so one prefixed ACL per bridge never covers another bridge's names
 (`orders.jms-bridge.` is not a prefix of anything of the bridge `orders-eu`).

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from bridge_job.redaction import redact
+
+# `jmsbridge hard failure: ` or, naming a status reason, `jmsbridge hard failure [JmsTlsFailed]: `.
+_MARKER = re.compile(r"jmsbridge hard failure(?: \[([A-Za-z]+)\])?: ")
 
 
 class BridgeStopped(Exception):
     """A hard failure: the bridge must stop. The message names what is wrong and what to fix.
 
-    Its text carries a marker by which the driver finds the reason however deep Spark wrapped it. The
+    Its text carries a marker by which the driver finds the reason, and the status reason when there is
+    one, however deep Spark wrapped it (`found_in`: a task's failure reaches the driver as text). The
     marker is not the driver's `jmsbridge stopped:` line, which Spark's logged task tracebacks would
     otherwise repeat: the job's log has that line once.
     """
@@ -17,10 +23,19 @@ class BridgeStopped(Exception):
 
     def __init__(self, message: str, condition: str | None = None) -> None:
         reason = redact(message)  # Spark's JVM logs the text of a task's failure, beyond our log handlers
-        super().__init__(self.PREFIX + reason)
+        marker = self.PREFIX if condition is None else f"jmsbridge hard failure [{condition}]: "
+        super().__init__(marker + reason)
         self.reason = reason
         # The status reason the operator shows for it, when the driver reports the stop (kube/health.py).
         self.condition = condition
+
+    @classmethod
+    def found_in(cls, text: str) -> BridgeStopped | None:
+        """The hard failure whose text `text` carries (its first line that does), status reason included."""
+        for line in text.splitlines():
+            if (found := _MARKER.search(line)) is not None:
+                return cls(line[found.end() :].strip(), found.group(1))
+        return None
 
 
 class LeadershipLost(Exception):

@@ -14,7 +14,7 @@ from bridge_job.config.rendered import RenderedConfig
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import Leadership
-from bridge_job.supervision.stopping import stop_reason, stopped_with_us
+from bridge_job.supervision.stopping import stopped_by, stopped_with_us
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
@@ -85,9 +85,9 @@ class Supervision:
                 log.info("stopping: %s", stopped_with_us(error))
                 return 0
             self._check_lease()
-            if BridgeStopped.PREFIX not in str(error):
+            if BridgeStopped.found_in(str(error)) is None:
                 log.exception("unexpected failure")
-            raise BridgeStopped(stop_reason(error)) from None
+            raise stopped_by(error) from None
 
     def _queries_run(self) -> bool:
         """Whether every query runs (one whose worker was slow to start is started again); their new
@@ -157,7 +157,7 @@ class Supervision:
         for query in self.queries:
             exception = query.exception()
             if exception is not None:
-                raise BridgeStopped(stop_reason(exception))
+                raise stopped_by(exception)
 
     def _record(self, flow: Flow, progress: Any) -> None:
         try:

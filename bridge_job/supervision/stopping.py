@@ -13,11 +13,17 @@ def stop_reason(error: BaseException) -> str:
             f"Spark's JVM stopped answering ({first}): it died or was killed; its last lines above say why "
             "(an OutOfMemoryError: give the driver more memory, spec.spark.driver.memory)"
         )
-    for line in str(error).splitlines():
-        index = line.find(BridgeStopped.PREFIX)
-        if index >= 0:
-            return line[index + len(BridgeStopped.PREFIX) :].strip()
+    if (found := BridgeStopped.found_in(str(error))) is not None:
+        return found.reason
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def stopped_by(error: BaseException) -> BridgeStopped:
+    """The hard failure a query's `error` is: the one a task raised, with its status reason, when Spark
+    carried its text; else one whose reason is the error's `stop_reason`."""
+    if not jvm_gone(error) and (found := BridgeStopped.found_in(str(error))) is not None:
+        return found
+    return BridgeStopped(stop_reason(error))
 
 
 def jvm_gone(error: BaseException) -> bool:

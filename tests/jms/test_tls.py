@@ -70,7 +70,7 @@ def test_a_broker_certificate_of_a_ca_the_trust_store_lacks_stops_at_once(
     trust, key = jms_tls.stranger, jms_tls.bridge
     said = stopped(probe(tmp_path, kafka, broker, tls_jms(broker, trust, key), tls_env(broker, trust, key)))
     assert said.startswith(
-        "jmsbridge hard failure: TLS to the JMS broker failed "
+        "jmsbridge hard failure [JmsTlsFailed]: TLS to the JMS broker failed "
         f"(trust store {trust.trust_store}, its password from Secret jms-trust key password; "
         f"key store {key.key_store}, its password from Secret "
         "jms-client-cert key store-password): check that the trust store holds the CA of the broker's "
@@ -86,7 +86,9 @@ def test_a_client_certificate_the_broker_refuses_stops_at_once(
     trust = jms_tls.bridge
     key: JavaTls | None = None if client == "none" else jms_tls.stranger
     said = stopped(probe(tmp_path, kafka, broker, tls_jms(broker, trust, key), tls_env(broker, trust, key)))
-    assert said.startswith("jmsbridge hard failure: TLS to the JMS broker failed (trust store "), said
+    assert said.startswith(
+        "jmsbridge hard failure [JmsTlsFailed]: TLS to the JMS broker failed (trust store "
+    ), said
     # The broker's alert: in the provider's own error when it reads it (ActiveMQ, now and then), else in
     # the job's handshake, as the provider's words do not say it (Artemis: a timeout; ActiveMQ: "Broken pipe")
     assert "Received fatal alert: bad_certificate (SSLHandshakeException)" in said, said

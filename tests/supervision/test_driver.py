@@ -87,3 +87,31 @@ def test_any_other_failure_stops_the_bridge_at_once(tmp_path: Path) -> None:
     with pytest.raises(BridgeStopped, match="topic orders does not exist"):
         supervision.run()
     assert len(started) == 1
+
+
+def test_a_tasks_hard_failure_reaches_the_driver_with_its_status_reason(tmp_path: Path) -> None:
+    """A task's BridgeStopped crosses Spark as text only (a Python traceback inside a Java one); the driver
+    finds its reason and its status reason in it, which the job reports (`stops_reported`)."""
+    refused = BridgeStopped(
+        "the JMS broker refused the bridge's login: bad password", "JmsAuthenticationFailed"
+    )
+    spark = (
+        "[STREAM_FAILED] Query [id = 1] terminated with exception: Job aborted due to stage failure: "
+        "Task 0 in stage 3.0 failed 1 times\norg.apache.spark.api.python.PythonException: Traceback "
+        f'(most recent call last):\n  File "task.py", line 9, in run\nbridge_job.faults.stops.BridgeStopped: '
+        f"{refused}\n\tat org.apache.spark.api.python.BasePythonRunner"
+    )
+    supervision, _ = supervise(tmp_path, [spark])
+    with pytest.raises(BridgeStopped) as stopped:
+        supervision.run()
+    assert stopped.value.condition == "JmsAuthenticationFailed"
+    assert stopped.value.reason == "the JMS broker refused the bridge's login: bad password"
+
+
+def test_a_hard_failure_without_a_status_reason_keeps_its_old_text() -> None:
+    assert (
+        str(BridgeStopped("topic orders does not exist"))
+        == "jmsbridge hard failure: topic orders does not exist"
+    )
+    found = BridgeStopped.found_in("x\n  jmsbridge hard failure: topic orders does not exist\ny")
+    assert found is not None and (found.reason, found.condition) == ("topic orders does not exist", None)

@@ -48,7 +48,7 @@ from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
 from bridge_job.jms.settings import jms_classpath, jms_credentials, jms_tls_stores, refused
 from bridge_job.journal.writer import JournalWriter, KafkaUnreachable, Written, fence_idle_writers
 from bridge_job.kafka.limits import TopicLimits
-from bridge_job.kafka.waiting import kafka_outage, stop_if_refused
+from bridge_job.kafka.waiting import kafka_outage, patiently, stop_if_refused
 from bridge_job.kube.health import ConnectionHealth
 from bridge_job.message import JmsMessage
 from bridge_job.routing.failures import SoftFailure, SoftFailureReason, dispose
@@ -119,20 +119,14 @@ class Ingest:
 
     def start(self, epoch: Epoch) -> Ingest:
         """Fence the journal ids no partition writes with, then start each partition for `epoch`."""
-        kafka = self.config.bridge.kafka
-        patience = self.config.bridge.outages.patience_seconds
-        doing = "fencing the journal's idle transactional ids"
-        outage = kafka_outage(kafka, patience, doing, listener=self.kafka_health)
-        while True:  # before any partition writes: a former writer must not write beside it
-            try:
-                fence_idle_writers(self.config, self.partitions, self.busy, self.still_active)
-                break
-            except KafkaUnreachable as error:
-                stop_if_refused(kafka)
-                outage.failed(error, "retrying")  # BridgeStopped past the patience
-                if self.stop_event.wait(outage.backoff()):
-                    return self
-        outage.clear()
+        bridge = self.config.bridge
+        patiently(  # before any partition writes: a former writer must not write beside it
+            lambda timeout: fence_idle_writers(self.config, self.partitions, self.busy, self.still_active),
+            bridge.kafka,
+            bridge.outages.patience_seconds,
+            "fencing the journal's idle transactional ids",
+            listener=self.kafka_health,
+        )
         for part in self.parts:
             if self.stop_event.is_set():
                 break

@@ -91,6 +91,7 @@ class Ingest:
         assigned = ingest_partitions(config.bridge.jms.sources, partitions)
         self.busy = set(assigned)  # the partitions with sources, each with a producer of its own
         client_id = ingest_client_id(config, instance)
+        limits = TopicLimits(config.bridge.kafka)  # asked of the broker once per topic, for every partition
         holder = next((p for p, sources in assigned.items() if any(s.topic for s in sources)), min(assigned))
         self.parts = [
             IngestPartition(
@@ -98,6 +99,7 @@ class Ingest:
                 sources,
                 JournalWriter(config, partitions, still_active, p),
                 client_id if p == holder else f"{client_id}-ingest-{p}",  # one connection per client id
+                limits,
                 self.stop_event,
                 on_batch,
                 health,
@@ -148,6 +150,7 @@ class IngestPartition:
         sources: list[JmsSource],
         writer: JournalWriter,
         client_id: str,
+        limits: TopicLimits,
         stop_event: threading.Event,
         on_batch: Callable[[Journalled], None] = lambda batch: None,  # journalled and committed
         health: ConnectionHealth | None = None,
@@ -165,7 +168,7 @@ class IngestPartition:
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
         self.link: JmsLink | None = None
-        self.limits = TopicLimits(config.bridge.kafka)
+        self.limits = limits
         self.client_id = client_id
         self._credentials = jms_credentials(config)
         self._stores = jms_tls_stores(config)

@@ -68,7 +68,7 @@ class EgressReader(RangeReader):
             return {p: min(max(reset.get(p, low[p]), low[p]), high[p]) for p in low}
         return low
 
-    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
         self.check_binding(start)
         low, high = self.latest()
         if self.real_time:  # where each partition stands: the next interval's tasks begin there

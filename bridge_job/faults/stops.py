@@ -40,7 +40,25 @@ class BridgeStopped(Exception):
 
 class LeadershipLost(Exception):
     """This instance held the lease and does not any more: it must stop processing at once (kube/leadership.py
-    finds it out; whatever writes in the bridge's name raises it too)."""
+    finds it out; whatever writes in the bridge's name raises it too, and so does a query's planning that
+    finds its tenure over: spark/gate.py).
+
+    Like a hard failure's, its text carries a marker by which the driver tells it, through Spark's
+    wrapping, from a failure: a fenced end exits 3 (restart as the standby), not 2."""
+
+    PREFIX = "jmsbridge lease lost: "
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(self.PREFIX + reason)
+        self.reason = reason
+
+    @classmethod
+    def found_in(cls, text: str) -> LeadershipLost | None:
+        """The lost lease whose text `text` carries (its first line that does)."""
+        for line in text.splitlines():
+            if (at := line.find(cls.PREFIX)) >= 0:
+                return cls(line[at + len(cls.PREFIX) :].strip())
+        return None
 
 
 class CheckpointMismatch(BridgeStopped):

@@ -135,7 +135,7 @@ class IngressReader(RangeReader):
         reset = self.start_offsets()  # `jmsbridge reset-checkpoint`: the partitions' positions
         return reset if reset is not None else {}
 
-    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
         self.check_binding(start)
         low, high = self.latest()
         if self.real_time:  # where each partition stands: the next interval's tasks begin there

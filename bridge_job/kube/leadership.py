@@ -201,6 +201,7 @@ class Leadership:
         self._stopping = threading.Event()
         self._renewer: threading.Thread | None = None
         self._on_lost: list[Callable[[str], None]] = []
+        self._on_renewed: list[Callable[[], None]] = []
 
     @classmethod
     def for_job(cls, config: JobConfig, instance: str) -> Leadership | None:
@@ -224,6 +225,12 @@ class Leadership:
                 return None, None
         transitions = spec.get("leaseTransitions")
         return self._tenure, None if transitions is None else int(transitions)
+
+    @property
+    def valid_until(self) -> float:
+        """On this instance's clock: until when it believes it leads (0: it does not lead)."""
+        with self._lock:
+            return self._valid_until if self._leading else 0.0
 
     @property
     def is_leader(self) -> bool:
@@ -392,6 +399,11 @@ class Leadership:
                 return
         callback(self.loss_reason or "")
 
+    def on_renewed(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` after each renewal (from the renewal thread): `valid_until` moved on."""
+        with self._lock:
+            self._on_renewed.append(callback)
+
     def check(self) -> None:
         """Raise LeadershipLost unless this instance still holds the lease (the driver loop asks)."""
         with self._lock:
@@ -447,9 +459,16 @@ class Leadership:
                 raise _Taken(f"lease {self.lease} was deleted") from None
             raise
         with self._lock:
-            if self._leading:
-                self._lease = written
-                self._valid_until = sent + self.renew_deadline
+            if not self._leading:
+                return
+            self._lease = written
+            self._valid_until = sent + self.renew_deadline
+            callbacks = list(self._on_renewed)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # the lease itself is renewed: a caller's trouble must not lose it
+                log.exception("telling of the lease's renewal failed")
 
     def _renewed(self, lease: dict[str, Any]) -> dict[str, Any]:
         spec = {

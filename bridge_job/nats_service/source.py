@@ -34,7 +34,7 @@ class NatsReader(FlowReader):
     def initialOffset(self) -> Offsets:
         return {INTERVAL_KEY: 0}
 
-    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
         return next_interval(start)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -63,5 +63,6 @@ class NatsSource(DataSource):
         return interval.SUMMARY_SCHEMA
 
     def streamReader(self, schema: StructType) -> NatsReader:
-        gate.wait_at(self.options.get("gate"))  # a warm standby's query: held until it holds the lease
-        return NatsReader(self.options["config"], self.options.get("live", ""))
+        gate_path = self.options.get("gate", "")
+        gate.wait_at(gate_path)  # a warm standby's query: held until it holds the lease
+        return NatsReader(self.options["config"], self.options.get("live", ""), gate_path)

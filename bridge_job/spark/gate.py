@@ -12,18 +12,26 @@ the query ends.
 
 The gate is a file in the driver's work directory: planning processes are the driver JVM's children, on
 its machine. One whose parent is gone (the driver was killed) stops waiting.
+
+Once open, the gate also carries the instance's tenure: the lease's holder and `acquireTime`, and until
+when this tenure is valid on `CLOCK_MONOTONIC` (shared by every process of the machine), which the driver
+moves on after each renewal. Each planning checks it (`still_open`) and plans nothing once it is over or
+the gate is shut: a driver whose Python is frozen while its JVM runs on (a zombie) would otherwise go on
+planning intervals for its executors after another instance took over.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bridge_job.faults.stops import BridgeStopped
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
 
 OPEN = "open"
 SHUT = "shut"
@@ -31,8 +39,23 @@ POLL_SECONDS = 0.05  # a read of a small local file: nothing next to the lease w
 
 
 @dataclass(frozen=True)
+class Tenure:
+    """The lease this instance holds: its holder and `acquireTime`, and until when (`time.monotonic()`)
+    the instance believes it leads, that is, its last renewal's start plus the renew deadline."""
+
+    holder: str
+    acquired: str
+    valid_until: float
+
+
 class Gate:
-    path: Path
+    """The gate file, written by the driver alone. Once shut it stays shut: a renewal that comes after
+    the job shut it (as it stops) must not open it again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()  # the renewal thread opens it again, the main thread shuts it
+        self._shut = False
 
     @classmethod
     def new(cls, directory: Path) -> Gate:
@@ -42,15 +65,21 @@ class Gate:
         os.close(handle)
         return cls(Path(name))
 
-    def open(self) -> None:
-        self._set(OPEN)
+    def open(self, tenure: Tenure | None = None) -> None:
+        """Let the queries through; with the lease's `tenure`, only while it lasts (again after each
+        renewal, with the tenure it extended). Without one (no lease) for as long as the job runs."""
+        with self._lock:
+            if not self._shut:
+                self._set({"state": OPEN} if tenure is None else {"state": OPEN, "tenure": asdict(tenure)})
 
     def shut(self) -> None:
-        self._set(SHUT)
+        with self._lock:
+            self._shut = True
+            self._set({"state": SHUT})
 
-    def _set(self, state: str) -> None:
+    def _set(self, content: dict[str, object]) -> None:
         written = self.path.with_name(self.path.name + ".new")
-        written.write_text(state)
+        written.write_text(json.dumps(content))
         written.replace(self.path)  # at once: a reader sees the old state or the new one
 
     def remove(self) -> None:
@@ -63,14 +92,36 @@ def wait_at(path: str | None, sleep: Callable[[float], None] = time.sleep) -> No
     if not path:
         return
     parent = os.getppid()
-    gate = Path(path)
     while True:
-        try:
-            state = gate.read_text()
-        except FileNotFoundError:
-            state = ""
+        state, _ = _read(Path(path))
         if state == OPEN:
             return
         if state == SHUT or os.getppid() != parent:
             raise BridgeStopped("the standby stopped before it held the lease; its queries never ran")
         sleep(POLL_SECONDS)
+
+
+def still_open(path: str | None, clock: Callable[[], float] = time.monotonic) -> None:
+    """In a planning process, before each plan: raise LeadershipLost when the gate at `path` was shut (the
+    driver lost the lease, or stops) or the tenure it carries is over (the driver has not renewed it in
+    time, and may be frozen). Nothing to check without a gate."""
+    if not path:
+        return
+    state, tenure = _read(Path(path))
+    if state != OPEN:
+        raise LeadershipLost("the driver shut its queries' gate: it lost the lease or stops")
+    if tenure is not None and clock() >= tenure.valid_until:
+        raise LeadershipLost(
+            f"the tenure of {tenure.holder} (lease acquired {tenure.acquired}) is over: the driver has not "
+            "renewed the lease in time, and plans nothing more"
+        )
+
+
+def _read(path: Path) -> tuple[str, Tenure | None]:
+    """The gate's state, and the tenure an open one carries (None: no lease)."""
+    try:
+        content = json.loads(path.read_text() or "{}")
+    except FileNotFoundError:
+        return "", None
+    tenure = content.get("tenure")
+    return str(content.get("state", "")), None if tenure is None else Tenure(**tenure)

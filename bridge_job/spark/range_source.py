@@ -63,9 +63,14 @@ class RangeReader(FlowReader, SupportsTriggerAvailableNow):
     INTERVAL: ClassVar[Callable[[str, str, int, int, float, str], Summary]]
 
     def __init__(
-        self, config_path: str, checkpoint: str | None = None, mode: str = MICRO_BATCH, live: str = ""
+        self,
+        config_path: str,
+        checkpoint: str | None = None,
+        mode: str = MICRO_BATCH,
+        live: str = "",
+        gate_path: str = "",
     ) -> None:
-        super().__init__(config_path, live)
+        super().__init__(config_path, live, gate_path)
         self.checkpoint = Path(checkpoint) if checkpoint else None
         self.mode = mode
         self._checked = False  # the checkpoint's binding, checked when the query starts
@@ -243,6 +248,7 @@ class RangeSource(DataSource):
 
     def streamReader(self, schema: StructType) -> RangeReader:
         options = self.options
-        gate.wait_at(options.get("gate"))  # a warm standby's query: held until it holds the lease
+        gate_path = options.get("gate", "")
+        gate.wait_at(gate_path)  # a warm standby's query: held until it holds the lease
         mode, live = options.get("mode", MICRO_BATCH), options.get("live", "")
-        return self.READER(options["config"], options.get("checkpoint"), mode, live)
+        return self.READER(options["config"], options.get("checkpoint"), mode, live, gate_path)

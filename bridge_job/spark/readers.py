@@ -9,20 +9,35 @@ waits and librdkafka's lines would reach stderr raw, unredacted and without a lo
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from pathlib import Path
 
 from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import ReadLimit
 
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.redaction import redact_process_logs
+from bridge_job.spark import gate
+from bridge_job.spark.offsets import Offsets
 
 
 class FlowReader(DataSourceStreamReader):
-    def __init__(self, config_path: str, live: str = "") -> None:
+    def __init__(self, config_path: str, live: str = "", gate_path: str = "") -> None:
         redact_process_logs()
         self.config_path = config_path
         self.live = live  # where real-time tasks report as they run (spark/live.py)
+        self.gate_path = gate_path  # the driver's gate, in the planning process (spark/gate.py)
         self._watched = WatchedConfig(Path(config_path))  # what the flow's config is read from
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        """The next batch's or interval's end (`plan`), while the driver's gate is open and its tenure lasts:
+        a driver that lost the lease, or stopped renewing it, has nothing more planned."""
+        gate.still_open(self.gate_path)
+        return self.plan(start, limit)
+
+    @abstractmethod
+    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        """Where the next batch or interval, which begins at `start`, ends."""
 
     def __getstate__(self) -> dict[str, str]:
         return {"config_path": self.config_path, "live": self.live}

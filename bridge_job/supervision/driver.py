@@ -19,6 +19,7 @@ from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
     from bridge_job.ingest.journalling import Ingest
+    from bridge_job.spark.gate import Gate
     from bridge_job.supervision.flows import Flow
     from bridge_job.supervision.telemetry import Metrics
 
@@ -85,9 +86,10 @@ class Supervision:
                 log.info("stopping: %s", stopped_with_us(error))
                 return 0
             self._check_lease()
-            if BridgeStopped.found_in(str(error)) is None:
+            stopped = stopped_by(error)
+            if not any(kind.found_in(str(error)) for kind in (BridgeStopped, LeadershipLost)):
                 log.exception("unexpected failure")
-            raise stopped_by(error) from None
+            raise stopped from None
 
     def _queries_run(self) -> bool:
         """Whether every query runs (one whose worker was slow to start is started again); their new
@@ -185,9 +187,11 @@ class Supervision:
             self._start_for(changed)
 
 
-def halt(ingest: Ingest, queries: list[Any]) -> None:
-    """On losing the lease: stop taking messages and writing at once, another instance takes over."""
+def halt(ingest: Ingest, queries: list[Any], gate: Gate) -> None:
+    """On losing the lease: stop taking messages and writing at once, and planning (the gate shut),
+    another instance takes over."""
     ingest.stop_event.set()
+    gate.shut()
     for query in queries:
         if query.isActive:
             query.stop()

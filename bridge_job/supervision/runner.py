@@ -36,7 +36,7 @@ from bridge_job.formats.journal import Epoch
 from bridge_job.kafka.waiting import asking
 from bridge_job.kube.leadership import EXIT_LEADERSHIP_LOST, Leadership, pod_name
 from bridge_job.redaction import redact_logs
-from bridge_job.spark.gate import Gate
+from bridge_job.spark.gate import Gate, Tenure
 from bridge_job.supervision.driver import Supervision, halt
 from bridge_job.supervision.stopping import interrupted_stop, stopped_with_us, unforeseen_reason
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
@@ -91,12 +91,12 @@ def _run_in(options: JobOptions, work_dir: Path) -> int:
         log.error("jmsbridge stopped: %s", error.reason)
         return 2
     except LeadershipLost as error:
-        log.error("lost the lease (%s): processing stopped, restart as the standby", error)
+        log.error("lost the lease (%s): processing stopped, restart as the standby", error.reason)
         return EXIT_LEADERSHIP_LOST
     except Exception as error:  # nothing caught it: still one stop line, and exit 2
         log.debug("stopping on", exc_info=True)
         if isinstance(lost := interrupted_stop(error), LeadershipLost):  # the cleanup failed after it
-            log.error("lost the lease (%s): processing stopped, restart as the standby", lost)
+            log.error("lost the lease (%s): processing stopped, restart as the standby", lost.reason)
             return EXIT_LEADERSHIP_LOST
         log.error("jmsbridge stopped: %s", unforeseen_reason(error))
         return 2
@@ -175,10 +175,11 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
                 check_checkpoint(may_reset=True)  # the checkpoint moved on while it waited
                 supervision.replace_ended()  # a held query that ended never ran: started again
             if leadership is not None:  # before the gate opens: from then on the egress writes
-                leadership.on_lost(lambda reason: halt(ingest, queries))
+                leadership.on_lost(lambda reason: halt(ingest, queries, starts.gate))
+                leadership.on_renewed(lambda: starts.gate.open(_tenure(leadership)))
             # The held queries resume while the ingest takes the journal and connects: neither waits for
             # the other (the egress skips the epoch marker, and reads whatever the ingest commits).
-            starts.gate.open()
+            starts.gate.open(_tenure(leadership))
             ingest.start(job_epoch(leadership, options.instance))
             still_active()  # the lease lost while the ingest connected (JMS may take minutes): start nothing
             supervision.start_queries()
@@ -214,6 +215,14 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             with _unless_stopping(stopping):
                 starts.spark.stop()
         starts.gate.remove()
+
+
+def _tenure(leadership: Leadership | None) -> Tenure | None:
+    """The tenure the gate carries to each planning (spark/gate.py); none without a lease."""
+    if leadership is None:
+        return None
+    acquired, _ = leadership.tenure()
+    return Tenure(leadership.identity, acquired or "", leadership.valid_until)
 
 
 @dataclass

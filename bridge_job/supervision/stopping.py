@@ -18,11 +18,16 @@ def stop_reason(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def stopped_by(error: BaseException) -> BridgeStopped:
-    """The hard failure a query's `error` is: the one a task raised, with its status reason, when Spark
-    carried its text; else one whose reason is the error's `stop_reason`."""
-    if not jvm_gone(error) and (found := BridgeStopped.found_in(str(error))) is not None:
-        return found
+def stopped_by(error: BaseException) -> BridgeStopped | LeadershipLost:
+    """What a query's `error` is: the hard failure a task raised, with its status reason, or the lost lease
+    a planning or a task found, when Spark carried its text; else a hard failure whose reason is the
+    error's `stop_reason`."""
+    if not jvm_gone(error):
+        text = str(error)
+        if (failure := BridgeStopped.found_in(text)) is not None:
+            return failure
+        if (lost := LeadershipLost.found_in(text)) is not None:
+            return lost
     return BridgeStopped(stop_reason(error))
 
 

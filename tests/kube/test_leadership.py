@@ -342,6 +342,26 @@ def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: Kub
         b.stop()
 
 
+def test_each_renewal_moves_the_tenure_on_and_tells_whoever_asked(kube_api: KubeApi) -> None:
+    """The driver rewrites its gate's tenure after each renewal (spark/gate.py): `valid_until` is the
+    renewal's start plus the renew deadline, on the lease's clock, and 0 once the instance stops."""
+    clock = Clock()
+    a = leadership("a", clock=clock)
+    renewals: list[float] = []
+    a.on_renewed(lambda: renewals.append(a.valid_until))
+    assert a.valid_until == 0.0
+    assert a.try_acquire()
+    try:
+        assert a.valid_until == clock.now + a.renew_deadline
+        clock.advance(0.5)
+        moved = 1000.5 + a.renew_deadline
+        kube_api.wait_for(lambda: a.valid_until == moved, timeout=5, what="a renewal")
+        assert moved in renewals
+    finally:
+        a.stop()
+    assert a.valid_until == 0.0
+
+
 class Interleaved(Intercepted):
     """A store that lets another contender write first, between this one's read and its write."""
 

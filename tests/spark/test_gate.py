@@ -1,6 +1,8 @@
 """A warm standby's queries wait at the gate until the driver opens it, and end when it is shut or when
-the driver is gone. With Spark: tests/e2e/test_leadership.py (the standby's held queries move nothing
-while the active runs, and move messages once it takes over)."""
+the driver is gone; once open, each planning goes on only while the gate stays open and the tenure it
+carries lasts. With Spark: tests/e2e/test_leadership.py (the standby's held queries move nothing while
+the active runs, and move messages once it takes over) and tests/spark/test_readers.py (a reader plans
+nothing past the tenure)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge_job.faults.stops import BridgeStopped
-from bridge_job.spark.gate import Gate, wait_at
+from bridge_job.faults.stops import BridgeStopped, LeadershipLost
+from bridge_job.spark.gate import Gate, Tenure, still_open, wait_at
 
 
 def test_no_gate_lets_the_planning_through_at_once() -> None:
@@ -51,3 +53,30 @@ def test_a_gate_removed_with_its_driver_ends_the_wait_when_the_parent_goes(
 
     with pytest.raises(BridgeStopped):
         wait_at(str(gate.path), sleep=parent_gone)
+
+
+def test_planning_goes_on_while_the_tenure_lasts_and_stops_when_it_is_over(tmp_path: Path) -> None:
+    gate = Gate.new(tmp_path)
+    gate.open(Tenure("orders-a_orders-a-driver", "2026-12-01T05:00:00.000000Z", valid_until=100.0))
+    still_open(str(gate.path), clock=lambda: 99.9)
+    with pytest.raises(LeadershipLost, match=r"tenure of orders-a_orders-a-driver \(lease acquired 2026"):
+        still_open(str(gate.path), clock=lambda: 100.0)
+    gate.open(Tenure("orders-a_orders-a-driver", "2026-12-01T05:00:00.000000Z", valid_until=102.0))  # renewed
+    still_open(str(gate.path), clock=lambda: 100.0)
+
+
+def test_without_a_lease_or_a_gate_planning_always_goes_on(tmp_path: Path) -> None:
+    gate = Gate.new(tmp_path)
+    gate.open()
+    still_open(str(gate.path), clock=lambda: 1e12)
+    still_open(None)
+    still_open("")
+
+
+def test_a_gate_shut_after_it_opened_stops_the_planning_and_stays_shut(tmp_path: Path) -> None:
+    gate = Gate.new(tmp_path)
+    gate.open(Tenure("a", "t", valid_until=100.0))
+    gate.shut()
+    gate.open(Tenure("a", "t", valid_until=200.0))  # a renewal that came after the job shut it
+    with pytest.raises(LeadershipLost, match="shut its queries' gate"):
+        still_open(str(gate.path), clock=lambda: 0.0)

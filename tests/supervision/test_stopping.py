@@ -7,7 +7,13 @@ from confluent_kafka import KafkaError, KafkaException
 from py4j.protocol import Py4JError, Py4JNetworkError  # type: ignore[import-untyped]
 
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
-from bridge_job.supervision.stopping import interrupted_stop, jvm_gone, stop_reason, unforeseen_reason
+from bridge_job.supervision.stopping import (
+    interrupted_stop,
+    jvm_gone,
+    stop_reason,
+    stopped_by,
+    unforeseen_reason,
+)
 
 
 def test_a_call_the_dying_jvm_answered_with_a_bare_error_means_the_jvm_is_gone() -> None:
@@ -47,3 +53,20 @@ def test_a_cleanup_that_fails_after_a_stop_does_not_hide_it() -> None:
     assert unforeseen_reason(_during(RuntimeError("JVM gone"), hard)) == hard.reason
     assert interrupted_stop(_fenced()) is None
     assert unforeseen_reason(_fenced()).startswith("KafkaError{FATAL,code=_FENCED")
+
+
+def test_a_lost_lease_that_spark_wrapped_stays_a_lost_lease() -> None:
+    """A planning that found its tenure over fails its query: the driver exits as a lost lease (3, restart
+    as the standby), not as a hard failure (2)."""
+    lost = LeadershipLost("the tenure of a (lease acquired t) is over")
+    wrapped = Py4JError(
+        "An error occurred while calling o41.awaitTermination. Trace:\n"
+        "org.apache.spark.sql.streaming.StreamingQueryException: [STREAM_FAILED] Query [id = 1] "
+        f"terminated with exception: {lost}\n\tat org.apache.spark.sql.execution.streaming.Stream..."
+    )
+    found = stopped_by(wrapped)
+    assert isinstance(found, LeadershipLost) and found.reason == lost.reason
+    hard = BridgeStopped("topic t does not exist", "TopicMissing")
+    assert isinstance(stopped_by(Py4JError(f"Trace:\n{hard}\n{lost}")), BridgeStopped)  # a failure first
+    plain = stopped_by(ValueError("boom"))
+    assert isinstance(plain, BridgeStopped) and plain.reason == "boom"

@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import pytest
 import yaml
 from jmsbridge_operator.config_files import file_of
 from jmsbridge_operator.options import ENV_JOB_IMAGE
+from jmsbridge_operator.reconciler import Reconciler
 from prometheus_client import REGISTRY
 
 from bridge_job.config import JobConfig
@@ -580,6 +582,33 @@ def test_suspend_stops_and_resume_restarts(view: View) -> None:
     view.kube.patch(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE, {"spec": {"suspend": False}})
     view.wait(lambda: sorted(view.apps()) == ["simple-primary", "simple-secondary"], "the applications back")
     view.wait_conditions("JmsBridge", "simple", STARTING)
+
+
+def test_a_bridge_deleted_while_a_reconciliation_runs_goes_when_it_ends(
+    view: View, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kopf keeps the finalizer until the bridge's daemons have exited. Its rechecks daemon finishes a
+    reconciliation under way first (in a thread), and kopf then looks again only after the daemon's
+    cancellation polling: kopf's default, 60 s, left the deleted bridge there for a minute."""
+    in_flight, deleted = threading.Event(), threading.Event()
+    reconcile_if_due, bridge_deleted = Reconciler.reconcile_if_due, Reconciler.bridge_deleted
+
+    def slow_once(self: Reconciler, namespace: str, name: str, routes: Any) -> None:
+        if not in_flight.is_set():
+            in_flight.set()
+            assert deleted.wait(30), "kopf never handled the deletion"
+        reconcile_if_due(self, namespace, name, routes)
+
+    def noted(self: Reconciler, body: Any, routes: Any) -> None:
+        bridge_deleted(self, body, routes)
+        deleted.set()
+
+    monkeypatch.setattr(Reconciler, "reconcile_if_due", slow_once)
+    monkeypatch.setattr(Reconciler, "bridge_deleted", noted)
+    view.create(simple_bridge())  # due once its gather time is over (`reconcile_soon`)
+    view.wait(in_flight.is_set, "the due reconciliation under way")
+    view.kube.delete(GROUP_VERSION, "JmsBridge", "simple", NAMESPACE)
+    view.kube.wait_for(lambda: view.bridge("simple") is None, timeout=15, what="the bridge gone")
 
 
 def test_deleting_a_bridge_removes_everything_it_created(view: View) -> None:

@@ -40,6 +40,10 @@ def configure(settings: kopf.OperatorSettings, memo: Any, options: OperatorOptio
     # An idle per-object worker ends after 1 s (kopf: 5 s), and with it the last body it held: with
     # hundreds of bridges created at once, the bodies held for 5 s were 15 MiB of peak memory.
     settings.queueing.idle_timeout = 1.0
+    # kopf keeps a deleted bridge's finalizer until its daemons and timers have ended; one still finishing
+    # a reconciliation (in a thread) is looked at again after this: kopf's 60 s left a bridge deleted
+    # during one there for a minute.
+    settings.background.cancellation_polling = 1.0
     # One operator replica (the chart's Deployment uses the Recreate strategy): no peering objects.
     settings.peering.standalone = True
     # Only our explicit Events (transitions, writes), not every handler's log line; from us, not "kopf"

@@ -55,6 +55,10 @@ rules:
         resources: [leases]
   - level: Metadata
 """
+# Go's collector runs when the heap has grown by this percentage (default 100). The suite's API servers,
+# six at once on 2 cores, spent about a sixth of their CPU in it: at 400 they use 16 % less CPU for the
+# same tests (3.75 -> 3.15 CPU-s, three operator test files) and a few hundred MB more memory each.
+API_SERVER_GOGC = "400"
 SERVICE_RANGE = "10.96.0.0/24"  # only allocated from, never routed: no Service here has endpoints
 
 
@@ -164,7 +168,7 @@ class ControlPlane:
             "--audit-log-path", str(self.audit_log), "--audit-log-maxsize", "0",
             "--enable-priority-and-fairness=false",  # one client at a time: no queueing to configure
             "--watch-cache=true", "--profiling=false", "-v", "1",
-        ])  # fmt: skip
+        ], env=os.environ | {"GOGC": API_SERVER_GOGC})  # fmt: skip
         self._write_kubeconfig(self.kubeconfig, ADMIN_USER, self.admin_token)
         wait_until(self._ready, 60, "kube-apiserver to answer /readyz", interval=0.1)
         if self._prepare is not None:

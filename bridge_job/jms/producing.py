@@ -24,6 +24,15 @@ from bridge_job.jms.mapping import MessageWriter
 from bridge_job.jms.sessions import SessionOwner
 from bridge_job.message import Destination, JmsMessage
 
+# ActiveMQ Classic's client takes a temporary queue it has not yet heard of from the broker's advisories
+# for a deleted one, and refuses a send to it without asking the broker. A new connection hears of the
+# temporary queues made before it soon after it starts: a producer this young (the first ranges after a
+# start or a reconnection) waits for that before it takes the refusal as final; a queue really deleted
+# (its requester gone) is refused as before once the time is up, and at once after it.
+ADVISORY_SECONDS = 2.0
+_UNHEARD_TEMPORARY = "Cannot publish to a deleted Destination"
+_FIRST_PAUSE_SECONDS = 0.02
+
 
 def time_to_live(expiration: int, now_ms: int) -> int:
     """The JMS time-to-live (ms, 0 = never) that makes a message expire at `expiration`."""
@@ -54,6 +63,7 @@ class JmsProducer(SessionOwner):
                     self._session.close()
             raise jms_error("cannot create a JMS producer", error) from error
         self._writer = MessageWriter(self._session)
+        self._made = time.monotonic()
         self._closed = False
         self._batch = "the sent messages"
         self._owner = "the JMS producer"
@@ -61,22 +71,29 @@ class JmsProducer(SessionOwner):
     def send(self, message: JmsMessage, destination: Destination | None = None) -> str:
         """Send to `destination` (default: the message's own); returns the JMSMessageID assigned."""
         target = destination or message.destination
-        try:
-            java_message = self._writer.build(message)
-            ttl = time_to_live(message.expiration, time.time_ns() // 1_000_000)
-            self._producer.send(
-                self._writer.destination(target),
-                java_message,
-                int(message.delivery_mode),
-                message.priority,
-                ttl,
-            )
-            return str(java_message.getJMSMessageID())
-        except JavaException as error:
-            if self._closed:
-                raise JmsError(f"cannot send to {target.uri()}: the producer is closed") from error
-            self._check_connection()
-            raise jms_error(f"cannot send to {target.uri()}", error) from error
+        pause = _FIRST_PAUSE_SECONDS
+        while True:
+            try:
+                java_message = self._writer.build(message)
+                ttl = time_to_live(message.expiration, time.time_ns() // 1_000_000)
+                self._producer.send(
+                    self._writer.destination(target),
+                    java_message,
+                    int(message.delivery_mode),
+                    message.priority,
+                    ttl,
+                )
+                return str(java_message.getJMSMessageID())
+            except JavaException as error:
+                if self._closed:
+                    raise JmsError(f"cannot send to {target.uri()}: the producer is closed") from error
+                young = time.monotonic() + pause < self._made + ADVISORY_SECONDS
+                if young and _UNHEARD_TEMPORARY in str(error):
+                    time.sleep(pause)  # the advisories may not have come yet (ADVISORY_SECONDS)
+                    pause *= 2
+                    continue
+                self._check_connection()
+                raise jms_error(f"cannot send to {target.uri()}", error) from error
 
     def __enter__(self) -> JmsProducer:
         return self

@@ -98,8 +98,11 @@ def bridge_document(
 
 
 def bridge_spec(args: argparse.Namespace) -> dict[str, Any]:
-    """`spec.spark.mode` and, when given, `spec.jms.ingest.maxBatchDelayMs`, from the benchmark's options."""
+    """`spec.spark.mode` and, when given, `spec.spark.taskIntervalSeconds` and
+    `spec.jms.ingest.maxBatchDelayMs`, from the benchmark's options."""
     spec: dict[str, Any] = {"spark": {"mode": args.mode}}
+    if getattr(args, "task_interval_seconds", None) is not None:
+        spec["spark"]["taskIntervalSeconds"] = args.task_interval_seconds
     if getattr(args, "ingest_delay_ms", None) is not None:
         spec["jms"] = {"ingest": {"maxBatchDelayMs": args.ingest_delay_ms}}
     return spec

@@ -3,7 +3,7 @@ responder on the same broker; and Kafka requesters answered by JMS services of b
 conventions through the bridge, the message-id one against the correlation-id one; in the same run.
 
     python bench/request_reply.py [--rate 20] [--seconds 30] [--warmup-requests 20] [--trigger-ms MS]
-                                  [--reply-timeout 60] [--directions jms,kafka]
+                                  [--task-interval-seconds S] [--reply-timeout 60] [--directions jms,kafka]
 
 Run from the repository root after scripts/setup.sh (needs Debian's ActiveMQ, Apache Kafka's jars, pyspark).
 Prints exactly one JSON line on stdout; progress goes to stderr. Takes three to five minutes.
@@ -57,7 +57,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka import Message, Producer
 
 from bench.kafka_requests import JmsService, kafka_requesters
-from bench.local_run import batch_lines, bridge_document, bridge_spec, local_brokers, median, quantile, ratio
+from bench.local_run import (
+    TASK_INTERVAL_SECONDS,
+    batch_lines,
+    bridge_document,
+    bridge_spec,
+    local_brokers,
+    median,
+    quantile,
+    ratio,
+)
 from bench.pacing import paced
 from bench.raw_jms import AUTO_ACKNOWLEDGE, connect
 from bench.topic_watch import TopicWatch
@@ -319,6 +328,12 @@ def main() -> None:
     )
     parser.add_argument("--mode", choices=["realTime", "microBatch"], default="realTime", help="spark.mode")
     parser.add_argument(
+        "--task-interval-seconds",
+        type=int,
+        default=None,
+        help=f"realTime: spark.taskIntervalSeconds; default: the bridge's ({TASK_INTERVAL_SECONDS})",
+    )
+    parser.add_argument(
         "--ingest-delay-ms", type=int, default=None, help="jms.ingest.maxBatchDelayMs; default: the bridge's"
     )
     parser.add_argument("--reply-timeout", type=float, default=60.0, help="seconds after the last request")
@@ -346,6 +361,7 @@ def main() -> None:
         "warmup_requests": args.warmup_requests,
         "mode": args.mode,
         "ingest_delay_ms": args.ingest_delay_ms,
+        "task_interval_seconds": args.task_interval_seconds or TASK_INTERVAL_SECONDS,
         "trigger_ms": args.trigger_ms if args.trigger_ms is not None else DEFAULT_TRIGGER_MS,
         "cpu_count": os.cpu_count(),
         "direct": direct_figures,

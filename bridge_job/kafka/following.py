@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from bridge_job.config import JobConfig, KafkaSpec
-from bridge_job.kafka.group_offsets import Commit, commit_offsets, start_commit
+from bridge_job.config import JobConfig
+from bridge_job.kafka.group_offsets import commit_offsets
 from bridge_job.kafka.reading import Settings, consumer_for
 from bridge_job.kafka.waiting import patiently
 
@@ -28,8 +28,6 @@ from bridge_job.kafka.waiting import patiently
 # a task asks twice a second. The task's own consumer fetches briefly (kafka/reading.py) and so cannot
 # hold such a fetch; the waiter is another client, with a connection of its own.
 WAIT_SECONDS = 0.5
-# How long a commit sent behind a range may take (`_Committer`); past it, it is made again patiently.
-COMMIT_TIMEOUT_SECONDS = 10.0
 
 
 def waiting_settings(settings: Settings) -> dict[str, str | int | float | bool]:
@@ -112,64 +110,24 @@ def follow(
         return int(consumer.committed([where], timeout=timeout)[0].offset)
 
     done_before = patiently(committed, kafka, patience, f"asking how far {name} was moved")
-    committer = None if group is None else _Committer(kafka, patience, group, name)
     position = began = begin_at(start, done_before, ends()[1])
     while time.monotonic() < deadline and not done():
         low, high = ends()
         if position < low:
             break  # records gone before they were moved: the next planning stops or counts (onDataLoss)
         if high <= position:
-            if committer is not None:
-                committer.settle()  # caught up: committed as far as it moved, before it waits
             wait_for_more(waiter, topic, partition, position, deadline)
             continue
         upto = min(high, position + current().bridge.spark.max_records_per_batch)
         reached = move(position, upto)
-        if committer is not None:
-            committer.behind(TopicPartition(topic, partition, reached))
+        if group is not None:
+            progress = [TopicPartition(topic, partition, reached)]
+
+            def commit_progress(
+                timeout: float, group: str = group, progress: list[TopicPartition] = progress
+            ) -> None:
+                commit_offsets(kafka, group, progress, timeout)
+
+            patiently(commit_progress, kafka, patience, f"committing how far {name} was moved")
         position = reached
-    if committer is not None:
-        committer.settle()  # the interval ends with its progress committed
     return Followed(began, position)
-
-
-class _Committer:
-    """Commits a group's progress past each range without holding up the next range: a commit is sent,
-    and waited for only once the next range moved (a round trip to the group's coordinator, 6 to 7 ms on
-    loopback, that each range used to wait for). Should the task die meanwhile, the next one moves that
-    range again, as it would have before the commit's answer came."""
-
-    def __init__(self, kafka: KafkaSpec, patience: float, group: str, name: str) -> None:
-        self.kafka, self.patience, self.group, self.name = kafka, patience, group, name
-        self.sent: tuple[Commit, TopicPartition] | None = None  # the commit on its way, and what it commits
-
-    def behind(self, progress: TopicPartition) -> None:
-        """Send the commit of `progress`. The one before must be confirmed first; when Kafka did not
-        confirm it, `progress` is committed the patient way instead, which covers both."""
-        if self._confirmed():
-            self.sent = (start_commit(self.kafka, self.group, [progress], COMMIT_TIMEOUT_SECONDS), progress)
-        else:
-            self._patiently(progress)
-
-    def settle(self) -> None:
-        """The last commit confirmed, or made again the patient way."""
-        sent = self.sent
-        if not self._confirmed() and sent is not None:
-            self._patiently(sent[1])
-
-    def _confirmed(self) -> bool:
-        """Whether the commit on its way, if any, was confirmed (it is no longer on its way after)."""
-        if self.sent is None:
-            return True
-        commit, self.sent = self.sent[0], None
-        try:
-            commit.wait()
-        except KafkaException:
-            return False
-        return True
-
-    def _patiently(self, progress: TopicPartition) -> None:
-        def commit(timeout: float) -> None:
-            commit_offsets(self.kafka, self.group, [progress], timeout)
-
-        patiently(commit, self.kafka, self.patience, f"committing how far {self.name} was moved")

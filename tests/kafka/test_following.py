@@ -1,6 +1,5 @@
 """A caught-up task waits on the broker (kafka/following.py `wait_for_more`): a record produced while it
-waits is moved, and idle it asks for the partition's end about twice a second, not ten times. Its group's
-offset follows what it moved, each commit sent behind its range."""
+waits is moved, and idle it asks for the partition's end about twice a second, not ten times."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import threading
 import time
 import uuid
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
 from bridge_job.kafka.following import WAIT_SECONDS, Followed, follow
 from bridge_job.kafka.reading import consumer_settings
@@ -73,43 +72,3 @@ def test_a_follower_beyond_the_partitions_end_waits_without_a_loop_of_requests(k
     followed = follow(settings, topic, 0, 5, 60, lambda: job, lambda begin, end: end, None, done=done)
     assert followed == Followed(began=5, reached=5)
     assert asked[3] - asked[0] >= 3 * WAIT_SECONDS * 0.9, asked
-
-
-def test_the_groups_offset_follows_each_range_and_is_confirmed_when_the_follower_is_caught_up(
-    kafka: KafkaBroker,
-) -> None:
-    topic, group = f"followed-{uuid.uuid4().hex[:8]}", f"following-{uuid.uuid4().hex[:8]}"
-    kafka.create_topics(topic)
-    job = config(bootstrap=kafka.bootstrap)
-    settings = consumer_settings(job.bridge.kafka, group)
-    producer = Producer({"bootstrap.servers": kafka.bootstrap})
-    moved: list[tuple[int, int]] = []
-    stop = threading.Event()
-
-    def move(begin: int, end: int) -> int:
-        moved.append((begin, end))
-        if len(moved) < 3:  # a record more for the next range, while this range's commit is on its way
-            producer.produce(topic, b"next")
-            assert producer.flush(10) == 0
-        return end
-
-    producer.produce(topic, b"first")
-    assert producer.flush(10) == 0
-    follower = threading.Thread(
-        target=follow, args=(settings, topic, 0, 0, 120, lambda: job, move, group, stop.is_set), daemon=True
-    )
-    follower.start()
-    reader = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": group})
-    try:
-        wait_until(lambda: moved[-1:] == [(2, 3)], 30, "three ranges moved")
-
-        def committed() -> int:
-            return int(reader.committed([TopicPartition(topic, 0)], timeout=10)[0].offset)
-
-        wait_until(lambda: committed() == 3, 30, "the group committed past the last range")
-        assert moved == [(0, 1), (1, 2), (2, 3)]
-    finally:
-        stop.set()
-        follower.join(timeout=30)
-        reader.close()
-    assert not follower.is_alive()

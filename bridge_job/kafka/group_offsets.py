@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
@@ -28,35 +27,17 @@ _admins: dict[str, AdminClient] = {}  # per Kafka settings, for this process's t
 
 def commit_offsets(kafka: KafkaSpec, group: str, offsets: Sequence[TopicPartition], timeout: float) -> None:
     """Commit `offsets` for `group`; a KafkaException when Kafka does not confirm it within `timeout`."""
-    start_commit(kafka, group, offsets, timeout).wait()
-
-
-@dataclass(frozen=True)
-class Commit:
-    """A commit of a group's offsets on its way to Kafka."""
-
-    group: str
-    future: concurrent.futures.Future[ConsumerGroupTopicPartitions]
-    timeout: float
-
-    def wait(self) -> None:
-        """Until Kafka confirmed it; a KafkaException when it refused it or did not answer in time."""
-        try:
-            result = self.future.result(timeout=self.timeout + 5)  # the request's own timeout ends it first
-        except concurrent.futures.TimeoutError:
-            error = KafkaError(KafkaError._TIMED_OUT, f"no answer to the commit of {self.group}'s offsets")
-            raise KafkaException(error) from None
-        for partition in result.topic_partitions or []:
-            if partition.error is not None:
-                raise KafkaException(partition.error)
-
-
-def start_commit(kafka: KafkaSpec, group: str, offsets: Sequence[TopicPartition], timeout: float) -> Commit:
-    """Send the commit of `offsets` for `group`, without waiting for Kafka's answer (`Commit.wait`)."""
     key = kafka.model_dump_json()
     admin = _admins.get(key)
     if admin is None:
         admin = _admins[key] = AdminClient(client_config(kafka) | NO_REBOOTSTRAP)
     request = ConsumerGroupTopicPartitions(group, list(offsets))
     future = admin.alter_consumer_group_offsets([request], request_timeout=timeout)[group]
-    return Commit(group, future, timeout)
+    try:
+        result = future.result(timeout=timeout + 5)  # the request's own timeout ends it first
+    except concurrent.futures.TimeoutError:
+        error = KafkaError(KafkaError._TIMED_OUT, f"no answer to the commit of {group}'s offsets")
+        raise KafkaException(error) from None
+    for partition in result.topic_partitions or []:
+        if partition.error is not None:
+            raise KafkaException(partition.error)

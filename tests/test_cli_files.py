@@ -8,11 +8,12 @@ import io
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from jmsbridge.cli import parser
+from jmsbridge.cli import main, parser
 from tests.operator.helpers import EXAMPLES
 
 FILE_COMMANDS = ["job", "reset-checkpoint", "render", "validate"]
@@ -49,13 +50,28 @@ def test_a_directory_means_its_yaml_and_json_files(command: str, tmp_path: Path)
     assert args.files == [tmp_path / "a.yml", tmp_path / "b.yaml", tmp_path / "c.json"]
 
 
-def run(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jmsbridge", *argv], input=stdin, capture_output=True, text=True, timeout=120
-    )
+Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_validate_and_render_read_standard_input_and_directories() -> None:
+@pytest.fixture()
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Run:
+    """`jmsbridge ARGV` in this process, `stdin` its standard input: its exit code and output (the command
+    as a process, from its console script: tests/formats/test_cli.py)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where `-f -` keeps what it read
+
+    def run(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        try:
+            code = main(list(argv))
+        except SystemExit as exit:  # argparse's refusals
+            code = exit.code if isinstance(exit.code, int) else 1
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(argv), code, out, err)
+
+    return run
+
+
+def test_validate_and_render_read_standard_input_and_directories(run: Run) -> None:
     both = "\n---\n".join((EXAMPLES / name).read_text() for name in ("bridge.yaml", "routes.yaml"))
     from_stdin = run("validate", "-f", "-", stdin=both)
     from_files = run("validate", "-f", str(EXAMPLES / "bridge.yaml"), "-f", str(EXAMPLES / "routes.yaml"))
@@ -66,11 +82,13 @@ def test_validate_and_render_read_standard_input_and_directories() -> None:
     assert from_directory.returncode == 0 and from_directory.stdout.startswith("ok: 1 JmsBridge")
 
 
-def test_standard_input_once_and_an_empty_directory_are_refused(tmp_path: Path) -> None:
+def test_standard_input_once_and_an_empty_directory_are_refused(run: Run, tmp_path: Path) -> None:
     twice = run("validate", "-f", "-", "-f", "-")
     assert twice.returncode == 2 and "standard input (-) can be given once" in twice.stderr
-    empty = run("validate", "-f", str(tmp_path))
-    assert empty.returncode == 2 and f"{tmp_path}: no .yaml, .yml, .json file" in empty.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("validate", "-f", str(empty))
+    assert result.returncode == 2 and f"{empty}: no .yaml, .yml, .json file" in result.stderr
 
 
 @pytest.mark.parametrize("command", ["job", "reset-checkpoint"])

@@ -38,12 +38,18 @@ def release(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_release_packages_the_chart_the_crds_and_the_cli_at_the_package_version(tmp_path: Path) -> None:
-    result = release("--no-images", "--out", str(tmp_path))
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One release for the tests that read it: it builds a wheel in an isolated pip environment."""
+    out = tmp_path_factory.mktemp("dist")
+    result = release("--no-images", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "images:   not built (--no-images)" in result.stdout
+    return out
 
-    with tarfile.open(tmp_path / f"jms-bridge-operator-{__version__}.tgz") as archive:
+
+def test_the_release_packages_the_chart_the_crds_and_the_cli_at_the_package_version(released: Path) -> None:
+    with tarfile.open(released / f"jms-bridge-operator-{__version__}.tgz") as archive:
         chart_file = archive.extractfile("jms-bridge-operator/Chart.yaml")
         assert chart_file is not None
         chart = yaml.safe_load(chart_file)
@@ -51,14 +57,14 @@ def test_the_release_packages_the_chart_the_crds_and_the_cli_at_the_package_vers
     assert (chart["version"], chart["appVersion"]) == (__version__, __version__)
     assert [Path(n).name for n in packaged_crds] == sorted(p.name for p in (REPO / "crds").glob("*.yaml"))
 
-    installed = [d for d in yaml.safe_load_all((tmp_path / "install.yaml").read_text()) if d]
+    installed = [d for d in yaml.safe_load_all((released / "install.yaml").read_text()) if d]
     assert {(d["kind"], d["spec"]["names"]["kind"]) for d in installed} == {
         ("CustomResourceDefinition", "JmsBridge"),
         ("CustomResourceDefinition", "JmsBridgeRoute"),
     }
     assert installed == [yaml.safe_load(p.read_text()) for p in sorted((REPO / "crds").glob("*.yaml"))]
 
-    with zipfile.ZipFile(tmp_path / f"jms_bridge_operator-{__version__}-py3-none-any.whl") as wheel:
+    with zipfile.ZipFile(released / f"jms_bridge_operator-{__version__}-py3-none-any.whl") as wheel:
         metadata = wheel.read(f"jms_bridge_operator-{__version__}.dist-info/METADATA").decode()
         entry_points = wheel.read(f"jms_bridge_operator-{__version__}.dist-info/entry_points.txt").decode()
     assert f"Version: {__version__}" in metadata.splitlines()
@@ -86,18 +92,18 @@ def test_the_release_refuses_a_chart_of_another_version(tmp_path: Path) -> None:
     assert not (tmp_path / "dist").exists()
 
 
-def test_install_yaml_installs_the_crds_with_kubectl(tmp_path: Path, kube_api: KubeApi) -> None:
+def test_install_yaml_installs_the_crds_with_kubectl(
+    tmp_path: Path, released: Path, kube_api: KubeApi
+) -> None:
     """On the real API server (over the CRDs the suite installed, if any: server-side apply takes them
     over), then the examples apply, validated by the server against what install.yaml installed."""
-    result = release("--no-images", "--out", str(tmp_path / "dist"))
-    assert result.returncode == 0, result.stderr
     kubectl = tools.kubectl()
     env = {**os.environ, "KUBECONFIG": str(kube_api.kubeconfig), "HOME": str(tmp_path / "home")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([kubectl, *args], env=env, capture_output=True, text=True, timeout=60)
 
-    installed = run("apply", "--server-side", "-f", str(tmp_path / "dist" / "install.yaml"))
+    installed = run("apply", "--server-side", "-f", str(released / "install.yaml"))
     assert installed.returncode == 0, installed.stderr
     assert "customresourcedefinition.apiextensions.k8s.io/jmsbridges.jmsbridge.dev serverside-applied" in (
         installed.stdout

@@ -167,6 +167,7 @@ def test_basic_encode_needs_no_destination(
 
 
 def test_the_real_command_reads_stdin() -> None:
+    script = str(Path(sys.executable).parent / "jmsbridge")  # the console script the package installs
     encoded = subprocess.run(
         [sys.executable, "-m", "jmsbridge", "encode", "--format", "envelope", "-"],
         input=json.dumps(MESSAGE_JSON).encode(),
@@ -176,7 +177,7 @@ def test_the_real_command_reads_stdin() -> None:
     ).stdout
     assert encoded.startswith(b"\xab\xcd\x01\x00")
     decoded = subprocess.run(
-        ["jmsbridge", "decode", "--format", "envelope", "--destination", "queue://orders", "-"],
+        [script, "decode", "--format", "envelope", "--destination", "queue://orders", "-"],
         input=encoded,
         capture_output=True,
         check=True,
@@ -184,7 +185,7 @@ def test_the_real_command_reads_stdin() -> None:
     ).stdout
     assert json.loads(decoded)["properties"]["region"] == "emea"
     failed = subprocess.run(
-        ["jmsbridge", "decode", "--format", "json", "-"], input=b"nope", capture_output=True, timeout=60
+        [script, "decode", "--format", "json", "-"], input=b"nope", capture_output=True, timeout=60
     )
     assert failed.returncode == 2
     assert failed.stderr == b"jmsbridge decode: stdin: value byte 0: invalid JSON: Expecting value\n"

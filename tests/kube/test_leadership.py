@@ -253,8 +253,10 @@ def test_a_stolen_lease_is_noticed_within_one_renew_period(
 
     kube_api.patch(LEASES, "Lease", LEASE, NAMESPACE, {"spec": thief})
     stolen = time.monotonic()
-    kube_api.wait_for(a.leadership.lost.is_set, timeout=a.leadership.renew_period + 1, what="loss")
+    # On the callbacks, not on `lost`: that is set first, and the callbacks run after it (outside the lock).
+    kube_api.wait_for(lambda: reasons, timeout=a.leadership.renew_period + 1, what="loss")
     assert time.monotonic() - stolen <= a.leadership.renew_period + 0.5
+    assert a.leadership.lost.is_set()
     holder = thief.get("holderIdentity", a.identity)
     assert reasons == [a.leadership.loss_reason] and f"held by {holder}" in reasons[0]
     assert not a.leadership.is_leader
@@ -328,7 +330,8 @@ def test_failing_renewals_give_up_before_anyone_else_may_take_over(kube_api: Kub
         assert a.is_leader and not a.lost.is_set()
         clock.advance(0.2)
         assert not a.is_leader
-        kube_api.wait_for(a.lost.is_set, timeout=a.retry_period + 1, what="a gives up")
+        kube_api.wait_for(lambda: reasons, timeout=a.retry_period + 1, what="a gives up")  # not `lost`:
+        assert a.lost.is_set()  # it is set before the callbacks run
         assert reasons == [a.loss_reason] and "no renewal succeeded" in reasons[0]
 
         # b may take over only a full duration after it saw that record: a gave up D/3 before.

@@ -12,7 +12,9 @@ they belong to the bridge's JMS client id, which a broker gives to one connectio
 
 from __future__ import annotations
 
-from bridge_job.config import JmsSource
+import os
+
+from bridge_job.config import ConfigError, JmsSource
 from bridge_job.formats.journal import destination_partition
 from bridge_job.message import Destination, DestinationKind
 
@@ -32,3 +34,18 @@ def ingest_partitions(sources: list[JmsSource], partitions: int) -> dict[int, li
         p = durable_partition if topic else destination_partition(source_destination(source), partitions)
         assigned.setdefault(p, []).append(source)
     return dict(sorted(assigned.items()))
+
+
+# Where the ingest runs: `driver` (the default) or `executors`, as long-running tasks of an `ingest` query
+# (ingest/source.py). A switch for the job and its test suite while the executors' ingest is built (issue
+# 46, docs/design/executor-ingest.md); no bridge can set it yet: the operator does not size executors for
+# it. Planning processes and Python workers inherit it from the driver.
+RUN_ON_ENV = "JMSBRIDGE_INGEST_RUN_ON"
+RUN_ON = ("driver", "executors")
+
+
+def runs_on_executors() -> bool:
+    value = os.environ.get(RUN_ON_ENV) or "driver"
+    if value not in RUN_ON:
+        raise ConfigError(f"{RUN_ON_ENV}={value!r}: expected one of {', '.join(RUN_ON)}")
+    return value == "executors"

@@ -34,7 +34,6 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from bridge_job.config import JmsSource, JobConfig
 from bridge_job.faults.outages import Outage
@@ -42,6 +41,7 @@ from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import Epoch, journal_partition
 from bridge_job.ingest.assignment import ingest_partitions
+from bridge_job.ingest.counts import Journalled
 from bridge_job.ingest.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
 from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
@@ -141,6 +141,50 @@ class Ingest:
             part.stop()
 
 
+class IngestInTasks:
+    """The driver's part when the ingest runs in tasks on executors (ingest/source.py): before the gate opens,
+    it takes every journal id (fencing any former writer, so that no task of a former active writes beside
+    the new one's); the tasks do the rest, and their failures stop the ingest query."""
+
+    failure: BaseException | None = None  # the tasks' failures end the query, and the driver sees that
+
+    def __init__(
+        self,
+        config: JobConfig,
+        partitions: int,
+        kafka_health: ConnectionHealth | None = None,
+        still_active: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.config = config
+        self.partitions = partitions
+        self.kafka_health = kafka_health
+        self.still_active = still_active
+        self.stop_event = threading.Event()
+
+    def warm_up(self, instance: str) -> IngestInTasks:
+        return self
+
+    def start(self, epoch: Epoch) -> IngestInTasks:
+        configured = self.config.bridge.kafka.journal_partitions
+        if configured != self.partitions:  # the tasks plan with the spec's count (ingest/source.py)
+            raise BridgeStopped(
+                f"the journal topic {self.config.journal_topic} has {self.partitions} partitions and "
+                f"kafka.journalPartitions says {configured}: set kafka.journalPartitions to {self.partitions}"
+            )
+        bridge = self.config.bridge
+        patiently(
+            lambda timeout: fence_idle_writers(self.config, self.partitions, (), self.still_active),
+            bridge.kafka,
+            bridge.outages.patience_seconds,
+            "fencing the journal's transactional ids",
+            listener=self.kafka_health,
+        )
+        return self
+
+    def stop(self) -> None:
+        """Nothing of its own runs: the query's tasks stop with it."""
+
+
 class IngestPartition:
     """Threads that move the messages of some JMS sources into the journal until stopped or failed."""
 
@@ -167,6 +211,7 @@ class IngestPartition:
         self.stop_event = stop_event
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
+        self.uncommitted: dict[str, Uncommitted] = {}  # per source: journalled, not committed on JMS
         self.link: JmsLink | None = None
         self.limits = limits
         self.client_id = client_id
@@ -215,12 +260,25 @@ class IngestPartition:
         outage.clear()
         if self.health is not None:
             self.health.back("JMS")  # connected: also clears what an earlier run of this instance left
-        for source in self.sources:
-            thread = threading.Thread(
-                target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True
-            )
+        self.consume()
+
+    def consume(self) -> None:
+        """A thread per source, each with a consumer of its own, until stopped or paused."""
+        self.threads = [
+            threading.Thread(target=self._run, args=(source,), name=f"ingest-{source.address}", daemon=True)
+            for source in self.sources
+        ]
+        for thread in self.threads:
             thread.start()
-            self.threads.append(thread)
+
+    def pause(self) -> None:
+        """Stop consuming, each source's batch in hand finished and its consumer closed (which returns the
+        messages it prefetched to the broker); the connection and the journal producer stay, for `consume`."""
+        self.stop_event.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        self.threads = []
+        self.stop_event.clear()
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -236,7 +294,7 @@ class IngestPartition:
         journalling = f"journalling {source.address}"
         kafka = kafka_outage(self.config.bridge.kafka, self.patience, journalling, listener=self.kafka_health)
         consumer: BatchConsumer | None = None
-        uncommitted = Uncommitted()
+        uncommitted = self.uncommitted.setdefault(source.address, Uncommitted())  # kept across pauses
         try:
             while not self.stop_event.is_set():
                 try:
@@ -335,21 +393,6 @@ def _read_twice(batch: list[JmsMessage]) -> None:
         raise JmsError(f"cannot read {describe(first)}: {first.unreadable}; rolled back to read it again")
 
 
-@dataclass(frozen=True)
-class Journalled:
-    """A batch of JMS messages journalled and committed, for telemetry: the messages, and how many of them
-    were poison (ingest/poison.py) and went to the dead-letter topic or were skipped."""
-
-    messages: list[JmsMessage]
-    dead_lettered: int = 0
-    skipped: int = 0
-
-    @classmethod
-    def of(cls, batch: list[JmsMessage], written: list[Written], journal_topic: str) -> Journalled:
-        dead_lettered = sum(1 for topic, _, _ in written if topic != journal_topic)
-        return cls(batch, dead_lettered, len(batch) - len(written))
-
-
 def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:
     """The stop line for a poison message under `onSoftFailure: fail`: which, where, why, what to change."""
     fix = "fix the message at its producer"
@@ -359,3 +402,6 @@ def poison_stop(message: JmsMessage, failure: SoftFailure, limits: str) -> str:
         f"{describe(message)}: {failure.reason.value}: {failure.error} (policy fail; the message stays on "
         f"the broker): {fix}, or set routing.onSoftFailure to skip or deadLetter"
     )
+
+
+DriverIngest = Ingest | IngestInTasks  # what the driver starts, stops and watches of the ingest

@@ -13,14 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 from pyspark.sql.types import StructType
 
 from bridge_job.nats_service import interval
 from bridge_job.spark import gate
-from bridge_job.spark.intervals import INTERVAL_KEY, next_interval
 from bridge_job.spark.offsets import Offsets
-from bridge_job.spark.readers import FlowReader
+from bridge_job.spark.readers import IntervalReader
 
 
 @dataclass(frozen=True)
@@ -30,16 +28,7 @@ class NatsInterval(InputPartition):
     live: str = ""  # where the task reports as it runs (spark/live.py)
 
 
-class NatsReader(FlowReader):
-    def initialOffset(self) -> Offsets:
-        return {INTERVAL_KEY: 0}
-
-    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
-        return next_interval(start)
-
-    def getDefaultReadLimit(self) -> ReadLimit:
-        return ReadAllAvailable()
-
+class NatsReader(IntervalReader):
     def partitions(self, start: Offsets, end: Offsets) -> list[NatsInterval]:
         seconds = float(self._watched.current().bridge.spark.task_interval_seconds)
         return [NatsInterval(self.config_path, seconds, self.live)]
@@ -47,9 +36,6 @@ class NatsReader(FlowReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[int | str, ...]]:
         assert isinstance(partition, NatsInterval)
         yield from interval.run(partition.config_path, partition.seconds, partition.live)
-
-    def commit(self, end: Offsets) -> None:
-        """Nothing to do: there is no position to keep."""
 
 
 class NatsSource(DataSource):

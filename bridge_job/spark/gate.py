@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
+from bridge_job.formats.journal import Epoch
 
 OPEN = "open"
 SHUT = "shut"
@@ -56,6 +57,7 @@ class Gate:
         self.path = path
         self._lock = threading.Lock()  # the renewal thread opens it again, the main thread shuts it
         self._shut = False
+        self._epoch: dict[str, object] | None = None
 
     @classmethod
     def new(cls, directory: Path) -> Gate:
@@ -65,12 +67,20 @@ class Gate:
         os.close(handle)
         return cls(Path(name))
 
-    def open(self, tenure: Tenure | None = None) -> None:
+    def open(self, tenure: Tenure | None = None, epoch: Epoch | None = None) -> None:
         """Let the queries through; with the lease's `tenure`, only while it lasts (again after each
-        renewal, with the tenure it extended). Without one (no lease) for as long as the job runs."""
+        renewal, with the tenure it extended). Without one (no lease) for as long as the job runs. The
+        instance's journal `epoch`, given once, travels on with each opening: the ingest's tasks write it."""
         with self._lock:
+            if epoch is not None:
+                self._epoch = asdict(epoch)
             if not self._shut:
-                self._set({"state": OPEN} if tenure is None else {"state": OPEN, "tenure": asdict(tenure)})
+                content: dict[str, object] = {"state": OPEN}
+                if tenure is not None:
+                    content["tenure"] = asdict(tenure)
+                if self._epoch is not None:
+                    content["epoch"] = self._epoch
+                self._set(content)
 
     def shut(self) -> None:
         with self._lock:
@@ -115,6 +125,17 @@ def still_open(path: str | None, clock: Callable[[], float] = time.monotonic) ->
             f"the tenure of {tenure.holder} (lease acquired {tenure.acquired}) is over: the driver has not "
             "renewed the lease in time, and plans nothing more"
         )
+
+
+def epoch_at(path: str | None) -> Epoch | None:
+    """In a planning process: the journal epoch the driver's open gate carries (None: none yet)."""
+    if not path:
+        return None
+    try:
+        epoch = json.loads(Path(path).read_text() or "{}").get("epoch")
+    except FileNotFoundError:
+        return None
+    return None if epoch is None else Epoch(**epoch)
 
 
 def _read(path: Path) -> tuple[str, Tenure | None]:

@@ -81,6 +81,7 @@ REFUSALS: tuple[Refusal, ...] = get_args(Refusal)
 
 Row = dict[str, Any]
 ROW_NAMES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "ingest": lambda row: str(row["partition"]),
     "egress": lambda row: str(row["partition"]),
     "ingress": lambda row: f"{row['topic']}:{row['partition']}",
     "nats": lambda row: str(row["route"]),

@@ -13,11 +13,12 @@ from abc import abstractmethod
 from pathlib import Path
 
 from pyspark.sql.datasource import DataSourceStreamReader
-from pyspark.sql.streaming.datasource import ReadLimit
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit
 
 from bridge_job.config.loading import WatchedConfig
 from bridge_job.redaction import redact_process_logs
 from bridge_job.spark import gate
+from bridge_job.spark.intervals import INTERVAL_KEY, next_interval
 from bridge_job.spark.offsets import Offsets
 
 
@@ -44,3 +45,20 @@ class FlowReader(DataSourceStreamReader):
 
     def __setstate__(self, state: dict[str, str]) -> None:
         type(self).__init__(self, state["config_path"], live=state["live"])
+
+
+class IntervalReader(FlowReader):
+    """A reader of a source with no offsets to plan (NATS, JMS): a batch is an interval, and its offsets
+    count intervals (`INTERVAL_KEY`), so that Spark runs the next one as the last one ends."""
+
+    def initialOffset(self) -> Offsets:
+        return {INTERVAL_KEY: 0}
+
+    def plan(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        return next_interval(start)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadAllAvailable()
+
+    def commit(self, end: Offsets) -> None:
+        """Nothing to do: there is no position to keep."""

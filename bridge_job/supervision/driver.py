@@ -18,7 +18,7 @@ from bridge_job.supervision.stopping import stopped_by, stopped_with_us
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
-    from bridge_job.ingest.journalling import Ingest
+    from bridge_job.ingest.journalling import DriverIngest
     from bridge_job.spark.gate import Gate
     from bridge_job.supervision.flows import Flow
     from bridge_job.supervision.telemetry import Metrics
@@ -40,7 +40,7 @@ class Supervision:
     """The driver's loop while the bridge runs: the lease, ingest failures, route changes."""
 
     queries: list[Any]  # a StreamingQuery per flow, each started once its routes ask for it (`flows`)
-    ingest: Ingest
+    ingest: DriverIngest
     leadership: Leadership | None
     rendered: RenderedConfig
     stopping: threading.Event
@@ -187,7 +187,7 @@ class Supervision:
             self._start_for(changed)
 
 
-def halt(ingest: Ingest, queries: list[Any], gate: Gate) -> None:
+def halt(ingest: DriverIngest, queries: list[Any], gate: Gate) -> None:
     """On losing the lease: stop taking messages and writing at once, and planning (the gate shut),
     another instance takes over."""
     ingest.stop_event.set()

@@ -15,6 +15,8 @@ from pyspark.sql.datasource import DataSource
 from bridge_job.config import Direction, JobConfig
 from bridge_job.egress.source import EgressSource
 from bridge_job.faults.outages import OutageListener
+from bridge_job.ingest.assignment import ingest_partitions, runs_on_executors
+from bridge_job.ingest.source import IngestSource
 from bridge_job.ingress import task as ingress_task
 from bridge_job.ingress.source import IngressSource, source_partitions
 from bridge_job.journal.reading import consumer_settings as journal_consumer_settings
@@ -97,6 +99,24 @@ def nats_rows(config: JobConfig) -> set[str]:
     return {route.name for route in config.routes} | {UNROUTED}
 
 
+def ingest_rows(config: JobConfig) -> set[str]:
+    """The rows an ingest task may report: its ingest partition, one with sources."""
+    return {
+        str(p) for p in ingest_partitions(config.bridge.jms.sources, config.bridge.kafka.journal_partitions)
+    }
+
+
+INGEST = Flow(
+    metrics=telemetry.IngestMetrics,
+    source=IngestSource,
+    checkpoint="ingest",  # it counts intervals only
+    wanted=lambda config: runs_on_executors(),  # else the driver ingests (ingest/journalling.py `Ingest`)
+    tasks=lambda config: len(ingest_rows(config)),
+    rows=ingest_rows,
+    rows_follow_routes=False,  # its sources are the bridge's, fixed while the job runs
+    real_time_only=True,
+    drains=False,  # JMS has no end to drain to; availableNow drains the journal
+)
 EGRESS = Flow(
     metrics=telemetry.EgressMetrics,
     source=EgressSource,
@@ -129,7 +149,7 @@ NATS = Flow(
     probed="nats",
 )
 
-FLOWS: tuple[Flow, ...] = (EGRESS, INGRESS, NATS)
+FLOWS: tuple[Flow, ...] = (INGEST, EGRESS, INGRESS, NATS)
 
 
 def tasks_before(flow: Flow, config: JobConfig) -> int:

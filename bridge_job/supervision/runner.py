@@ -15,7 +15,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -42,7 +42,8 @@ from bridge_job.supervision.stopping import interrupted_stop, stopped_with_us, u
 from bridge_job.supervision.topics import check_topics, ensure_pending_topic
 
 if TYPE_CHECKING:
-    from bridge_job.ingest.journalling import Ingest
+    from bridge_job.ingest.journalling import DriverIngest
+    from bridge_job.kube.health import ConnectionHealth
     from bridge_job.supervision.flows import Flow, Probe
     from bridge_job.supervision.lag import LagWatch
     from bridge_job.supervision.telemetry import Metrics
@@ -103,7 +104,6 @@ def _run_in(options: JobOptions, work_dir: Path) -> int:
 
 
 def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
-    from bridge_job.ingest.journalling import Ingest
     from bridge_job.kafka.probe import KafkaProbe
     from bridge_job.kafka.registry import RegistryProbe, registry_at_start
     from bridge_job.kube.health import ConnectionHealth, HealthConfigMap, stops_reported
@@ -135,8 +135,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
     metrics.follow_role(options.instance, leadership)
     still_active = leadership.check if leadership is not None else lambda: None
     health = ConnectionHealth(report, patience, "jms", metrics.connection("jms"))
-    ingest = Ingest(
-        config, partitions, metrics.record_ingest, health, options.instance, kafka_health, still_active
+    in_tasks = _ingest_in_tasks(options)
+    ingest = _ingest(
+        config, partitions, metrics, health, options.instance, kafka_health, still_active, in_tasks
     )
 
     def check_checkpoint(may_reset: bool) -> None:
@@ -177,10 +178,9 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             if leadership is not None:  # before the gate opens: from then on the egress writes
                 leadership.on_lost(lambda reason: halt(ingest, queries, starts.gate))
                 leadership.on_renewed(lambda: starts.gate.open(_tenure(leadership)))
-            # The held queries resume while the ingest takes the journal and connects: neither waits for
-            # the other (the egress skips the epoch marker, and reads whatever the ingest commits).
-            starts.gate.open(_tenure(leadership))
-            ingest.start(job_epoch(leadership, options.instance))
+            _take_over(
+                ingest, in_tasks, starts.gate, _tenure(leadership), job_epoch(leadership, options.instance)
+            )
             still_active()  # the lease lost while the ingest connected (JMS may take minutes): start nothing
             supervision.start_queries()
             metrics.running()
@@ -215,6 +215,44 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             with _unless_stopping(stopping):
                 starts.spark.stop()
         starts.gate.remove()
+
+
+def _take_over(ingest: DriverIngest, in_tasks: bool, gate: Gate, tenure: Tenure | None, epoch: Epoch) -> None:
+    """Open the gate and start the ingest for `epoch`. The held queries resume while the driver's ingest
+    takes the journal and connects: neither waits for the other (the egress skips the epoch marker, and
+    reads whatever the ingest commits). Ingest tasks wait: every journal id is taken before any task can
+    take its own."""
+    if in_tasks:
+        ingest.start(epoch)
+    gate.open(tenure, epoch)
+    if not in_tasks:
+        ingest.start(epoch)
+
+
+def _ingest_in_tasks(options: JobOptions) -> bool:
+    """Whether an `ingest` query's tasks take the messages on executors (ingest/source.py); availableNow
+    runs no such query (JMS has no end to drain to), and the driver ingests while the journal drains."""
+    from bridge_job.ingest.assignment import runs_on_executors
+
+    return runs_on_executors() and not options.available_now
+
+
+def _ingest(
+    config: JobConfig,
+    partitions: int,
+    metrics: Metrics,
+    health: ConnectionHealth,
+    instance: str,
+    kafka_health: ConnectionHealth,
+    still_active: Callable[[], None],
+    in_tasks: bool,
+) -> DriverIngest:
+    """What the driver runs of the ingest: all of it, or the takeover's fence when tasks do the rest."""
+    from bridge_job.ingest.journalling import Ingest, IngestInTasks
+
+    if in_tasks:
+        return IngestInTasks(config, partitions, kafka_health, still_active)
+    return Ingest(config, partitions, metrics.record_ingest, health, instance, kafka_health, still_active)
 
 
 def _tenure(leadership: Leadership | None) -> Tenure | None:
@@ -258,7 +296,7 @@ def _stand_by(
     starts: _Starts,
     supervision: Supervision,
     leadership: Leadership,
-    ingest: Ingest,
+    ingest: DriverIngest,
     stopping: threading.Event,
 ) -> bool:
     """Stand by until this instance holds the lease (True), or is asked to stop (False).

@@ -33,19 +33,20 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.metrics_core import GaugeMetricFamily, HistogramMetricFamily, Metric
 
+from bridge_job.ingest.counts import IngestCounts, Journalled
 from bridge_job.spark import latency
 from bridge_job.spark.live import REFUSALS, STATES, LiveCounts, Refusal, Report
 
 if TYPE_CHECKING:
-    from bridge_job.ingest.journalling import Journalled
     from bridge_job.kube.leadership import Leadership
 
 log = logging.getLogger("jmsbridge.telemetry")
 
 OBSERVATION = "routing"
+INGEST_OBSERVATION = "ingest"
 INGRESS_OBSERVATION = "ingress"
 NATS_OBSERVATION = "nats"
 # The counts of a NATS task's row (nats_service/interval.py), each a `jmsbridge_nats_messages_total` outcome.
@@ -446,7 +447,45 @@ class NatsMetrics(FlowMetrics):
         return 1 if rows else 0  # one task, a row per route
 
 
-FLOW_METRICS: tuple[type[FlowMetrics], ...] = (EgressMetrics, IngressMetrics, NatsMetrics)
+class IngestMetrics(FlowMetrics):
+    """JMS to the journal: a row per ingest partition (ingest/counts.py), from the ingest's tasks, or from
+    each batch when the ingest runs in the driver (`Metrics.record_ingest`)."""
+
+    query = "ingest"
+    observation = INGEST_OBSERVATION
+
+    def __init__(self, series: Series) -> None:
+        super().__init__(series)
+        self.ingested = series.counter(
+            "jmsbridge_ingested_messages_total", "JMS messages written to the journal"
+        )
+        self.poison = series.counter(
+            "jmsbridge_ingest_poison_messages_total",
+            "JMS messages that cannot become journal records, by outcome (deadLettered, skipped)",
+            ("outcome",),
+        )
+        self.latency = series.histogram(
+            "jmsbridge_ingest_latency_seconds",
+            "JMS message's JMSTimestamp -> its journal transaction committed (messages with a timestamp)",
+        )
+
+    def count(self, rows: Sequence[Row]) -> None:
+        b = self.bridge_id
+        for row in rows:
+            self.ingested.labels(b).inc(int(row.get("journalled") or 0))
+            self.poison.labels(b, "deadLettered").inc(int(row.get("dead_lettered") or 0))
+            self.poison.labels(b, "skipped").inc(int(row.get("skipped") or 0))
+            took = int(row.get("latency_ms") or 0) / 1000
+            self.latency.add([b], buckets_of([row], "latency_buckets"), took)
+
+    def finished(self, progress: Any, rows: Sequence[Row], live_lag: bool) -> int:
+        for row in rows:
+            if int(row["fenced"] or 0):
+                log.info("ingest partition %s: another instance took the journal over", row["partition"])
+        return len(rows)
+
+
+FLOW_METRICS: tuple[type[FlowMetrics], ...] = (IngestMetrics, EgressMetrics, IngressMetrics, NatsMetrics)
 
 
 class Role:
@@ -519,22 +558,8 @@ class Metrics:
         self.served = False
         self._server: tuple[Any, threading.Thread]
         series = Series(bridge_id, registry)
-        gauge, counter, bridge = series.gauge, series.counter, ["bridge"]
+        gauge, counter = series.gauge, series.counter
 
-        # JMS -> journal (the ingest, in the driver)
-        self.ingested = counter("jmsbridge_ingested_messages_total", "JMS messages written to the journal")
-        self.poison = counter(
-            "jmsbridge_ingest_poison_messages_total",
-            "JMS messages that cannot become journal records, by outcome (deadLettered, skipped)",
-            ("outcome",),
-        )
-        self.ingest_latency = Histogram(
-            "jmsbridge_ingest_latency_seconds",
-            "JMS message's JMSTimestamp -> its journal transaction committed (messages with a timestamp)",
-            bridge,
-            registry=registry,
-            buckets=latency.BOUNDS,
-        )
         self.flows = {f.query: f(series) for f in FLOW_METRICS}  # each flow's own figures
         self.records_lost = counter(
             "jmsbridge_records_lost_total",
@@ -643,13 +668,5 @@ class Metrics:
         self.records_lost.labels(self.bridge_id, topic).inc(records)
 
     def record_ingest(self, batch: Journalled) -> None:
-        """A batch of JMS messages journalled (or dead-lettered, or skipped) and committed."""
-        b = self.bridge_id
-        self.ingested.labels(b).inc(len(batch.messages) - batch.dead_lettered - batch.skipped)
-        self.poison.labels(b, "deadLettered").inc(batch.dead_lettered)
-        self.poison.labels(b, "skipped").inc(batch.skipped)
-        committed_ms = time.time() * 1000
-        observe = self.ingest_latency.labels(b).observe
-        for message in batch.messages:
-            if message.timestamp > 0:  # 0: the producer disabled JMSTimestamp
-                observe(max(committed_ms - message.timestamp, 0.0) / 1000)
+        """A batch of JMS messages journalled (or dead-lettered, or skipped) and committed by the driver."""
+        self.flows[IngestMetrics.query].count([IngestCounts.of(batch).row(0)])

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
-from bridge_job.spark.gate import Gate, Tenure, still_open, wait_at
+from bridge_job.formats.journal import Epoch
+from bridge_job.spark.gate import Gate, Tenure, epoch_at, still_open, wait_at
 
 
 def test_no_gate_lets_the_planning_through_at_once() -> None:
@@ -80,3 +81,16 @@ def test_a_gate_shut_after_it_opened_stops_the_planning_and_stays_shut(tmp_path:
     gate.open(Tenure("a", "t", valid_until=200.0))  # a renewal that came after the job shut it
     with pytest.raises(LeadershipLost, match="shut its queries' gate"):
         still_open(str(gate.path), clock=lambda: 0.0)
+
+
+def test_the_gate_carries_the_journal_epoch_from_its_first_opening_on(tmp_path: Path) -> None:
+    gate = Gate.new(tmp_path)
+    assert epoch_at(str(gate.path)) is None  # closed: no epoch yet
+    epoch = Epoch("a/pod-0", "a", "2026-12-02T04:00:00.000000Z", 3)
+    gate.open(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 1e12), epoch)
+    assert epoch_at(str(gate.path)) == epoch
+    gate.open(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 2e12))  # a renewal keeps it
+    assert epoch_at(str(gate.path)) == epoch
+    gate.shut()
+    assert epoch_at(str(gate.path)) is None
+    assert epoch_at("") is None

@@ -75,11 +75,14 @@ class IngestCounts:
         return astuple(self)
 
 
-# One row per ingest task: its partition, its counts (IngestCounts, in field order), where it ran and when.
+# One row per ingest task: its partition, its counts (IngestCounts, in field order), the brokers' state as it
+# saw them (ingest/health.py), where it ran and when.
 SUMMARY_SCHEMA = ", ".join(
     [
         "partition BIGINT",
         *(f"{f.name} {'BIGINT' if f.type == 'int' else 'ARRAY<BIGINT>'}" for f in fields(IngestCounts)),
+        "jms STRING",  # ingest/health.py: what the task found of each system
+        "kafka STRING",
         "where STRING",
         "started_ms BIGINT",
         "ended_ms BIGINT",

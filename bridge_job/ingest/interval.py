@@ -36,6 +36,7 @@ from bridge_job.config.loading import load_job_config
 from bridge_job.formats.journal import Epoch
 from bridge_job.ingest.assignment import ingest_partitions
 from bridge_job.ingest.counts import IngestCounts, Journalled
+from bridge_job.ingest.health import TaskHealth
 from bridge_job.ingest.journalling import IngestPartition, ingest_client_id
 from bridge_job.jms.connection import process_client_id
 from bridge_job.journal.writer import JournalFenced, JournalWriter
@@ -75,16 +76,19 @@ def run(
         with counted:
             counts.add(batch)
 
+    jms, kafka = TaskHealth(), TaskHealth()
+
     def so_far() -> dict[str, LiveRow]:
         with counted:
-            return {str(partition): counts.row(partition)}
+            return {str(partition): counts.row(partition) | {"jms": jms.column(), "kafka": kafka.column()}}
 
     part, fresh = _partition(config_path, config, partition, journal_partitions, interval, epoch)
-    part.on_batch = on_batch
+    part.on_batch, part.health, part.kafka_health = on_batch, jms, kafka
     with reporting(live, "ingest", started_ms, so_far):
         if fresh:
             part.start(epoch)  # takes the journal id, connects (within the patience), consumes
         else:
+            jms.back("JMS")  # connected in an earlier interval; a lost connection fails its sources' calls
             part.consume()
         part.stop_event.wait(seconds)  # set early when a source's thread failed
         failure = part.failure
@@ -96,7 +100,8 @@ def run(
         counts.fenced = 1
     elif failure is not None:
         raise failure
-    return [(partition, *counts.values(), _where(), started_ms, int(time.time() * 1000))]
+    ended_ms = int(time.time() * 1000)
+    return [(partition, *counts.values(), jms.column(), kafka.column(), _where(), started_ms, ended_ms)]
 
 
 def _partition(

@@ -36,12 +36,13 @@ import threading
 from collections.abc import Callable
 
 from bridge_job.config import JmsSource, JobConfig
-from bridge_job.faults.outages import Outage
+from bridge_job.faults.outages import Outage, OutageListener
 from bridge_job.faults.stops import BridgeStopped
 from bridge_job.formats import KafkaRecord
 from bridge_job.formats.journal import Epoch, journal_partition
 from bridge_job.ingest.assignment import ingest_partitions
 from bridge_job.ingest.counts import Journalled
+from bridge_job.ingest.health import RowHealth
 from bridge_job.ingest.poison import describe, ingest_dead_letter, journal_or_failure
 from bridge_job.jms import BatchConsumer, JmsConnection, JmsError, JmsRefused, detach_thread
 from bridge_job.jms.link import JMS_HINT, JmsLink, Uncommitted
@@ -140,6 +141,10 @@ class Ingest:
         for part in self.parts:
             part.stop()
 
+    def connected(self, go_on: Callable[[], bool]) -> bool:
+        """True: `start` returned with every partition connected."""
+        return True
+
 
 class IngestInTasks:
     """The driver's part when the ingest runs in tasks on executors (ingest/source.py): before the gate opens,
@@ -152,7 +157,8 @@ class IngestInTasks:
         self,
         config: JobConfig,
         partitions: int,
-        kafka_health: ConnectionHealth | None = None,
+        health: OutageListener,
+        kafka_health: OutageListener,
         still_active: Callable[[], None] = lambda: None,
     ) -> None:
         self.config = config
@@ -160,6 +166,13 @@ class IngestInTasks:
         self.kafka_health = kafka_health
         self.still_active = still_active
         self.stop_event = threading.Event()
+        self.rows = RowHealth(health, kafka_health)  # the tasks' health, from their rows
+
+    def connected(self, go_on: Callable[[], bool]) -> bool:
+        """Once every task has connected to JMS (True), as the driver's own ingest has after `start`;
+        False when `go_on()` says to stop waiting."""
+        busy = ingest_partitions(self.config.bridge.jms.sources, self.partitions)
+        return self.rows.wait_connected(busy, go_on)
 
     def warm_up(self, instance: str) -> IngestInTasks:
         return self
@@ -197,8 +210,8 @@ class IngestPartition:
         limits: TopicLimits,
         stop_event: threading.Event,
         on_batch: Callable[[Journalled], None] = lambda batch: None,  # journalled and committed
-        health: ConnectionHealth | None = None,
-        kafka_health: ConnectionHealth | None = None,
+        health: OutageListener | None = None,
+        kafka_health: OutageListener | None = None,
     ) -> None:
         self.config = config
         self.sources = sources

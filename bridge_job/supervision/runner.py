@@ -146,8 +146,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
 
     # Before the ingest takes a JMS message it could not deliver (a standby resets nothing: the active may):
     check_checkpoint(may_reset=leadership is None)
-    # The tasks' live figures (spark/live.py), for whoever reads the metrics.
-    live = LiveReceiver(metrics.record_live) if metrics.served else None
+    # The tasks' live figures (spark/live.py), for whoever reads the metrics, and the ingest tasks' health.
+    live = LiveReceiver(metrics.record_live) if metrics.served or in_tasks else None
     starts = _Starts(
         rendered, checkpoint, options.available_now, Gate.new(work_dir), live.port if live else 0
     )
@@ -183,6 +183,8 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
             )
             still_active()  # the lease lost while the ingest connected (JMS may take minutes): start nothing
             supervision.start_queries()
+            if not ingest.connected(lambda: not stopping.is_set() and all(q.isActive for q in queries)):
+                return supervision.run()  # a query ended, or a stop was asked for: it says which
             metrics.running()
             log.info(
                 "bridge %s running: %d sources -> journal %s -> %d routes; %d kafkaToJms routes; "
@@ -251,7 +253,9 @@ def _ingest(
     from bridge_job.ingest.journalling import Ingest, IngestInTasks
 
     if in_tasks:
-        return IngestInTasks(config, partitions, kafka_health, still_active)
+        ingest = IngestInTasks(config, partitions, health, kafka_health, still_active)
+        metrics.hear_ingest_rows(ingest.rows.heard)
+        return ingest
     return Ingest(config, partitions, metrics.record_ingest, health, instance, kafka_health, still_active)
 
 

@@ -468,10 +468,13 @@ class IngestMetrics(FlowMetrics):
             "jmsbridge_ingest_latency_seconds",
             "JMS message's JMSTimestamp -> its journal transaction committed (messages with a timestamp)",
         )
+        self.rows_heard: list[Callable[[Row], None]] = []  # who else reads the tasks' rows (ingest/health.py)
 
     def count(self, rows: Sequence[Row]) -> None:
         b = self.bridge_id
         for row in rows:
+            for heard in self.rows_heard:
+                heard(row)
             self.ingested.labels(b).inc(int(row.get("journalled") or 0))
             self.poison.labels(b, "deadLettered").inc(int(row.get("dead_lettered") or 0))
             self.poison.labels(b, "skipped").inc(int(row.get("skipped") or 0))
@@ -666,6 +669,12 @@ class Metrics:
 
     def record_lost(self, topic: str, records: int) -> None:
         self.records_lost.labels(self.bridge_id, topic).inc(records)
+
+    def hear_ingest_rows(self, heard: Callable[[Row], None]) -> None:
+        """`heard` is told each ingest row as it comes (live, then at its interval's end)."""
+        ingest = self.flows[IngestMetrics.query]
+        assert isinstance(ingest, IngestMetrics)
+        ingest.rows_heard.append(heard)
 
     def record_ingest(self, batch: Journalled) -> None:
         """A batch of JMS messages journalled (or dead-lettered, or skipped) and committed by the driver."""

@@ -95,6 +95,8 @@ def test_two_queues_are_taken_in_by_two_tasks_and_the_driver_takes_nothing(
             60,
             "the ingest tasks' rows counted",
         )
+        # JMS is reported connected from the tasks' rows (ingest/health.py).
+        assert sample(port, "jmsbridge_connected", {"bridge": bridge_id, "system": "jms"}) == 1
         # The driver's Python process (the job's own) never connected to the broker: the tasks did.
         assert job.process is not None
         broker_port = activemq.port

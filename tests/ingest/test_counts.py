@@ -29,7 +29,7 @@ def test_a_batch_counts_what_was_journalled_dead_lettered_and_skipped_and_each_t
 def test_a_row_holds_every_column_of_the_summary_schema_in_order() -> None:
     counts = IngestCounts.of(Journalled([JmsMessage(QUEUE, body="x", timestamp=1)]))
     columns = [column.split()[0] for column in SUMMARY_SCHEMA.split(", ")]
-    row = (3, *counts.values(), "host/1/0", 1, 2)
+    row = (3, *counts.values(), "connected", "", "host/1/0", 1, 2)
     assert len(row) == len(columns)
     assert list(counts.row(3)) == columns[: len(counts.row(3))]
     assert counts.row(3)["partition"] == 3

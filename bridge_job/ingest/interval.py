@@ -41,6 +41,8 @@ from bridge_job.ingest.journalling import IngestPartition, ingest_client_id
 from bridge_job.jms.connection import process_client_id
 from bridge_job.journal.writer import JournalFenced, JournalWriter
 from bridge_job.kafka.limits import TopicLimits
+from bridge_job.kube.api import ApiError, NotConfigured
+from bridge_job.kube.leadership import job_leases, tenure_ended
 from bridge_job.spark.live import Row as LiveRow
 from bridge_job.spark.live import reporting
 
@@ -83,6 +85,11 @@ def run(
             return {str(partition): counts.row(partition) | {"jms": jms.column(), "kafka": kafka.column()}}
 
     part, fresh = _partition(config_path, config, partition, journal_partitions, interval, epoch)
+    if fresh and (ended := _tenure_ended(config, epoch)) is not None:
+        _drop(config_path, partition)
+        log.warning("ingest partition %d takes no journal id: %s", partition, ended)
+        counts.fenced = 1
+        return [_row(partition, counts, jms, kafka, started_ms)]
     part.on_batch, part.health, part.kafka_health = on_batch, jms, kafka
     with reporting(live, "ingest", started_ms, so_far):
         if fresh:
@@ -100,8 +107,24 @@ def run(
         counts.fenced = 1
     elif failure is not None:
         raise failure
+    return [_row(partition, counts, jms, kafka, started_ms)]
+
+
+def _row(partition: int, counts: IngestCounts, jms: TaskHealth, kafka: TaskHealth, started_ms: int) -> Row:
+    """The task's summary row (ingest/counts.py `SUMMARY_SCHEMA`)."""
     ended_ms = int(time.time() * 1000)
-    return [(partition, *counts.values(), jms.column(), kafka.column(), _where(), started_ms, ended_ms)]
+    return (partition, *counts.values(), jms.column(), kafka.column(), _where(), started_ms, ended_ms)
+
+
+def _tenure_ended(config: JobConfig, epoch: Epoch) -> str | None:
+    """Why the epoch's tenure is over, by one read of the bridge's Lease; None while it lasts, without a
+    Lease, or when the Lease cannot be read (Kafka's fence at the takeover still holds then)."""
+    try:
+        store = job_leases(config) if epoch.tenure_start is not None else None
+        return None if store is None else tenure_ended(store, epoch)
+    except (ApiError, NotConfigured) as error:
+        log.warning("cannot read the bridge's lease to check the tenure before taking the journal: %s", error)
+        return None
 
 
 def _partition(

@@ -54,6 +54,7 @@ from typing import Any, Final, Protocol
 
 from bridge_job.config import JobConfig, lease_holder_identity, lease_name
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
+from bridge_job.formats.journal import Epoch
 from bridge_job.kube.api import LEASES, ApiError, Kube, NotConfigured
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID, owned
 from bridge_job.redaction import redact
@@ -163,6 +164,28 @@ def pod_name() -> str:
     return os.environ.get("HOSTNAME") or socket.gethostname()
 
 
+def job_leases(config: JobConfig) -> KubernetesLeases | None:
+    """The bridge's Lease, when it runs as an active/standby pair (a namespace and failover.standby)."""
+    if config.namespace is None or not config.bridge.failover.standby:
+        return None
+    return KubernetesLeases(config.namespace, lease_name(config.bridge_id))
+
+
+def tenure_ended(store: LeaseStore, epoch: Epoch, timeout: float = 5.0) -> str | None:
+    """Why `epoch`'s tenure is over by the Lease as it is now (another holder, or another `acquireTime`),
+    None while it lasts. A task asks before it takes a journal id, since taking it fences whoever holds it:
+    a task of a former active, retried on its executors after a takeover, would fence the new active's.
+    ApiError when the Lease cannot be read."""
+    spec = (store.read(timeout) or {}).get("spec") or {}
+    holder, acquired = spec.get("holderIdentity"), spec.get("acquireTime")
+    if holder == epoch.holder and acquired == epoch.tenure_start:
+        return None
+    return (
+        f"the lease {store.namespace}/{store.name} is held by {holder or 'nobody'} (acquired {acquired}), "
+        f"no longer by {epoch.holder} (acquired {epoch.tenure_start})"
+    )
+
+
 class Leadership:
     """One instance's part in electing the active instance of a bridge (see the module docstring)."""
 
@@ -206,9 +229,9 @@ class Leadership:
     @classmethod
     def for_job(cls, config: JobConfig, instance: str) -> Leadership | None:
         """The job's part in the election; None when it runs alone (no standby, or no namespace: local)."""
-        if config.namespace is None or not config.bridge.failover.standby:
+        store = job_leases(config)
+        if store is None:
             return None
-        store = KubernetesLeases(config.namespace, lease_name(config.bridge_id))
         identity = lease_holder_identity(instance, pod_name())
         labels = {LABEL_BRIDGE_ID: config.bridge_id}
         return cls(store, identity, config.bridge.failover.lease_duration_seconds, labels=labels)

@@ -24,11 +24,13 @@ import yaml
 
 from bridge_job.config import JmsBridge, JobConfig, job_config, lease_holder_identity, lease_name
 from bridge_job.faults.stops import BridgeStopped, LeadershipLost
+from bridge_job.formats.journal import Epoch
 from bridge_job.kube.api import ApiError, Kube
 from bridge_job.kube.leadership import (
     KubernetesLeases,
     Leadership,
     LeaseStore,
+    tenure_ended,
 )
 from bridge_job.kube.ownership import LABEL_BRIDGE_ID
 from bridge_job.supervision.telemetry import Metrics
@@ -234,6 +236,26 @@ def test_clean_release_hands_over_at_once(kube_api: KubeApi, start: Start) -> No
         assert b.try_acquire()  # at its next look, without waiting for anything to expire
         assert holders(kube_api)[-3:] == [a.identity, None, b.identity]
         assert lease_spec(kube_api)["leaseTransitions"] == 1
+    finally:
+        b.stop()
+
+
+def test_a_task_of_the_former_holder_finds_its_tenure_over(kube_api: KubeApi, start: Start) -> None:
+    """What an ingest task asks before it takes a journal id (ingest/interval.py)."""
+    clock = Clock()
+    a = start("a", clock)
+    kube_api.wait_for(lambda: a.leads, timeout=10, what="a leads")
+    acquired, transitions = a.leadership.tenure()
+    epoch = Epoch(a.identity, "a", acquired, transitions)
+    store = KubernetesLeases(NAMESPACE, LEASE)
+    assert tenure_ended(store, epoch) is None
+    a.stop()  # releases
+    b = leadership("b", clock=clock)
+    try:
+        assert b.try_acquire()
+        said = tenure_ended(store, epoch)
+        assert said is not None
+        assert f"held by {b.identity}" in said and f"no longer by {a.identity} (acquired {acquired})" in said
     finally:
         b.stop()
 

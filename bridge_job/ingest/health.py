@@ -39,6 +39,10 @@ class TaskHealth:
             self._failing.pop(what, None)
             self._through = True
 
+    def failing_now(self) -> bool:
+        with self._lock:
+            return bool(self._failing)
+
     def column(self) -> str:
         """The first of its callers failing, else CONNECTED once one got through, else ""."""
         with self._lock:

@@ -5,7 +5,8 @@ The task runs the driver's ingest code over its partition's sources (ingest/jour
 `IngestPartition`): a transacted JMS session per source, one transactional journal producer per partition
 (`<bridgeId>.jms-bridge.journal-<p>`), the JMS commit after the journal's. At the interval's end it stops
 receiving, finishes the batch in hand and closes its consumers (which returns what they prefetched to the
-broker), and hands back its partition's counts (ingest/counts.py).
+broker), and hands back its partition's counts (ingest/counts.py); while an outage is under way it goes
+on past the end (`_overtime`), so that the outage's patience is counted in one process.
 
 The connection and the producer outlive the task in this process (`_hosted`), for the partition's next
 task when Spark gives it the same worker. They serve it only when this process ran the partition's last
@@ -49,6 +50,7 @@ from bridge_job.spark.live import reporting
 log = logging.getLogger("jmsbridge.ingest")
 
 Row = tuple[object, ...]
+OVERTIME_POLL_SECONDS = 0.1
 
 
 @dataclass
@@ -98,6 +100,7 @@ def run(
             jms.back("JMS")  # connected in an earlier interval; a lost connection fails its sources' calls
             part.consume()
         part.stop_event.wait(seconds)  # set early when a source's thread failed
+        _overtime(part, (jms, kafka), seconds)
         failure = part.failure
         part.pause()
     if failure is not None or any(source.topic is not None for source in part.sources):
@@ -108,6 +111,21 @@ def run(
     elif failure is not None:
         raise failure
     return [_row(partition, counts, jms, kafka, started_ms)]
+
+
+def _overtime(part: IngestPartition, health: tuple[TaskHealth, ...], seconds: float) -> None:
+    """Past the interval's end, the task goes on while an outage is under way, until it ends or the
+    patience runs out (which fails the partition): the next interval's task may run in another process,
+    whose outage would begin again, its patience and its log lines with it. And for at most one more
+    interval while batches journalled but not committed on JMS are still to come back: only this process
+    knows to flag them redelivered, should the broker redeliver them unflagged."""
+    deadline = time.monotonic() + seconds
+    while part.failure is None:
+        if not any(h.failing_now() for h in health) and (
+            not part.has_uncommitted() or time.monotonic() >= deadline
+        ):
+            return
+        part.stop_event.wait(OVERTIME_POLL_SECONDS)
 
 
 def _row(partition: int, counts: IngestCounts, jms: TaskHealth, kafka: TaskHealth, started_ms: int) -> Row:

@@ -284,6 +284,10 @@ class IngestPartition:
         for thread in self.threads:
             thread.start()
 
+    def has_uncommitted(self) -> bool:
+        """Whether batches journalled but not committed on JMS are still to come back."""
+        return any(self.uncommitted.values())
+
     def pause(self) -> None:
         """Stop consuming, each source's batch in hand finished and its consumer closed (which returns the
         messages it prefetched to the broker); the connection and the journal producer stay, for `consume`."""

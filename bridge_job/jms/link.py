@@ -117,6 +117,9 @@ class Uncommitted:
         for oldest in list(self._ids)[: max(len(self._ids) - self.MAX_IDS, 0)]:
             del self._ids[oldest]
 
+    def __len__(self) -> int:
+        return len(self._ids)
+
     def flag(self, batch: list[JmsMessage]) -> list[JmsMessage]:
         """`batch` with the messages seen before marked redelivered, as the broker should have."""
         if not self._ids:

@@ -25,7 +25,9 @@ def test_a_task_says_nothing_before_it_connects_then_connected_then_what_fails()
     assert health.column() == ""
     health.back("JMS")
     assert health.column() == CONNECTED
+    assert not health.failing_now()
     health.failing("JMS source orders", "connection reset; password=hunter2")
+    assert health.failing_now()
     assert health.column().startswith("JMS source orders: connection reset")
     assert "hunter2" not in health.column()  # redacted before it leaves the task
     health.failing("JMS source payments", "x" * 1000)

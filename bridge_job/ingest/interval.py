@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bridge_job.config import JobConfig
 from bridge_job.config.loading import load_job_config
@@ -93,16 +94,20 @@ def run(
         counts.fenced = 1
         return [_row(partition, counts, jms, kafka, started_ms)]
     part.on_batch, part.health, part.kafka_health = on_batch, jms, kafka
-    with reporting(live, "ingest", started_ms, so_far):
-        if fresh:
-            part.start(epoch)  # takes the journal id, connects (within the patience), consumes
-        else:
-            jms.back("JMS")  # connected in an earlier interval; a lost connection fails its sources' calls
-            part.consume()
-        part.stop_event.wait(seconds)  # set early when a source's thread failed
-        _overtime(part, (jms, kafka), seconds)
-        failure = part.failure
-        part.pause()
+    try:
+        with reporting(live, "ingest", started_ms, so_far):
+            if fresh:
+                part.start(epoch)  # takes the journal id, connects (within the patience), consumes
+            else:
+                jms.back("JMS")  # connected in an earlier interval (a lost connection fails its sources)
+                part.consume()
+            part.stop_event.wait(seconds)  # set early when a source's thread failed
+            _overtime(part, (jms, kafka), seconds)
+            failure = part.failure
+            part.pause()
+    except BaseException:  # a refused login, the patience while connecting: nothing of it is kept
+        _drop(config_path, partition)
+        raise
     if failure is not None or any(source.topic is not None for source in part.sources):
         _drop(config_path, partition)
     if isinstance(failure, JournalFenced):
@@ -113,7 +118,16 @@ def run(
     return [_row(partition, counts, jms, kafka, started_ms)]
 
 
-def _overtime(part: IngestPartition, health: tuple[TaskHealth, ...], seconds: float) -> None:
+class Overtimed(Protocol):
+    """What `_overtime` looks at of a partition."""
+
+    failure: BaseException | None
+    stop_event: threading.Event
+
+    def has_uncommitted(self) -> bool: ...
+
+
+def _overtime(part: Overtimed, health: tuple[TaskHealth, ...], seconds: float) -> None:
     """Past the interval's end, the task goes on while an outage is under way, until it ends or the
     patience runs out (which fails the partition): the next interval's task may run in another process,
     whose outage would begin again, its patience and its log lines with it. And for at most one more

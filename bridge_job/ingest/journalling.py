@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from bridge_job.config import JmsSource, JobConfig
@@ -170,9 +171,22 @@ class IngestInTasks:
 
     def connected(self, go_on: Callable[[], bool]) -> bool:
         """Once every task has connected to JMS (True), as the driver's own ingest has after `start`;
-        False when `go_on()` says to stop waiting."""
+        False when `go_on()` says to stop waiting. At most one task interval: the rows that say so come
+        by UDP, and the interval's end is read only once the driver supervises (a network that drops
+        the reports must not hold the job before it)."""
         busy = ingest_partitions(self.config.bridge.jms.sources, self.partitions)
-        return self.rows.wait_connected(busy, go_on)
+        seconds = self.config.bridge.spark.task_interval_seconds
+        deadline = time.monotonic() + seconds
+        if self.rows.wait_connected(busy, lambda: go_on() and time.monotonic() < deadline):
+            return True
+        if not go_on():
+            return False
+        log.warning(
+            "the ingest tasks have not reported a JMS connection within %ss (their reports may not reach "
+            "the driver): going on",
+            seconds,
+        )
+        return True
 
     def warm_up(self, instance: str) -> IngestInTasks:
         return self

@@ -58,6 +58,7 @@ class Gate:
         self._lock = threading.Lock()  # the renewal thread opens it again, the main thread shuts it
         self._shut = False
         self._epoch: dict[str, object] | None = None
+        self._opened = False  # by the takeover (or the start without a lease), not yet by a renewal
 
     @classmethod
     def new(cls, directory: Path) -> Gate:
@@ -69,18 +70,31 @@ class Gate:
 
     def open(self, tenure: Tenure | None = None, epoch: Epoch | None = None) -> None:
         """Let the queries through; with the lease's `tenure`, only while it lasts (again after each
-        renewal, with the tenure it extended). Without one (no lease) for as long as the job runs. The
-        instance's journal `epoch`, given once, travels on with each opening: the ingest's tasks write it."""
+        renewal, `renew`). Without one (no lease) for as long as the job runs. The instance's journal
+        `epoch`, given once, travels on with each opening: the ingest's tasks write it."""
         with self._lock:
             if epoch is not None:
                 self._epoch = asdict(epoch)
-            if not self._shut:
-                content: dict[str, object] = {"state": OPEN}
-                if tenure is not None:
-                    content["tenure"] = asdict(tenure)
-                if self._epoch is not None:
-                    content["epoch"] = self._epoch
-                self._set(content)
+            self._opened = True
+            self._open(tenure)
+
+    def renew(self, tenure: Tenure | None) -> None:
+        """After a renewal: the tenure it extended, once the gate is open. A renewal while the takeover has
+        not opened it yet (the ingest tasks' journal ids are fenced first, within the patience) must not let
+        the queries through before their epoch is there."""
+        with self._lock:
+            if self._opened:
+                self._open(tenure)
+
+    def _open(self, tenure: Tenure | None) -> None:
+        if self._shut:
+            return
+        content: dict[str, object] = {"state": OPEN}
+        if tenure is not None:
+            content["tenure"] = asdict(tenure)
+        if self._epoch is not None:
+            content["epoch"] = self._epoch
+        self._set(content)
 
     def shut(self) -> None:
         with self._lock:

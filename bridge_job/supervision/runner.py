@@ -177,7 +177,7 @@ def _run(options: JobOptions, rendered: RenderedConfig, work_dir: Path) -> int:
                 supervision.replace_ended()  # a held query that ended never ran: started again
             if leadership is not None:  # before the gate opens: from then on the egress writes
                 leadership.on_lost(lambda reason: halt(ingest, queries, starts.gate))
-                leadership.on_renewed(lambda: starts.gate.open(_tenure(leadership)))
+                leadership.on_renewed(lambda: starts.gate.renew(_tenure(leadership)))
             _take_over(
                 ingest, in_tasks, starts.gate, _tenure(leadership), job_epoch(leadership, options.instance)
             )

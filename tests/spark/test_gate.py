@@ -62,7 +62,7 @@ def test_planning_goes_on_while_the_tenure_lasts_and_stops_when_it_is_over(tmp_p
     still_open(str(gate.path), clock=lambda: 99.9)
     with pytest.raises(LeadershipLost, match=r"tenure of orders-a_orders-a-driver \(lease acquired 2026"):
         still_open(str(gate.path), clock=lambda: 100.0)
-    gate.open(Tenure("orders-a_orders-a-driver", "2026-12-01T05:00:00.000000Z", valid_until=102.0))  # renewed
+    gate.renew(Tenure("orders-a_orders-a-driver", "2026-12-01T05:00:00.000000Z", valid_until=102.0))
     still_open(str(gate.path), clock=lambda: 100.0)
 
 
@@ -78,7 +78,7 @@ def test_a_gate_shut_after_it_opened_stops_the_planning_and_stays_shut(tmp_path:
     gate = Gate.new(tmp_path)
     gate.open(Tenure("a", "t", valid_until=100.0))
     gate.shut()
-    gate.open(Tenure("a", "t", valid_until=200.0))  # a renewal that came after the job shut it
+    gate.renew(Tenure("a", "t", valid_until=200.0))  # a renewal that came after the job shut it
     with pytest.raises(LeadershipLost, match="shut its queries' gate"):
         still_open(str(gate.path), clock=lambda: 0.0)
 
@@ -89,8 +89,18 @@ def test_the_gate_carries_the_journal_epoch_from_its_first_opening_on(tmp_path: 
     epoch = Epoch("a/pod-0", "a", "2026-12-02T04:00:00.000000Z", 3)
     gate.open(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 1e12), epoch)
     assert epoch_at(str(gate.path)) == epoch
-    gate.open(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 2e12))  # a renewal keeps it
+    gate.renew(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 2e12))  # a renewal keeps it
     assert epoch_at(str(gate.path)) == epoch
     gate.shut()
     assert epoch_at(str(gate.path)) is None
     assert epoch_at("") is None
+
+
+def test_a_renewal_before_the_takeover_opened_the_gate_lets_nothing_through(tmp_path: Path) -> None:
+    """The ingest tasks' journal ids are fenced before the gate opens, within the patience: renewals come
+    meanwhile, and the queries must not plan before the epoch is in the gate."""
+    gate = Gate.new(tmp_path)
+    gate.renew(Tenure("a/pod-0", "2026-12-02T04:00:00.000000Z", 1e12))
+    with pytest.raises(LeadershipLost, match="shut its queries' gate"):
+        still_open(str(gate.path), clock=lambda: 0.0)  # closed, as it was made
+    assert epoch_at(str(gate.path)) is None
